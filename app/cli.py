@@ -1,0 +1,30 @@
+"""The `mia` command line. Each command group lives in its own module under mia.app.commands;
+heavy imports (torch, chromadb, langgraph) happen inside the commands so `mia --help` is instant."""
+
+from __future__ import annotations
+
+import typer
+
+from mia.app.commands import agent, evaluate, memory, models, train
+
+app = typer.Typer(
+    name="mia",
+    help="MIA, the Memory Intelligence Agent: a deep-research agent with designed memory.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_show_locals=False,
+)
+models.register(app)
+agent.register(app)
+evaluate.register(app)
+app.add_typer(memory.app, name="memory")
+app.add_typer(train.app, name="train")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    app()
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

@@ -1,0 +1,1 @@
+"""Command groups of the `mia` CLI, one module each."""

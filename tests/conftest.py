@@ -1,0 +1,38 @@
+"""Shared test set-up: offline everywhere, one persistent cache for the converted embedded model."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+# Offline before anything imports transformers, huggingface_hub or chromadb.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_OFFLINE", "1")
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+os.environ.setdefault("TOKENIZERS_PARALLELISM", "false")
+os.environ.setdefault("LANGSMITH_TRACING", "false")
+# The converted SmolLM2 folder is built once and reused by every test run on this machine.
+os.environ.setdefault("MIA_DATA_DIR", str(ROOT / ".cache" / "mia-test"))
+for key in ("OPENAI_API_KEY", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY", "TAVILY_API_KEY"):
+    os.environ.pop(key, None)  # tests never reach a paid API by accident
+
+SHARED_DATA = ROOT.parent / "shared" / "data"
+
+
+@pytest.fixture(scope="session")
+def shared_data() -> Path:
+    """The read-only public QA sets beside the checkout (present on dev machines and in CI)."""
+    if not SHARED_DATA.is_dir():
+        pytest.skip("../shared/data is not present")
+    return SHARED_DATA
+
+
+@pytest.fixture(scope="session")
+def data_dir() -> Path:
+    """MIA_DATA_DIR for the test session (persistent cache of converted models)."""
+    path = Path(os.environ["MIA_DATA_DIR"])
+    path.mkdir(parents=True, exist_ok=True)
+    return path
