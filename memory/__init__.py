@@ -1,1 +1,41 @@
-"""mia.memory"""
+"""mia.memory: MIA's non-parametric workflow memory (records, trajectories, compression,
+Chroma store, retrieval scoring, upkeep, JSONL export/import).
+
+Imports of chromadb and sentence-transformers happen only when a store or embedder is used.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mia.memory.errors import MemoryStoreError, SchemaMismatchError, StoreLockedError
+from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory
+from mia.memory.scoring import ScoringWeights
+from mia.memory.trajectory import Outcome, Trajectory, TrajectoryStep
+from mia.memory.upkeep import UpkeepPolicy
+
+if TYPE_CHECKING:
+    from mia.memory.compression import CompressionResult, Compressor
+    from mia.memory.embeddings import default_embedder
+    from mia.memory.store import MemoryStore, ScoredTrajectory
+
+_LAZY = {
+    "MemoryStore": "mia.memory.store",
+    "ScoredTrajectory": "mia.memory.store",
+    "Compressor": "mia.memory.compression",
+    "CompressionResult": "mia.memory.compression",
+    "default_embedder": "mia.memory.embeddings",
+}
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        import importlib
+
+        return getattr(importlib.import_module(_LAZY[name]), name)
+    raise AttributeError(f"module 'mia.memory' has no attribute {name!r}")
+
+
+__all__ = ["MemoryStore", "MemoryRecord", "Outcome", "ScoredMemory", "Retrieved", "Trajectory", "TrajectoryStep",
+           "Compressor", "CompressionResult", "default_embedder", "ScoredTrajectory", "ScoringWeights", "UpkeepPolicy",
+           "MemoryStoreError", "StoreLockedError", "SchemaMismatchError"]

@@ -1,0 +1,246 @@
+"""Trajectory -> workflow: the manager model writes numbered abstract steps; bad output is
+repaired, then retried; if the model still fails (or there is none) a deterministic extractive
+workflow is built from the trajectory itself, so a trajectory is never lost."""
+
+from __future__ import annotations
+
+import logging
+import re
+import tomllib
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from mia.memory.trajectory import Trajectory
+
+log = logging.getLogger(__name__)
+
+PROMPTS_FILE = Path(__file__).with_name("prompts.toml")
+_NUMBERED = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:step\s*)?(\d{1,2})\s*[.):\-]\s*(?:\*\*)?\s*(.+)$", re.IGNORECASE)
+_BULLET = re.compile(r"^\s*[-*\u2022]\s+(.+)$")
+_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_EXAMPLE_MARKERS = ('"entity a"', "entity a founded", "year of a")
+MAX_WORDS_PER_STEP = 60
+
+
+@cache
+def load_prompts(path: Path = PROMPTS_FILE) -> dict[str, dict[str, str]]:
+    """The compression prompts (data, not code)."""
+    with path.open("rb") as handle:
+        return tomllib.load(handle)
+
+
+@dataclass
+class CompressionResult:
+    """The workflow and how it was obtained (model, repaired model output, or extractive)."""
+
+    workflow: str
+    method: str
+    attempts: int = 0
+    problems: list[str] = field(default_factory=list)
+    raw_outputs: list[str] = field(default_factory=list)
+
+
+def word_count(text: str) -> int:
+    return len(text.split())
+
+
+def _message_text(message: Any) -> str:
+    content = getattr(message, "content", message)
+    if isinstance(content, list):  # content blocks (Anthropic, Gemini)
+        return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+    return str(content or "")
+
+
+def parse_steps(text: str) -> tuple[list[str], list[str]]:
+    """Extract workflow steps from model text; returns (steps, repairs applied)."""
+    repairs: list[str] = []
+    cleaned = _THINK.sub("", text).replace("```", "\n")
+    if cleaned != text:
+        repairs.append("stripped think/code fences")
+    steps: list[str] = []
+    numbered = bullets = 0
+    for line in cleaned.splitlines():
+        if match := _NUMBERED.match(line):
+            steps.append(match.group(2))
+            numbered += 1
+        elif match := _BULLET.match(line):
+            steps.append(match.group(1))
+            bullets += 1
+        elif steps and line.strip() and not line.strip().lower().startswith(("workflow", "transcript")):
+            steps[-1] += " " + line.strip()  # a wrapped step line
+    if bullets and not numbered:
+        repairs.append("bullets renumbered")
+    if not steps:
+        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", cleaned) if len(s.split()) >= 3]
+        if sentences:
+            steps = sentences[:8]
+            repairs.append("prose split into steps")
+    normalised: list[str] = []
+    seen: set[str] = set()
+    for step in steps:
+        step = re.sub(r"\s+", " ", step.replace("\u2192", "->").replace("**", "")).strip(" .")
+        key = step.lower()
+        if not step or key in seen:
+            if step:
+                repairs.append("repeated step dropped")
+            continue
+        seen.add(key)
+        words = step.split()
+        if len(words) > MAX_WORDS_PER_STEP:
+            step = " ".join(words[:MAX_WORDS_PER_STEP]) + " ..."
+            repairs.append("long step cut")
+        normalised.append(step)
+    return normalised, sorted(set(repairs))
+
+
+def render_steps(steps: list[str]) -> str:
+    return "\n".join(f"{number}. {step}" for number, step in enumerate(steps, 1))
+
+
+def fit_budget(steps: list[str], max_words: int) -> tuple[list[str], bool]:
+    """Drop trailing steps (keeping the last, which holds the answer) until the budget holds."""
+    def total(items: list[str]) -> int:
+        return sum(len(s.split()) + 1 for s in items)
+
+    if total(steps) <= max_words:
+        return steps, False
+    head, last = steps[:-1], steps[-1:]
+    while head and total(head + last) > max_words:
+        head.pop()
+    kept = head + last
+    while kept and total(kept) > max_words:  # a single step longer than the budget
+        words = kept[-1].split()
+        kept[-1] = " ".join(words[: max(1, len(words) - (total(kept) - max_words) - 1)]) + " ..."
+        if len(kept[-1].split()) <= 2:
+            break
+    return kept, True
+
+
+class Compressor:
+    """Compress trajectories with a LangChain chat model (the 'manager' role).
+
+    `max_attempts` model calls at most (the second one shows the model its bad output and
+    the problem); then the extractive fallback.
+    """
+
+    def __init__(self, model: Any | None, max_words: int = 300, max_attempts: int = 2,
+                 max_words_per_observation: int = 512, prompts: dict[str, dict[str, str]] | None = None) -> None:
+        self.model = model
+        self.max_words = max_words
+        self.max_attempts = max_attempts
+        self.max_words_per_observation = max_words_per_observation
+        self.prompts = prompts or load_prompts()
+
+    def compress(self, trajectory: Trajectory) -> CompressionResult:
+        """Return a workflow of at most `max_words` words; never raises for bad model output."""
+        trace = trajectory.to_trace_text(self.max_words_per_observation)
+        result = CompressionResult(workflow="", method="extractive")
+        previous, problem = "", ""
+        for attempt in range(self.max_attempts if self.model is not None else 0):
+            result.attempts = attempt + 1
+            try:
+                text = self._call(trace, previous, problem)
+            except Exception as err:  # noqa: BLE001 - a failing backend must not lose the trajectory
+                problem = f"model call failed: {type(err).__name__}: {err}"
+                result.problems.append(problem)
+                log.warning("compression attempt %d: %s", attempt + 1, problem)
+                continue
+            result.raw_outputs.append(text)
+            workflow, repairs, problem = self.validate(text, trajectory)
+            if workflow:
+                result.workflow = workflow
+                result.method = "repaired" if repairs else "model"
+                result.problems += repairs
+                return result
+            result.problems.append(problem)
+            previous = text
+        result.workflow = extractive_workflow(trajectory, self.max_words)
+        result.method = "extractive"
+        return result
+
+    def _call(self, trace: str, previous: str, problem: str) -> str:
+        from langchain_core.messages import HumanMessage, SystemMessage
+
+        if previous or problem:
+            user = self.prompts["repair"]["user"].format(
+                trace=trace, max_words=self.max_words, problem=problem or "the model call failed",
+                previous=previous[:2000] or "(nothing)")
+        else:
+            user = self.prompts["compress"]["user"].format(trace=trace, max_words=self.max_words)
+        messages = [SystemMessage(self.prompts["compress"]["system"]), HumanMessage(user)]
+        return _message_text(self.model.invoke(messages))
+
+    def validate(self, text: str, trajectory: Trajectory) -> tuple[str, list[str], str]:
+        """(workflow, repairs, '') when usable, else ('', [], problem)."""
+        steps, repairs = parse_steps(text)
+        if not steps:
+            return "", [], "no numbered steps found"
+        lowered = " ".join(steps).lower()
+        trace_lower = trajectory.to_trace_text(self.max_words_per_observation).lower()
+        if any(marker in lowered and marker not in trace_lower for marker in _EXAMPLE_MARKERS):
+            return "", [], "it copied the format example instead of describing this transcript"
+        words = lowered.split()
+        if len(words) < 4:
+            return "", [], "too short to be a workflow"
+        if len(words) >= 20 and len(set(words)) / len(words) < 0.25:
+            return "", [], "it repeats itself"
+        queries = trajectory.search_queries()
+        if queries and not any(q.lower() in lowered for q in queries):
+            quoted = "; ".join(f'"{q}"' for q in queries[:3])
+            steps.insert(max(len(steps) - 1, 0), f"Key searches (queries {quoted} -> evidence)")
+            repairs.append("key search queries added")
+        steps, cut = fit_budget(steps, self.max_words)
+        if cut:
+            repairs.append("cut to the word budget")
+        return render_steps(steps), repairs, ""
+
+
+def _short(text: str, words: int) -> str:
+    parts = re.sub(r"\s+", " ", text).strip().split(" ")
+    return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
+
+
+def extractive_workflow(trajectory: Trajectory, max_words: int = 300) -> str:
+    """A deterministic workflow built from the trajectory's own structure: the plan's first
+    line, each tool call with its query and the start of its result, replans, the answer and
+    the judgement. Used when there is no model or its output is unusable."""
+    steps: list[str] = []
+    if trajectory.plan.strip():
+        first = next((ln for ln in trajectory.plan.splitlines() if ln.strip()), "")
+        steps.append(f"Plan the approach (question -> {_short(first.lstrip('0123456789.)- '), 16)})")
+    pending: str | None = None
+    for step in trajectory.steps:
+        if step.kind == "tool_call":
+            if pending:
+                steps.append(pending + " -> no result)")
+            args = step.args or {}
+            query = args.get("query_list") or args.get("queries") or args.get("query")
+            if isinstance(query, list):
+                query = "; ".join(f'"{q}"' for q in query)
+            elif query:
+                query = f'"{query}"'
+            else:
+                query = _short(str(args), 12) if args else "no arguments"
+            purpose = "Search for evidence" if (step.tool or "search") == "search" else f"Call {step.tool}"
+            pending = f"{purpose} (query {query}"
+        elif step.kind == "observation" and pending:
+            steps.append(f"{pending} -> {_short(step.content, 10)})")
+            pending = None
+        elif step.kind == "replan":
+            steps.append(f"Revise the plan (failed attempt -> {_short(step.content, 14)})")
+    if pending:
+        steps.append(pending + " -> no result)")
+    if trajectory.replan.strip() and not any(s.kind == "replan" for s in trajectory.steps):
+        steps.append(f"Revise the plan (failed attempt -> {_short(trajectory.replan, 14)})")
+    verdict = {"correct": "judged correct", "incorrect": "judged incorrect", "unknown": "not judged"}[trajectory.outcome]
+    if trajectory.outcome == "incorrect" and trajectory.judge_feedback.strip():
+        verdict += f": {_short(trajectory.judge_feedback, 16)}"
+    answer = _short(trajectory.answer, 12) if trajectory.answer.strip() else "no answer"
+    steps.append(f'Answer from the gathered evidence (evidence -> "{answer}"; {verdict})')
+    if len(steps) > 12:  # keep the first and last searches, fold the middle ones
+        middle = steps[4:-4]
+        steps = steps[:4] + [f"Repeat similar searches ({len(middle)} more tool calls -> more evidence)"] + steps[-4:]
+    steps, _ = fit_budget(steps, max_words)
+    return render_steps(steps)

@@ -1,0 +1,16 @@
+"""Errors the memory layer raises on purpose, so callers (the CLI, the graph) can show a message
+instead of a stack trace when a store is corrupt, locked, from another schema, or unreachable."""
+
+from __future__ import annotations
+
+
+class MemoryStoreError(RuntimeError):
+    """The store cannot be used as asked; the message says why and what to do."""
+
+
+class StoreLockedError(MemoryStoreError):
+    """Another process holds the embedded (PersistentClient) store folder."""
+
+
+class SchemaMismatchError(MemoryStoreError):
+    """The store on disk was written by another schema version or with another embedder."""

@@ -1,0 +1,128 @@
+"""What one memory is, and what retrieval hands back.
+
+A memory is a compressed, judged workflow for one past question. Counts are stored raw
+(`usage_count`, `success_count`) and the win rate is derived with a prior at read time, so the
+prior can change without rewriting the store (MIA stores a rounded win rate and starts every
+record at 1.0; see docs/memory.md).
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from mia.memory.trajectory import Outcome, new_id
+
+SCHEMA_VERSION = 1
+
+# Fields kept as Chroma metadata (scalar values only); the question is the Chroma document.
+_META_FIELDS = (
+    "namespace", "caption", "workflow", "plan", "outcome", "judge_feedback", "usage_count",
+    "success_count", "created_at", "last_used_at", "source", "dataset", "trajectory_id",
+    "trace_tokens", "workflow_tokens", "compression",
+)
+
+
+class MemoryRecord(BaseModel):
+    """One stored workflow memory (MIA's record, with provenance, sizes and timestamps)."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(default_factory=new_id)
+    namespace: str = "default"
+    question: str
+    caption: str = ""
+    workflow: str
+    plan: str = ""
+    outcome: Outcome = "unknown"
+    judge_feedback: str = ""
+    usage_count: int = 0
+    success_count: int = 0
+    created_at: float = Field(default_factory=time.time)
+    last_used_at: float = 0.0
+    source: str = ""
+    dataset: str = ""
+    trajectory_id: str = ""
+    trace_tokens: int = 0
+    workflow_tokens: int = 0
+    compression: str = "model"  # model | repaired | extractive | imported | manual
+
+    def model_post_init(self, __context: Any) -> None:
+        if not self.last_used_at:
+            self.last_used_at = self.created_at
+
+    def win_rate(self, prior_success: float = 1.0, prior_failure: float = 1.0) -> float:
+        """Posterior mean of the success rate under a Beta(prior_success, prior_failure) prior."""
+        return (self.success_count + prior_success) / (self.usage_count + prior_success + prior_failure)
+
+    @property
+    def embed_text(self) -> str:
+        """The text whose embedding indexes the record: the question, plus the caption if any."""
+        return embed_text(self.question, self.caption)
+
+    def to_metadata(self) -> dict[str, Any]:
+        """Flatten to Chroma metadata (str/int/float only)."""
+        data = self.model_dump()
+        return {key: data[key] for key in _META_FIELDS}
+
+    @classmethod
+    def from_chroma(cls, record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord:
+        """Rebuild from a Chroma row (raises pydantic.ValidationError when the row is damaged)."""
+        meta = dict(metadata or {})
+        meta.pop("id", None)
+        return cls(id=record_id, question=document or "", **meta)
+
+
+def embed_text(question: str, caption: str = "") -> str:
+    """MIA mixes question and caption similarities 0.8/0.2; with one vector per memory we embed
+    the question with the caption appended, which keeps the caption as a minor signal."""
+    question = question.strip()
+    return f"{question}\nImage: {caption.strip()}" if caption.strip() else question
+
+
+class ScoredMemory(BaseModel):
+    """A retrieved memory with the parts of its score (for display and for checking)."""
+
+    record: MemoryRecord
+    score: float
+    similarity: float
+    normalised_similarity: float
+    win_rate: float
+
+
+class Retrieved(BaseModel):
+    """Positives (judged correct) and negatives (judged incorrect), each ranked by score."""
+
+    positives: list[ScoredMemory] = Field(default_factory=list)
+    negatives: list[ScoredMemory] = Field(default_factory=list)
+    candidate_ids: list[str] = Field(default_factory=list)
+
+    @property
+    def ids(self) -> list[str]:
+        """Every memory shown to the planner: pass these to `update_stats` after the episode."""
+        return [m.record.id for m in self.positives + self.negatives]
+
+    def __len__(self) -> int:
+        return len(self.positives) + len(self.negatives)
+
+    def to_prompt_text(self) -> str:
+        """Markdown block for the planner, in the layout of MIA's `get_memories_context`."""
+        lines = ["## Retrieved Relevant Memories"]
+        if not self.positives and not self.negatives:
+            return lines[0] + "\nNone found.\n"
+        for title, items in (("Positive Examples (Successful Strategies", self.positives),
+                             ("Negative Examples (Failure Lessons", self.negatives)):
+            lines.append(f"\n### {title} - {len(items)})")
+            for number, item in enumerate(items, 1):
+                rec = item.record
+                lines.append(f"\n#### Example {number}")
+                lines.append(f"Judgement: {rec.outcome}")
+                lines.append(f"Question: {rec.question}")
+                if rec.caption:
+                    lines.append(f"Image Caption: {rec.caption}")
+                if rec.judge_feedback and rec.outcome == "incorrect":
+                    lines.append(f"Judge feedback: {rec.judge_feedback}")
+                lines.append(f"Workflow Summary:\n{rec.workflow}")
+        return "\n".join(lines) + "\n"

@@ -1,0 +1,641 @@
+"""MemoryStore: MIA's workflow memory on Chroma, embedded (PersistentClient) or shared (HttpClient).
+
+Layout: one Chroma collection per (namespace, outcome), like MIA's buckets, so a retrieval is a
+plain HNSW query with no metadata filter (filters are what make Chroma slow at 1M records).
+Candidates are the ANN top-N of the positive and of the negative collection of the namespace;
+they are then rescored exactly (cosine recomputed from the stored vectors, min-max over the
+candidate pool, win rate from the raw counts). Raw trajectories go to an append-only JSONL log
+beside the store, indexed by question in one more collection per namespace.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import re
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from pydantic import BaseModel, ValidationError
+
+from mia.memory import config
+from mia.memory.compression import CompressionResult, Compressor, extractive_workflow
+from mia.memory.embeddings import count_tokens, resolve_embedder
+from mia.memory.errors import MemoryStoreError, SchemaMismatchError, StoreLockedError
+from mia.memory.locking import FolderLock, WriteLock
+from mia.memory.records import SCHEMA_VERSION, MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split
+from mia.memory.trajectory import Outcome, Trajectory
+from mia.memory.trajectory_log import TrajectoryLog
+from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, target_size
+
+log = logging.getLogger(__name__)
+
+LABELS: dict[str, Outcome] = {"pos": "correct", "neg": "incorrect", "unk": "unknown"}
+LABEL_OF: dict[str, str] = {v: k for k, v in LABELS.items()}
+KIND_MEMORY, KIND_TRAJ = "memory", "trajectory-index"
+
+
+def collection_name(namespace: str, suffix: str) -> str:
+    """A valid Chroma name for any namespace string: readable slug + hash of the exact name."""
+    slug = re.sub(r"[^a-zA-Z0-9]+", "-", namespace).strip("-")[:40] or "ns"
+    digest = hashlib.sha1(namespace.encode("utf-8")).hexdigest()[:10]
+    return f"mia-{slug}-{digest}-{suffix}"
+
+
+class ScoredTrajectory(BaseModel):
+    """A past raw trajectory found by question similarity (the trajectory-RAG baseline)."""
+
+    trajectory: Trajectory
+    similarity: float
+
+
+class MemoryStore:
+    """The non-parametric memory. Open with `open`, `open_http` or `from_env`; close when done."""
+
+    def __init__(self, client: Any, *, log_dir: Path, embedder: Any, location: str, mode: str,
+                 weights: ScoringWeights | None = None, policy: UpkeepPolicy | None = None,
+                 n_candidates: int = 50, ef_search: int = 128, folder_lock: FolderLock | None = None) -> None:
+        self.client = client
+        self.log_dir = Path(log_dir)
+        self.embedder = embedder
+        self.location = location
+        self.mode = mode
+        self.weights = weights or ScoringWeights()
+        self.policy = policy or UpkeepPolicy()
+        self.n_candidates = n_candidates
+        self.ef_search = ef_search
+        self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
+        self._folder_lock = folder_lock
+        self._write_lock = WriteLock(self.log_dir)
+        self._collections: dict[str, Any] = {}
+        self._synced_traj: set[str] = set()
+        self._ef: Any = None
+        self._check_existing()
+
+    # ------------------------------------------------------------------ opening
+    @classmethod
+    def open(cls, path: str | Path | None = None, *, embedder: Any = None, lock_timeout: float = 5.0,
+             **options: Any) -> MemoryStore:
+        """The embedded store in `path` (default $MIA_DATA_DIR/memory): Chroma in `path/chroma`,
+        the trajectory log in `path/trajectories.jsonl`. One process at a time (see locking.py)."""
+        import chromadb
+        from chromadb.config import Settings
+
+        folder = Path(path or config.memory_dir()).expanduser()
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise MemoryStoreError(f"cannot create the memory folder {folder}: {err}") from err
+        lock = FolderLock(folder, timeout=lock_timeout)
+        lock.acquire()
+        try:
+            client = chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False, allow_reset=True))
+            return cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=str(folder),
+                       mode="persistent", folder_lock=lock, **options)
+        except (MemoryStoreError, TypeError, FileNotFoundError, ModuleNotFoundError):
+            lock.release()
+            raise
+        except Exception as err:  # noqa: BLE001 - any Chroma failure here means an unusable store
+            lock.release()
+            raise MemoryStoreError(
+                f"the memory store at {folder / 'chroma'} cannot be read ({type(err).__name__}: {err}). "
+                "It may be corrupt or written by another Chroma version: move it aside and rebuild it "
+                "from the trajectory log (`mia memory import` of an export, or MemoryStore.rebuild_from_log)."
+            ) from err
+
+    @classmethod
+    def open_http(cls, host: str | None = None, port: int | None = None, *, log_dir: str | Path | None = None,
+                  embedder: Any = None, **options: Any) -> MemoryStore:
+        """A store on a Chroma server shared by several processes (`chroma run --path DIR --port P`).
+        `log_dir` holds the trajectory log and the write lock: give every process the same one."""
+        import chromadb
+        from chromadb.config import Settings
+
+        host = host or config.chroma_host()
+        port = int(port or config.chroma_port())
+        folder = Path(log_dir or config.memory_dir()).expanduser()
+        folder.mkdir(parents=True, exist_ok=True)
+        try:
+            client = chromadb.HttpClient(host=host, port=port, settings=Settings(anonymized_telemetry=False))
+            client.heartbeat()
+        except Exception as err:  # noqa: BLE001
+            raise MemoryStoreError(
+                f"cannot reach the Chroma server at {host}:{port} ({type(err).__name__}: {err}). "
+                f"Start one with `chroma run --path DIR --port {port}` or use MIA_CHROMA_MODE=persistent."
+            ) from err
+        return cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=f"http://{host}:{port}",
+                   mode="http", **options)
+
+    @classmethod
+    def from_env(cls, data_dir: str | Path | None = None, *, mode: str | None = None, host: str | None = None,
+                 port: int | None = None, **options: Any) -> MemoryStore:
+        """Open as the environment says (MIA_CHROMA_MODE, MIA_CHROMA_HOST/PORT, MIA_DATA_DIR)."""
+        folder = Path(data_dir).expanduser() / "memory" if data_dir else config.memory_dir()
+        if (mode or config.chroma_mode()) == "http":
+            return cls.open_http(host, port, log_dir=folder, **options)
+        return cls.open(folder, **options)
+
+    def close(self) -> None:
+        """Release the folder lock (the embedded store can then be opened by another process)."""
+        if self._folder_lock is not None:
+            self._folder_lock.release()
+            self._folder_lock = None
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ collections
+    def _embedding_function(self) -> Any:
+        if self._ef is None:
+            from mia.memory.chroma_ef import MiaEmbeddingFunction
+
+            self._ef = MiaEmbeddingFunction(self.embedder, dim=self._dim())
+        return self._ef
+
+    def _dim(self) -> int:
+        return int(self.embedder.dim)
+
+    def _check_existing(self) -> None:
+        """Fail early, with a message, on a store of another schema version or embedder."""
+        try:
+            collections = self.client.list_collections()
+        except Exception as err:  # noqa: BLE001
+            raise MemoryStoreError(f"cannot list the collections of {self.location}: {type(err).__name__}: {err}") from err
+        for col in collections:
+            if col.name.startswith("mia-"):
+                self._validate(col)
+
+    def _validate(self, col: Any) -> None:
+        meta = col.metadata or {}
+        version = meta.get("mia_schema_version")
+        if version != SCHEMA_VERSION:
+            raise SchemaMismatchError(
+                f"collection {col.name} in {self.location} has memory schema version {version!r}; this mia "
+                f"reads version {SCHEMA_VERSION}. Export it with the mia that wrote it (`mia memory export`) "
+                "and import the file here, or reset the store.")
+        name = meta.get("embedder")
+        if name != self.embedder.name or int(meta.get("dim", -1)) != self._dim():
+            raise SchemaMismatchError(
+                f"collection {col.name} in {self.location} was built with embedder {name!r} (dim {meta.get('dim')}), "
+                f"but the store was opened with {self.embedder.name!r} (dim {self._dim()}). Open it with the same "
+                "embedder (MIA_EMBEDDING_MODEL), or export and re-import to re-embed.")
+
+    def _collection(self, namespace: str, suffix: str, create: bool) -> Any | None:
+        name = collection_name(namespace, suffix)
+        if name in self._collections:
+            return self._collections[name]
+        col = None
+        try:
+            col = self.client.get_collection(name, embedding_function=self._embedding_function())
+        except Exception as err:  # noqa: BLE001 - chromadb raises NotFoundError/ValueError by version
+            if "does not exist" not in str(err) and "not found" not in str(err).lower():
+                raise MemoryStoreError(f"cannot open collection {name} in {self.location}: {err}") from err
+        if col is None:
+            if not create:
+                return None
+            kind = KIND_TRAJ if suffix == "traj" else KIND_MEMORY
+            meta = {"mia_schema_version": SCHEMA_VERSION, "mia_kind": kind, "namespace": namespace,
+                    "outcome": LABELS.get(suffix, ""), "embedder": self.embedder.name, "dim": self._dim()}
+            col = self.client.get_or_create_collection(
+                name, metadata=meta, embedding_function=self._embedding_function(),
+                configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128}})
+        self._validate(col)
+        self._collections[name] = col
+        return col
+
+    def namespaces(self) -> list[str]:
+        """Every namespace that has memories or logged trajectories in the store."""
+        found = set()
+        for col in self.client.list_collections():
+            if col.name.startswith("mia-") and (col.metadata or {}).get("namespace") is not None:
+                found.add(col.metadata["namespace"])
+        return sorted(found)
+
+    def _memory_collections(self, namespace: str | None) -> Iterator[tuple[str, Any]]:
+        for ns in [namespace] if namespace is not None else self.namespaces():
+            for suffix in LABELS:
+                col = self._collection(ns, suffix, create=False)
+                if col is not None:
+                    yield suffix, col
+
+    # ------------------------------------------------------------------ writing
+    def _embed_records(self, records: list[MemoryRecord]) -> np.ndarray:
+        return self.embedder.embed_documents([r.embed_text for r in records])
+
+    def add(self, record: MemoryRecord, embedding: np.ndarray | None = None) -> MemoryRecord:
+        """Add one record as is (no dedup); see `memorise` for the full path."""
+        self.add_many([record], None if embedding is None else np.asarray(embedding)[None, :])
+        return record
+
+    def add_many(self, records: list[MemoryRecord], embeddings: np.ndarray | None = None,
+                 batch_size: int = 4000, progress: bool = False) -> int:
+        """Bulk add (upsert by id) with optional precomputed vectors; returns how many."""
+        if not records:
+            return 0
+        vectors = self._embed_records(records) if embeddings is None else np.asarray(embeddings, dtype=np.float32)
+        if vectors.shape != (len(records), self._dim()):
+            raise ValueError(f"embeddings must have shape ({len(records)}, {self._dim()}), got {vectors.shape}")
+        groups: dict[tuple[str, str], list[int]] = {}
+        for index, rec in enumerate(records):
+            groups.setdefault((rec.namespace, LABEL_OF[rec.outcome]), []).append(index)
+        bar = None
+        if progress:
+            from tqdm.auto import tqdm
+
+            bar = tqdm(total=len(records), desc="adding memories", unit="mem")
+        with self._write_lock():
+            for (ns, suffix), indices in groups.items():
+                col = self._collection(ns, suffix, create=True)
+                for start in range(0, len(indices), batch_size):
+                    chunk = indices[start:start + batch_size]
+                    col.upsert(ids=[records[i].id for i in chunk], embeddings=vectors[chunk],
+                               documents=[records[i].question for i in chunk],
+                               metadatas=[records[i].to_metadata() for i in chunk])
+                    if bar:
+                        bar.update(len(chunk))
+            for ns in {ns for ns, _ in groups}:
+                self._maybe_prune(ns)
+        if bar:
+            bar.close()
+        return len(records)
+
+    def delete(self, ids: Iterable[str], namespace: str | None = None) -> int:
+        """Delete memories by id; returns how many existed."""
+        wanted = list(dict.fromkeys(ids))
+        removed = 0
+        with self._write_lock():
+            for _, col in self._memory_collections(namespace):
+                found = col.get(ids=wanted, include=[])["ids"]
+                if found:
+                    col.delete(ids=found)
+                    removed += len(found)
+        return removed
+
+    def update_stats(self, ids: Iterable[str], success: bool, namespace: str | None = None) -> int:
+        """After an episode: usage + 1 for every memory it used, success + 1 if it was judged
+        correct; also refreshes last_used_at. Atomic across processes (write lock). Unlike MIA
+        this does not depend on whether the new episode was stored or deduplicated."""
+        wanted = list(dict.fromkeys(i for i in ids if i))
+        if not wanted:
+            return 0
+        now = time.time()
+        updated = 0
+        with self._write_lock():
+            for _, col in self._memory_collections(namespace):
+                got = col.get(ids=wanted, include=["metadatas"])
+                if not got["ids"]:
+                    continue
+                metas = []
+                for meta in got["metadatas"]:
+                    meta = dict(meta)
+                    meta["usage_count"] = int(meta.get("usage_count", 0)) + 1
+                    meta["success_count"] = int(meta.get("success_count", 0)) + int(bool(success))
+                    meta["last_used_at"] = now
+                    metas.append(meta)
+                col.update(ids=got["ids"], metadatas=metas)
+                updated += len(got["ids"])
+                wanted = [i for i in wanted if i not in set(got["ids"])]
+                if not wanted:
+                    break
+        return updated
+
+    # ------------------------------------------------------------------ reading
+    def get(self, memory_id: str, namespace: str | None = None) -> MemoryRecord | None:
+        """One record by id (searching every namespace when none is given)."""
+        for _, col in self._memory_collections(namespace):
+            got = col.get(ids=[memory_id], include=["documents", "metadatas"])
+            if got["ids"]:
+                return MemoryRecord.from_chroma(got["ids"][0], got["documents"][0], got["metadatas"][0])
+        return None
+
+    def get_with_embeddings(self, namespace: str, outcome: Outcome | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
+        """Every record of a namespace (optionally one outcome) and its stored vector."""
+        records: list[MemoryRecord] = []
+        vectors: list[np.ndarray] = []
+        for suffix, col in self._memory_collections(namespace):
+            if outcome is not None and LABELS[suffix] != outcome:
+                continue
+            got = col.get(include=["documents", "metadatas", "embeddings"])
+            for rid, doc, meta, vec in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]):
+                rec = _parse(rid, doc, meta)
+                if rec is not None:
+                    records.append(rec)
+                    vectors.append(np.asarray(vec, dtype=np.float32))
+        matrix = np.vstack(vectors) if vectors else np.zeros((0, self._dim()), dtype=np.float32)
+        return records, matrix
+
+    def list(self, namespace: str | None = None, outcome: Outcome | None = None, limit: int | None = None,
+             offset: int = 0) -> list[MemoryRecord]:
+        """Records, newest first."""
+        records: list[MemoryRecord] = []
+        for suffix, col in self._memory_collections(namespace):
+            if outcome is not None and LABELS[suffix] != outcome:
+                continue
+            got = col.get(include=["documents", "metadatas"])
+            records += [r for r in (_parse(*row) for row in zip(got["ids"], got["documents"], got["metadatas"])) if r]
+        records.sort(key=lambda r: r.created_at, reverse=True)
+        return records[offset: None if limit is None else offset + limit]
+
+    def count(self, namespace: str | None = None) -> int:
+        """Number of memories (in one namespace or all)."""
+        return sum(col.count() for _, col in self._memory_collections(namespace))
+
+    def retrieve(self, question: str, namespace: str | None = None, k_pos: int = 2, k_neg: int = 2, *,
+                 caption: str = "", query_embedding: np.ndarray | None = None,
+                 n_candidates: int | None = None) -> Retrieved:
+        """The k_pos best positive and k_neg best negative memories for a question.
+
+        Candidates: the ANN top-N (N = n_candidates, default 50) of the namespace's positive and
+        negative collections; then exact rescoring of that pool with `scoring.combined_scores`.
+        Memories with outcome 'unknown' are never shown (they are neither lesson nor example)."""
+        ns = namespace or config.namespace()
+        query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
+                 else self.embedder.embed_query(embed_text(question, caption)))
+        n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
+        records: list[MemoryRecord] = []
+        vectors: list[Any] = []
+        for suffix, k in (("pos", k_pos), ("neg", k_neg)):
+            col = self._collection(ns, suffix, create=False) if k > 0 else None
+            if col is None:
+                continue
+            try:
+                got = col.query(query_embeddings=[query], n_results=n, include=["documents", "metadatas", "embeddings"])
+            except Exception as err:  # noqa: BLE001
+                raise MemoryStoreError(f"retrieval from {col.name} failed: {type(err).__name__}: {err}") from err
+            for rid, doc, meta, vec in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["embeddings"][0]):
+                rec = _parse(rid, doc, meta)
+                if rec is not None:
+                    records.append(rec)
+                    vectors.append(vec)
+        return self.rescore(query, records, np.asarray(vectors, dtype=np.float32), k_pos, k_neg)
+
+    def rescore(self, query: np.ndarray, records: list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int) -> Retrieved:
+        """Exact scoring of a candidate pool (public so the benchmark and tests can check it)."""
+        if not records:
+            return Retrieved()
+        sims = cosine(query, vectors)
+        rates = np.array([r.win_rate(self.weights.prior_success, self.weights.prior_failure) for r in records])
+        scores, normalised = combined_scores(sims, rates, self.weights)
+        positive = np.array([r.outcome == "correct" for r in records])
+        negative = np.array([r.outcome == "incorrect" for r in records])
+        pos, neg = top_k_split(scores, positive, negative, k_pos, k_neg)
+
+        def scored(i: int) -> ScoredMemory:
+            return ScoredMemory(record=records[i], score=float(scores[i]), similarity=float(sims[i]),
+                                normalised_similarity=float(normalised[i]), win_rate=float(rates[i]))
+
+        return Retrieved(positives=[scored(i) for i in pos], negatives=[scored(i) for i in neg],
+                         candidate_ids=[r.id for r in records])
+
+    # ------------------------------------------------------------------ memorise
+    def memorise(self, trajectory: Trajectory, compressor: Compressor | None = None, *,
+                 log: bool = True) -> MemoryRecord:
+        """Log the raw trajectory (first: it is never lost), compress it (model or extractive),
+        then add it, or resolve it against a near-duplicate. Returns the record now stored."""
+        if log:
+            self.log_trajectory(trajectory)
+        result = (compressor.compress(trajectory) if compressor is not None
+                  else CompressionResult(extractive_workflow(trajectory), "extractive"))
+        record = record_from_trajectory(trajectory, result)
+        vector = self.embedder.embed_query(record.embed_text)
+        return self.add_deduplicated(record, vector)
+
+    def add_deduplicated(self, record: MemoryRecord, vector: np.ndarray) -> MemoryRecord:
+        """Add, unless a near-duplicate (cosine >= policy.dedup_threshold) exists in the
+        namespace: then the better of the two survives under the old id (see upkeep.is_better)."""
+        with self._write_lock():
+            match = self._nearest(record.namespace, vector)
+            if match is None or match[2] < self.policy.dedup_threshold:
+                self._put(record, vector)
+                self._maybe_prune(record.namespace)
+                return record
+            old, old_vector, sim = match
+            if not is_better(record, old):
+                log.info("memory %s kept: near-duplicate (cos %.3f) of an equal or better one", old.id, sim)
+                return old
+            merged = merge_into(record, old, keep_id_of=old)
+            if merged.outcome != record.outcome or old.outcome != record.outcome:
+                merged.usage_count, merged.success_count = 0, 0  # another lesson: a fresh track record
+            self._put(merged, vector)
+            if old.outcome != merged.outcome:  # moved between outcome collections: add first, then delete
+                self._collection(old.namespace, LABEL_OF[old.outcome], create=True).delete(ids=[old.id])
+            log.info("memory %s replaced by a better near-duplicate (cos %.3f)", old.id, sim)
+            return merged
+
+    def _put(self, record: MemoryRecord, vector: np.ndarray) -> None:
+        col = self._collection(record.namespace, LABEL_OF[record.outcome], create=True)
+        col.upsert(ids=[record.id], embeddings=[np.asarray(vector, dtype=np.float32)], documents=[record.question],
+                   metadatas=[record.to_metadata()])
+
+    def _nearest(self, namespace: str, vector: np.ndarray) -> tuple[MemoryRecord, np.ndarray, float] | None:
+        best = None
+        for _, col in self._memory_collections(namespace):
+            got = col.query(query_embeddings=[vector], n_results=1, include=["documents", "metadatas", "embeddings"])
+            if not got["ids"][0]:
+                continue
+            rec = _parse(got["ids"][0][0], got["documents"][0][0], got["metadatas"][0][0])
+            emb = np.asarray(got["embeddings"][0][0], dtype=np.float32)
+            sim = float(cosine(vector, emb[None, :])[0])
+            if rec is not None and (best is None or sim > best[2]):
+                best = (rec, emb, sim)
+        return best
+
+    # ------------------------------------------------------------------ upkeep
+    def _maybe_prune(self, namespace: str) -> None:
+        bound = self.policy.max_per_namespace
+        if bound is not None and self.count(namespace) > bound:
+            self.prune(namespace)
+
+    def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None) -> list[str]:
+        """Evict the least valuable memories (low win rate, long unused) until the namespace
+        holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids."""
+        evicted: list[str] = []
+        for ns in [namespace] if namespace is not None else self.namespaces():
+            target = max_size if max_size is not None else target_size(self.policy)
+            if target is None:
+                continue
+            with self._write_lock():
+                records = self.list(ns)
+                excess = len(records) - target
+                if excess <= 0:
+                    continue
+                order = eviction_order(records, now or time.time(), self.policy, self.weights)
+                doomed = [records[i] for i in order[:excess]]
+                for suffix in LABELS:
+                    ids = [r.id for r in doomed if LABEL_OF[r.outcome] == suffix]
+                    if ids:
+                        self._collection(ns, suffix, create=True).delete(ids=ids)
+                evicted += [r.id for r in doomed]
+        return evicted
+
+    def consolidate(self, namespace: str | None = None, now: float | None = None) -> dict[str, dict[str, int]]:
+        """Merge near-duplicates (the better survives, same-outcome counts are summed), enforce the
+        size bound, and re-index logged trajectories the index lacks. Returns counts per namespace."""
+        from mia.memory.upkeep import duplicate_groups
+
+        report: dict[str, dict[str, int]] = {}
+        for ns in [namespace] if namespace is not None else self.namespaces():
+            with self._write_lock():
+                records, vectors = self.get_with_embeddings(ns)
+                groups = duplicate_groups(records, vectors, self.policy.dedup_threshold)
+                merged = 0
+                for keep, absorbed in groups.groups.items():
+                    survivor = records[keep]
+                    for j in absorbed:
+                        loser = records[j]
+                        if survivor.outcome == loser.outcome:
+                            survivor = merge_into(survivor, loser, keep_id_of=survivor)
+                        self._collection(ns, LABEL_OF[loser.outcome], create=True).delete(ids=[loser.id])
+                        merged += 1
+                    self._put(survivor, vectors[keep])
+                evicted = len(self.prune(ns, now=now)) if self.policy.max_per_namespace else 0
+                indexed = self._sync_trajectory_index(ns, force=True)
+            report[ns] = {"merged": merged, "evicted": evicted, "kept": self.count(ns), "reindexed": indexed}
+        return report
+
+    def reset(self, namespace: str | None = None, include_log: bool = False) -> int:
+        """Delete the memories (and trajectory index) of a namespace, or of all. The raw log is
+        the training data: it is only moved aside (to a timestamped .bak) with include_log."""
+        removed = 0
+        with self._write_lock():
+            for col in self.client.list_collections():
+                meta = col.metadata or {}
+                if col.name.startswith("mia-") and (namespace is None or meta.get("namespace") == namespace):
+                    removed += col.count() if meta.get("mia_kind") == KIND_MEMORY else 0
+                    self.client.delete_collection(col.name)
+                    self._collections.pop(col.name, None)
+            self._synced_traj.clear()
+            if include_log and self.trajectory_log.path.exists():
+                if namespace is None:
+                    self.trajectory_log.path.rename(self.trajectory_log.path.with_suffix(f".jsonl.bak-{int(time.time())}"))
+                else:
+                    log.warning("include_log with one namespace: the log is shared and was kept")
+        return removed
+
+    def stats(self, namespace: str | None = None) -> dict[str, dict[str, Any]]:
+        """Per namespace: counts by outcome, usage, win rates, sizes and the compression ratio."""
+        out: dict[str, dict[str, Any]] = {}
+        for ns in [namespace] if namespace is not None else self.namespaces():
+            records = self.list(ns)
+            by_outcome = {o: sum(r.outcome == o for r in records) for o in LABELS.values()}
+            trace = sum(r.trace_tokens for r in records)
+            flow = sum(r.workflow_tokens for r in records)
+            methods: dict[str, int] = {}
+            for r in records:
+                methods[r.compression] = methods.get(r.compression, 0) + 1
+            rates = [r.win_rate(self.weights.prior_success, self.weights.prior_failure) for r in records]
+            out[ns] = {
+                "memories": len(records), **by_outcome,
+                "used": sum(r.usage_count > 0 for r in records),
+                "total_usage": sum(r.usage_count for r in records),
+                "mean_win_rate": float(np.mean(rates)) if rates else None,
+                "mean_workflow_tokens": flow / len(records) if records else None,
+                "mean_trace_tokens": trace / len(records) if records else None,
+                "compression_ratio": trace / flow if flow else None,
+                "compression_methods": methods,
+            }
+        return out
+
+    # ------------------------------------------------------------------ trajectories
+    def log_trajectory(self, trajectory: Trajectory) -> None:
+        """Append the raw trajectory to the JSONL log (durable), then index its question."""
+        offsets = self.trajectory_log.append_many([trajectory])
+        try:
+            self._index_trajectories([(trajectory, offsets[0])])
+        except Exception as err:  # noqa: BLE001 - the log has it; consolidate() re-indexes
+            log.warning("trajectory %s logged but not indexed (%s); `consolidate` will index it", trajectory.id, err)
+
+    def _index_trajectories(self, items: list[tuple[Trajectory, int]]) -> None:
+        by_ns: dict[str, list[tuple[Trajectory, int]]] = {}
+        for traj, offset in items:
+            by_ns.setdefault(traj.namespace, []).append((traj, offset))
+        for ns, group in by_ns.items():
+            vectors = self.embedder.embed_documents([embed_text(t.question, t.caption) for t, _ in group])
+            col = self._collection(ns, "traj", create=True)
+            with self._write_lock():
+                col.upsert(ids=[t.id for t, _ in group], embeddings=vectors, documents=[t.question for t, _ in group],
+                           metadatas=[{"offset": offset, "outcome": t.outcome, "created_at": t.created_at} for t, offset in group])
+
+    def _sync_trajectory_index(self, namespace: str, force: bool = False) -> int:
+        """Index logged trajectories that the index lacks (after a crash between log and index)."""
+        if namespace in self._synced_traj and not force:
+            return 0
+        col = self._collection(namespace, "traj", create=False)
+        known = set(col.get(include=[])["ids"]) if col is not None else set()
+        missing = [(t, off) for t, off in self.trajectory_log.read_with_offsets(namespace) if t.id not in known]
+        for start in range(0, len(missing), 256):
+            self._index_trajectories(missing[start:start + 256])
+        self._synced_traj.add(namespace)
+        return len(missing)
+
+    def search_trajectories(self, question: str, namespace: str | None = None, k: int = 3, *,
+                            query_embedding: np.ndarray | None = None) -> list[ScoredTrajectory]:
+        """The k logged raw trajectories whose questions are most similar (trajectory-RAG)."""
+        ns = namespace or config.namespace()
+        self._sync_trajectory_index(ns)
+        col = self._collection(ns, "traj", create=False)
+        if col is None or k <= 0:
+            return []
+        query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
+                 else self.embedder.embed_query(question))
+        got = col.query(query_embeddings=[query], n_results=k, include=["metadatas", "distances"])
+        found: list[ScoredTrajectory] = []
+        for tid, meta, dist in zip(got["ids"][0], got["metadatas"][0], got["distances"][0]):
+            traj = self.trajectory_log.read_at(int(meta["offset"]), tid)
+            if traj is not None:
+                found.append(ScoredTrajectory(trajectory=traj, similarity=1.0 - float(dist)))
+        return found
+
+    def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
+                         progress: bool = True) -> int:
+        """Re-memorise every logged trajectory (after a reset, or with a better manager model)."""
+        trajectories = list(self.trajectory_log.read(namespace))
+        iterator: Iterable[Trajectory] = trajectories
+        if progress:
+            from tqdm.auto import tqdm
+
+            iterator = tqdm(trajectories, desc="rebuilding memories", unit="traj")
+        for traj in iterator:
+            self.memorise(traj, compressor, log=False)
+        return len(trajectories)
+
+    # ------------------------------------------------------------------ export / import
+    def export_jsonl(self, path: str | Path, namespace: str | None = None) -> int:
+        """Write a header line and one record per line (vectors are not exported: re-embedded on import)."""
+        from mia.memory.transfer import export_records
+
+        return export_records(self, Path(path), namespace)
+
+    def import_jsonl(self, path: str | Path, namespace: str | None = None, dedup: bool = True) -> dict[str, int]:
+        """Read an export (bad lines are counted and skipped); returns counts by action."""
+        from mia.memory.transfer import import_records
+
+        return import_records(self, Path(path), namespace, dedup)
+
+
+def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) -> MemoryRecord:
+    """A memory record for a compressed trajectory, with its sizes in tokens."""
+    return MemoryRecord(
+        namespace=trajectory.namespace, question=trajectory.question, caption=trajectory.caption,
+        workflow=result.workflow, plan=trajectory.plan, outcome=trajectory.outcome,
+        judge_feedback=trajectory.judge_feedback, source=trajectory.source, dataset=trajectory.dataset,
+        trajectory_id=trajectory.id, trace_tokens=count_tokens(trajectory.to_trace_text()),
+        workflow_tokens=count_tokens(result.workflow), compression=result.method)
+
+
+def _parse(record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord | None:
+    try:
+        return MemoryRecord.from_chroma(record_id, document, metadata)
+    except ValidationError as err:
+        log.warning("memory %s skipped: damaged record (%s)", record_id, str(err).splitlines()[0])
+        return None
+
+
+__all__ = ["MemoryStore", "ScoredTrajectory", "collection_name", "record_from_trajectory", "StoreLockedError"]

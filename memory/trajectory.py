@@ -1,0 +1,127 @@
+"""The typed record of one episode, as the graph produces it (architecture.md section 2).
+
+It is the unit of the append-only trajectory log (the training data) and the input of
+compression; `to_trace_text` is the one rendering both compression and reflection read, so the
+observation truncation (MIA uses 512 words in its serving code) lives in one place.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Outcome = Literal["correct", "incorrect", "unknown"]
+StepKind = Literal["thought", "tool_call", "observation", "answer", "replan", "reflection"]
+
+
+def new_id() -> str:
+    """A random hex id (uuid4), the same kind for trajectories and memories."""
+    return uuid.uuid4().hex
+
+
+def truncate_words(text: str, max_words: int) -> str:
+    """Keep the first `max_words` whitespace words and say how many were dropped."""
+    words = text.split()
+    if max_words <= 0 or len(words) <= max_words:
+        return text.strip()
+    return " ".join(words[:max_words]) + f" ... [{len(words) - max_words} more words omitted]"
+
+
+class TrajectoryStep(BaseModel):
+    """One step of an episode: a thought, a tool call (tool + args), its observation, a replan..."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    kind: StepKind
+    content: str = ""
+    tool: str | None = None
+    args: dict[str, Any] | None = None
+
+
+class Trajectory(BaseModel):
+    """One episode: question, plan, steps, answer and judgement, plus what it cost and used."""
+
+    model_config = ConfigDict(extra="ignore")
+
+    id: str = Field(default_factory=new_id)
+    namespace: str = "default"
+    question: str
+    caption: str = ""
+    plan: str = ""
+    replan: str = ""
+    steps: list[TrajectoryStep] = Field(default_factory=list)
+    answer: str = ""
+    outcome: Outcome = "unknown"
+    judge_feedback: str = ""
+    gold_answers: list[str] = Field(default_factory=list)
+    used_memory_ids: list[str] = Field(default_factory=list)
+    usage: dict[str, dict[str, int]] = Field(default_factory=dict)
+    source: str = ""
+    dataset: str = ""
+    created_at: float = Field(default_factory=time.time)
+
+    def search_queries(self) -> list[str]:
+        """The queries of every tool call, in order and without repeats (they are what a
+        workflow must keep: MIA's compression prompt asks for the key search keywords)."""
+        seen: dict[str, None] = {}
+        for step in self.steps:
+            if step.kind != "tool_call" or not step.args:
+                continue
+            for key in ("query_list", "queries", "query"):
+                value = step.args.get(key)
+                values = value if isinstance(value, list) else [value] if value else []
+                for query in values:
+                    text = str(query).strip()
+                    if text:
+                        seen.setdefault(text, None)
+        return list(seen)
+
+    def to_trace_text(self, max_words_per_observation: int = 512, include_judgement: bool = True) -> str:
+        """Render the episode as text for the manager (compression) and the planner (reflection).
+
+        Tool observations are cut to `max_words_per_observation` words, as in MIA's memory
+        service; the initial prompt is not part of a trajectory, so it never appears here.
+        """
+        lines = [f"Question: {self.question.strip()}"]
+        if self.caption.strip():
+            lines.append(f"Image caption: {self.caption.strip()}")
+        if self.plan.strip():
+            lines += ["", "Plan:", self.plan.strip()]
+        round_no = 0
+        for index, step in enumerate(self.steps):
+            previous = self.steps[index - 1].kind if index else None
+            if step.kind == "thought" or (step.kind == "tool_call" and previous != "thought"):
+                round_no += 1
+                lines += ["", f"Round {round_no}"]
+            if step.kind == "thought":
+                lines.append(f"Thought: {step.content.strip()}")
+            elif step.kind == "tool_call":
+                args = json.dumps(step.args or {}, ensure_ascii=False)
+                lines.append(f"Tool call: {step.tool or 'tool'}({args})")
+            elif step.kind == "observation":
+                lines.append(f"Tool result: {truncate_words(step.content, max_words_per_observation)}")
+            elif step.kind == "replan":
+                lines += ["", f"Revised plan: {step.content.strip()}"]
+            elif step.kind == "reflection":
+                lines.append(f"Reflection: {step.content.strip()}")
+            elif step.kind == "answer":
+                lines.append(f"Answer: {step.content.strip()}")
+        if self.replan.strip() and not any(s.kind == "replan" for s in self.steps):
+            lines += ["", f"Revised plan: {self.replan.strip()}"]
+        if self.answer.strip():
+            lines += ["", f"Final answer: {self.answer.strip()}"]
+        if include_judgement and (self.outcome != "unknown" or self.judge_feedback.strip()):
+            verdict = f"Judgement: {self.outcome}"
+            if self.judge_feedback.strip():
+                verdict += f" ({self.judge_feedback.strip()})"
+            lines.append(verdict)
+        return "\n".join(lines).strip() + "\n"
+
+    def to_json_line(self) -> str:
+        """One JSONL line (no newline inside: json escapes them)."""
+        return self.model_dump_json() + "\n"
+

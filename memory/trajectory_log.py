@@ -1,0 +1,116 @@
+"""The append-only raw trajectory log (JSONL): the training data, and what memories can be
+rebuilt from. One write per line, under an exclusive file lock, then fsync; a crash can only
+leave a torn last line, which readers skip with a warning (and the next append starts a new line).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+from collections.abc import Iterator
+from pathlib import Path
+
+from pydantic import ValidationError
+
+from mia.memory.trajectory import Trajectory
+
+log = logging.getLogger(__name__)
+
+
+class TrajectoryLog:
+    """`trajectories.jsonl` beside the store."""
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+
+    def append(self, trajectory: Trajectory) -> int:
+        """Append one trajectory durably (fsync) and atomically with respect to other writers;
+        returns the byte offset of its line."""
+        return self.append_many([trajectory])[0]
+
+    def append_many(self, trajectories: list[Trajectory]) -> list[int]:
+        """Append several trajectories with one lock and one fsync; returns their line offsets."""
+        if not trajectories:
+            return []
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        lines = [t.to_json_line().encode("utf-8") for t in trajectories]
+        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+            try:
+                start = os.fstat(fd).st_size
+                prefix = b"\n" if _ends_torn(self.path) else b""  # a crashed writer left half a line
+                offsets, position = [], start + len(prefix)
+                for line in lines:
+                    offsets.append(position)
+                    position += len(line)
+                view = memoryview(prefix + b"".join(lines))
+                while view:
+                    written = os.write(fd, view)
+                    view = view[written:]
+                os.fsync(fd)
+            finally:
+                fcntl.flock(fd, fcntl.LOCK_UN)
+        finally:
+            os.close(fd)
+        return offsets
+
+    def __iter__(self) -> Iterator[Trajectory]:
+        return self.read()
+
+    def read(self, namespace: str | None = None) -> Iterator[Trajectory]:
+        """Yield every readable trajectory; damaged lines are skipped with a warning."""
+        for trajectory, _ in self.read_with_offsets(namespace):
+            yield trajectory
+
+    def read_with_offsets(self, namespace: str | None = None) -> Iterator[tuple[Trajectory, int]]:
+        """Like `read`, with each line's byte offset (the trajectory index stores it)."""
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            offset = 0
+            for number, raw in enumerate(handle, 1):
+                line_offset, offset = offset, offset + len(raw)
+                if not raw.strip():
+                    continue
+                try:
+                    trajectory = Trajectory.model_validate_json(raw)
+                except (ValidationError, ValueError) as err:
+                    torn = not raw.endswith(b"\n")
+                    log.warning("%s line %d: skipped %s line (%s)", self.path, number,
+                                "torn last" if torn else "unreadable", str(err).splitlines()[0])
+                    continue
+                if namespace is None or trajectory.namespace == namespace:
+                    yield trajectory, line_offset
+
+    def read_at(self, offset: int, trajectory_id: str | None = None) -> Trajectory | None:
+        """The trajectory whose line starts at `offset` (None if the log changed under it)."""
+        try:
+            with self.path.open("rb") as handle:
+                handle.seek(offset)
+                raw = handle.readline()
+            trajectory = Trajectory.model_validate_json(raw)
+        except (OSError, ValidationError, ValueError):
+            trajectory = None
+        if trajectory is None or (trajectory_id and trajectory.id != trajectory_id):
+            return next((t for t in self.read() if t.id == trajectory_id), None) if trajectory_id else None
+        return trajectory
+
+    def count(self) -> int:
+        """Number of readable trajectories."""
+        return sum(1 for _ in self.read())
+
+
+def _ends_torn(path: Path) -> bool:
+    """True when the file is non-empty and its last byte is not a newline."""
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        return False
+    if size == 0:
+        return False
+    with path.open("rb") as handle:
+        handle.seek(size - 1)
+        return handle.read(1) != b"\n"
+

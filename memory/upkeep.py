@@ -1,0 +1,110 @@
+"""Upkeep rules beyond the paper, as pure functions: which of two near-duplicates survives,
+which memories a full namespace forgets first, and near-duplicate groups for consolidation."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from mia.memory.records import MemoryRecord
+from mia.memory.scoring import ScoringWeights
+
+OUTCOME_RANK = {"correct": 2, "unknown": 1, "incorrect": 0}
+DAY = 86400.0
+
+
+@dataclass(frozen=True)
+class UpkeepPolicy:
+    """Dedup threshold (cosine of the embedded question), size bound and eviction weights.
+
+    0.95 on MiniLM catches rephrasings and punctuation changes of the same question while
+    keeping different questions of one template apart (MIA uses 0.9999: exact repeats only).
+    """
+
+    dedup_threshold: float = 0.95
+    max_per_namespace: int | None = None
+    prune_to_fraction: float = 0.9  # evict down to 90% of the bound so eviction is amortised
+    win_rate_weight: float = 0.5
+    recency_weight: float = 0.5
+    recency_half_life_days: float = 30.0
+
+
+def is_better(new: MemoryRecord, old: MemoryRecord) -> bool:
+    """Does `new` replace its near-duplicate `old`? A better outcome wins; with equal outcomes
+    the shorter workflow wins (MIA's rule for two correct records), ties keep the old one."""
+    rank_new, rank_old = OUTCOME_RANK[new.outcome], OUTCOME_RANK[old.outcome]
+    if rank_new != rank_old:
+        return rank_new > rank_old
+    return len(new.workflow.split()) < len(old.workflow.split())
+
+
+def merge_into(survivor: MemoryRecord, loser: MemoryRecord, keep_id_of: MemoryRecord) -> MemoryRecord:
+    """The surviving content under the old id (ids handed to running episodes stay valid).
+    Counts carry over only when the outcome is the same: they describe the same kind of lesson."""
+    merged = survivor.model_copy(update={"id": keep_id_of.id})
+    if survivor.outcome == loser.outcome:
+        merged.usage_count = survivor.usage_count + loser.usage_count
+        merged.success_count = survivor.success_count + loser.success_count
+        merged.last_used_at = max(survivor.last_used_at, loser.last_used_at)
+        merged.created_at = min(survivor.created_at, loser.created_at)
+    return merged
+
+
+def retention(records: list[MemoryRecord], now: float, policy: UpkeepPolicy, weights: ScoringWeights) -> np.ndarray:
+    """Higher = keep. win rate (with the prior) and recency of last use, half-life 30 days: a
+    memory that keeps losing and has not been retrieved for weeks goes first; a fresh one
+    (last_used = created) is protected by its recency for its first weeks."""
+    rates = np.array([r.win_rate(weights.prior_success, weights.prior_failure) for r in records])
+    ages = np.array([max(now - r.last_used_at, 0.0) / DAY for r in records])
+    recency = np.power(0.5, ages / max(policy.recency_half_life_days, 1e-9))
+    return policy.win_rate_weight * rates + policy.recency_weight * recency
+
+
+def eviction_order(records: list[MemoryRecord], now: float, policy: UpkeepPolicy, weights: ScoringWeights) -> list[int]:
+    """Indices from first-to-evict to last; ties evict the older record first."""
+    keep = retention(records, now, policy, weights)
+    created = np.array([r.created_at for r in records])
+    return [int(i) for i in np.lexsort((created, keep))]
+
+
+def target_size(policy: UpkeepPolicy) -> int | None:
+    if policy.max_per_namespace is None:
+        return None
+    return max(1, math.floor(policy.max_per_namespace * policy.prune_to_fraction))
+
+
+@dataclass
+class DuplicateGroups:
+    """Near-duplicate clusters found by consolidation: survivor index -> absorbed indices."""
+
+    groups: dict[int, list[int]] = field(default_factory=dict)
+
+
+def duplicate_groups(records: list[MemoryRecord], embeddings: np.ndarray, threshold: float, block: int = 2048) -> DuplicateGroups:
+    """Greedy clustering: records in best-first order each absorb the not-yet-taken records
+    whose cosine is >= threshold. Blockwise so memory stays O(block * n)."""
+    n = len(records)
+    result = DuplicateGroups()
+    if n < 2:
+        return result
+    emb = np.asarray(embeddings, dtype=np.float32)
+    emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    order = sorted(range(n), key=lambda i: (-OUTCOME_RANK[records[i].outcome], len(records[i].workflow.split()), records[i].created_at))
+    taken = np.zeros(n, dtype=bool)
+    neighbours: dict[int, np.ndarray] = {}
+    for start in range(0, n, block):
+        sims = emb[start:start + block] @ emb.T
+        for offset, row in enumerate(sims):
+            hits = np.flatnonzero(row >= threshold)
+            neighbours[start + offset] = hits[hits != start + offset]
+    for i in order:
+        if taken[i]:
+            continue
+        absorbed = [int(j) for j in neighbours[i] if not taken[j]]
+        if absorbed:
+            result.groups[i] = absorbed
+            taken[absorbed] = True
+        taken[i] = True
+    return result
