@@ -1,0 +1,101 @@
+"""Run-time settings of the MIA graph (LangGraph `context_schema`).
+
+Every field is what LangGraph Studio shows in its assistant form; the `description` in the field
+metadata becomes the help text there. Values are plain strings/numbers so that a context can be
+saved as an assistant, sent over HTTP or given on the command line.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+DEFAULT_MODEL = "local:smollm2"
+ROLES = ("planner", "executor", "manager", "judge")
+
+MemoryMode = Literal["mia", "none", "trajectory-rag"]
+JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
+ToolProtocol = Literal["text", "native", "auto"]
+
+
+def _f(default: Any, description: str) -> Any:
+    return field(default=default, metadata={"description": description})
+
+
+@dataclass(kw_only=True)
+class Context:
+    """What one run of the graph may be configured with (models per role, budgets, memory)."""
+
+    planner_model: str = _f(DEFAULT_MODEL, "Planner model spec (writes the plan, reflects, replans), e.g. local:smollm2, openai:gpt-4.1-mini.")
+    executor_model: str = _f(DEFAULT_MODEL, "Executor model spec (the ReAct agent that calls tools and answers).")
+    manager_model: str = _f(DEFAULT_MODEL, "Memory-manager model spec (compresses a trajectory into a workflow memory).")
+    judge_model: str = _f(DEFAULT_MODEL, "Judge model spec (grades the answer, against gold answers when given).")
+
+    corpus: str = _f("demo", "Search corpus: 'demo' (the committed demo corpus) or a path to a corpus file/folder. Ignored when the input carries paragraphs.")
+    search_top_k: int = _f(3, "Documents returned per search query.")
+    web_search: bool = _f(False, "Also offer Tavily web search (needs TAVILY_API_KEY).")
+
+    memory_mode: MemoryMode = _f("mia", "mia: memory + planner + reflection; none: plain ReAct executor; trajectory-rag: similar raw past trajectories in the executor's context.")
+    namespace: str = _f("default", "Memory namespace (one per user, task family or experiment).")
+    k_pos: int = _f(2, "Successful past workflows shown to the planner.")
+    k_neg: int = _f(2, "Failed past workflows shown to the planner.")
+    memorise: bool = _f(True, "Store this episode in memory after judging it.")
+
+    max_tool_calls: int = _f(30, "Most tool calls per question; then an answer is forced.")
+    max_replans: int = _f(1, "Most reflect-and-replan rounds per question (the paper uses 1).")
+    max_context_tokens: int = _f(7000, "Estimated executor context size that forces a final answer.")
+    max_format_retries: int = _f(2, "Times a malformed executor reply is sent back for repair before an answer is forced.")
+    max_observation_words: int = _f(512, "Words of each tool result kept in the executor context and the trace.")
+    tool_protocol: ToolProtocol = _f("auto", "text: <tool_call> tags parsed from the reply; native: the backend's tool calling; auto: native where the backend has it, text for local models.")
+
+    judge_mode: JudgeMode = _f("auto", "auto: ground truth when gold answers are given, else reviewers; off: no judging (outcome unknown).")
+
+    planner_max_tokens: int = _f(512, "Most new tokens per planner call.")
+    executor_max_tokens: int = _f(384, "Most new tokens per executor turn.")
+    manager_max_tokens: int = _f(384, "Most new tokens for a memory compression.")
+    judge_max_tokens: int = _f(128, "Most new tokens per judge call.")
+    planner_temperature: float = _f(0.0, "Planner sampling temperature (0 = greedy).")
+    executor_temperature: float = _f(0.0, "Executor sampling temperature.")
+    manager_temperature: float = _f(0.0, "Memory-manager sampling temperature.")
+    judge_temperature: float = _f(0.0, "Judge sampling temperature.")
+
+    data_dir: str = _f("", "Data directory (memory, indexes, models). Empty: $MIA_DATA_DIR or ~/.local/share/mia.")
+
+    def model_for(self, role: str) -> tuple[str, float, int]:
+        """(spec, temperature, max_tokens) of one role."""
+        if role not in ROLES:
+            raise ValueError(f"unknown role {role!r}; expected one of {ROLES}")
+        return (getattr(self, f"{role}_model"), float(getattr(self, f"{role}_temperature")),
+                int(getattr(self, f"{role}_max_tokens")))
+
+    def resolved_data_dir(self) -> Path:
+        """The data directory this run reads and writes."""
+        raw = self.data_dir or os.environ.get("MIA_DATA_DIR") or "~/.local/share/mia"
+        return Path(raw).expanduser()
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> Context:
+        """A context whose role models default to $MIA_<ROLE>_MODEL (the CLI's defaults)."""
+        values: dict[str, Any] = {}
+        for role in ROLES:
+            env = os.environ.get(f"MIA_{role.upper()}_MODEL")
+            if env:
+                values[f"{role}_model"] = env
+        if os.environ.get("MIA_MEMORY_NAMESPACE"):
+            values["namespace"] = os.environ["MIA_MEMORY_NAMESPACE"]
+        values.update({k: v for k, v in overrides.items() if v is not None})
+        return cls(**values)
+
+    @classmethod
+    def coerce(cls, value: Any) -> Context:
+        """Accept a Context, a dict (HTTP / Studio) or None."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if isinstance(value, dict):
+            names = {f.name for f in fields(cls)}
+            return cls(**{k: v for k, v in value.items() if k in names})
+        raise TypeError(f"cannot make a Context from {type(value).__name__}")

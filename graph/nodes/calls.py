@@ -1,0 +1,84 @@
+"""Calling a role's chat model and counting what it cost.
+
+Usage is counted with a callback hook registered on a context variable, so calls made inside
+other components (the judge, the memory Compressor) are counted for the right role too.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
+from typing import Any
+
+from langchain_core.callbacks import BaseCallbackHandler
+from langchain_core.messages import AIMessage, BaseMessage
+from langchain_core.outputs import LLMResult
+from langchain_core.tracers.context import register_configure_hook
+
+from mia.graph.protocol import estimate_tokens
+
+
+class UsageCounter(BaseCallbackHandler):
+    """Counts chat-model calls and tokens (estimated when a backend reports none)."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+        self.input_tokens = 0
+        self.output_tokens = 0
+        self._prompt_estimates: list[int] = []
+
+    def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], **kwargs: Any) -> None:
+        for batch in messages:
+            self._prompt_estimates.append(sum(estimate_tokens(str(m.content)) for m in batch))
+
+    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+        for generations in response.generations:
+            for gen in generations[:1]:
+                self.calls += 1
+                message = getattr(gen, "message", None)
+                meta = getattr(message, "usage_metadata", None) or {}
+                estimate = self._prompt_estimates.pop(0) if self._prompt_estimates else 0
+                self.input_tokens += int(meta.get("input_tokens") or estimate)
+                self.output_tokens += int(meta.get("output_tokens") or estimate_tokens(gen.text or ""))
+
+    def as_dict(self) -> dict[str, int]:
+        return {"calls": self.calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+
+
+_COUNTER: ContextVar[UsageCounter | None] = ContextVar("mia_usage_counter", default=None)
+register_configure_hook(_COUNTER, inheritable=True)
+
+
+@contextmanager
+def count_usage() -> Iterator[UsageCounter]:
+    """Count every chat-model call made inside the block (this thread/context only)."""
+    counter = UsageCounter()
+    token = _COUNTER.set(counter)
+    try:
+        yield counter
+    finally:
+        _COUNTER.reset(token)
+
+
+def invoke(model: Any, messages: list[BaseMessage], role: str, **kwargs: Any) -> tuple[AIMessage, dict]:
+    """One model call; returns the reply and a `usage` state update for `role`."""
+    with count_usage() as counter:
+        reply = model.invoke(messages, **kwargs)
+    if not isinstance(reply, AIMessage):
+        reply = AIMessage(content=str(getattr(reply, "content", reply)))
+    return reply, {role: counter.as_dict()}
+
+
+def text_of(message: BaseMessage) -> str:
+    """The text of a reply (content blocks joined)."""
+    content = message.content
+    if isinstance(content, str):
+        return content
+    parts = []
+    for block in content:
+        if isinstance(block, str):
+            parts.append(block)
+        elif isinstance(block, dict) and block.get("type") == "text":
+            parts.append(str(block.get("text", "")))
+    return "".join(parts)

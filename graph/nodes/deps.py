@@ -1,0 +1,151 @@
+"""The seams between the graph and the outside world: chat models, the memory store, tools and
+the judge. Nodes never import backends directly; they ask a `Deps`, so tests inject fakes and the
+process shares one loaded model, one store and one index per corpus.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:  # pragma: no cover
+    from langchain_core.language_models import BaseChatModel
+    from langchain_core.tools import BaseTool
+
+    from mia.graph.context import Context
+
+ModelFactory = Callable[[str, float, int], "BaseChatModel"]
+StoreFactory = Callable[[Path], Any]
+ToolsFactory = Callable[["Context", "Sequence[dict] | None"], "list[BaseTool]"]
+JudgeFn = Callable[..., Any]
+CompressorFactory = Callable[["BaseChatModel"], Any]
+
+
+def _default_model(spec: str, temperature: float, max_tokens: int) -> BaseChatModel:
+    from mia.graph.models import load_chat_model
+
+    return load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
+
+
+def _default_store(data_dir: Path) -> Any:
+    from mia.memory import MemoryStore
+
+    return MemoryStore.open(data_dir / "memory")
+
+
+def _default_compressor(model: BaseChatModel) -> Any:
+    from mia.memory import Compressor
+
+    return Compressor(model)
+
+
+def _default_judge(**kwargs: Any) -> Any:
+    from mia.graph.judge import judge
+
+    return judge(**kwargs)
+
+
+class _DefaultTools:
+    """Corpus search (the sandbox paragraphs, the demo corpus or a corpus path), plus web search
+    when asked for; corpora are indexed once and kept (a few sandboxes, LRU)."""
+
+    def __init__(self, max_sandboxes: int = 8) -> None:
+        self._corpora: OrderedDict[str, Any] = OrderedDict()
+        self._max = max_sandboxes
+        self._lock = threading.Lock()
+
+    def corpus(self, context: Context, paragraphs: Sequence[dict] | None) -> Any:
+        from mia.graph import tools as t
+
+        if paragraphs:
+            blob = json.dumps([[p.get("title", ""), p.get("text", "")] for p in paragraphs], ensure_ascii=False)
+            key = "sandbox:" + hashlib.sha1(blob.encode()).hexdigest()
+            make: Callable[[], Any] = lambda: t.corpus_from_paragraphs(list(paragraphs))  # noqa: E731
+        elif context.corpus in ("", "demo"):
+            key, make = "demo", t.load_demo_corpus
+        else:
+            key, make = "path:" + context.corpus, lambda: t.load_corpus(context.corpus)
+        with self._lock:
+            if key in self._corpora:
+                self._corpora.move_to_end(key)
+                return self._corpora[key]
+        corpus = make()
+        with self._lock:
+            self._corpora[key] = corpus
+            while len(self._corpora) > self._max:
+                self._corpora.popitem(last=False)
+        return corpus
+
+    def __call__(self, context: Context, paragraphs: Sequence[dict] | None) -> list[BaseTool]:
+        from mia.graph import tools as t
+
+        corpus = self.corpus(context, paragraphs)
+        try:
+            build = t.build_tools
+        except (AttributeError, ImportError):
+            build = None
+        if build is not None:
+            return list(build(corpus, top_k=context.search_top_k, web_search=context.web_search))
+        return [t.SearchTool(corpus=corpus, top_k=context.search_top_k)]
+
+
+class Deps:
+    """Factories for everything a node needs from outside; each result is cached per process."""
+
+    def __init__(self, *, model_factory: ModelFactory | None = None, store_factory: StoreFactory | None = None,
+                 tools_factory: ToolsFactory | None = None, judge_fn: JudgeFn | None = None,
+                 compressor_factory: CompressorFactory | None = None) -> None:
+        self._model_factory = model_factory or _default_model
+        self._store_factory = store_factory or _default_store
+        self._tools_factory = tools_factory or _DefaultTools()
+        self._judge = judge_fn or _default_judge
+        self._compressor = compressor_factory or _default_compressor
+        self._models: dict[tuple[str, float, int], BaseChatModel] = {}
+        self._stores: dict[Path, Any] = {}
+        self._lock = threading.Lock()
+
+    def chat_model(self, context: Context, role: str) -> BaseChatModel:
+        """The chat model of one role (spec, temperature and max tokens from the context)."""
+        key = context.model_for(role)
+        with self._lock:
+            if key not in self._models:
+                self._models[key] = self._model_factory(*key)
+            return self._models[key]
+
+    def memory_store(self, context: Context) -> Any:
+        """The memory store under the context's data directory (opened once per process)."""
+        path = context.resolved_data_dir()
+        with self._lock:
+            if path not in self._stores:
+                self._stores[path] = self._store_factory(path)
+            return self._stores[path]
+
+    def tools(self, context: Context, paragraphs: Sequence[dict] | None) -> list[BaseTool]:
+        """The executor's tools for this question (the sandbox paragraphs when given)."""
+        return self._tools_factory(context, paragraphs)
+
+    def judge(self, **kwargs: Any) -> Any:
+        """mia.graph.judge.judge(model=, question=, answer=, trace_text=, gold_answers=, mode=)."""
+        return self._judge(**kwargs)
+
+    def compressor(self, model: BaseChatModel) -> Any:
+        """A memory Compressor over the manager model."""
+        return self._compressor(model)
+
+
+_DEFAULT: Deps | None = None
+_DEFAULT_LOCK = threading.Lock()
+
+
+def default_deps() -> Deps:
+    """The process-wide Deps (real backends), created on first use."""
+    global _DEFAULT
+    with _DEFAULT_LOCK:
+        if _DEFAULT is None:
+            _DEFAULT = Deps()
+        return _DEFAULT

@@ -1,0 +1,31 @@
+"""Turning graph state into a `mia.memory.Trajectory` (for reflection, judging and memory)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mia.graph.context import Context
+
+
+def build_trajectory(state: dict[str, Any], context: Context, **overrides: Any) -> Any:
+    """The episode so far as a Trajectory (steps, plan, replan, answer, usage, used memories)."""
+    from mia.memory.trajectory import Trajectory
+
+    existing = state.get("trajectory") or {}
+    values: dict[str, Any] = {
+        "namespace": context.namespace,
+        "question": state.get("question", ""),
+        "caption": state.get("caption") or "",
+        "plan": state.get("plan") or "",
+        "replan": state.get("replan") or "",
+        "steps": [s for s in state.get("steps") or [] if isinstance(s, dict)],
+        "answer": state.get("answer") or "",
+        "gold_answers": list(state.get("gold_answers") or []),
+        "used_memory_ids": list(state.get("used_memory_ids") or []),
+        "usage": state.get("usage") or {},
+        "source": f"mia.graph:{context.memory_mode}",
+    }
+    if existing.get("id"):
+        values["id"] = existing["id"]
+    values.update(overrides)
+    return Trajectory(**values)

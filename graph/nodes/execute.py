@@ -1,0 +1,150 @@
+"""execute: one executor turn of the ReAct loop.
+
+The reply is read as a tool call, an answer, or malformed (repaired by the protocol parser when
+possible, asked again a bounded number of times otherwise). Budgets (tool calls, estimated
+context size, format retries) end in one forced final-answer turn, so every run ends with an
+answer and never with an exception from model output.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
+from langgraph.runtime import Runtime
+
+from mia.graph.context import Context
+from mia.graph.nodes.calls import invoke, text_of
+from mia.graph.nodes.deps import Deps
+from mia.graph.prompts import render
+from mia.graph.protocol import estimate_tokens, extract_final_answer, parse_turn
+from mia.graph.state import State
+
+TEXT_STOP = ["<tool_response>", "</tool_response>"]
+
+
+def uses_native_tools(model: Any, protocol: str) -> bool:
+    """native: always; text: never; auto: when the backend has real tool calling (local models,
+    which render tools into the prompt anyway, get the text protocol)."""
+    if protocol == "native":
+        return True
+    if protocol == "text":
+        return False
+    module = type(model).__module__
+    if module.startswith("mia.graph.models") or "fake" in module:
+        return False
+    from langchain_core.language_models import BaseChatModel
+
+    return type(model).bind_tools is not BaseChatModel.bind_tools
+
+
+def tool_lines(tools: list[Any]) -> str:
+    """One JSON signature per line (Qwen style), for the text protocol's system prompt."""
+    lines = []
+    for tool in tools:
+        params = tool.args if hasattr(tool, "args") else {}
+        lines.append(json.dumps({"name": tool.name, "description": tool.description, "parameters": params},
+                                ensure_ascii=False))
+    return "\n".join(lines)
+
+
+def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool) -> list[BaseMessage]:
+    """System prompt with the tools, then the question with the plan (and, for trajectory-rag,
+    the similar past trajectories)."""
+    tools_text = "" if native else render("executor", "tools", tool_lines=tool_lines(tools))
+    system = render("executor", "system_native" if native else "system", tools=tools_text)
+    plan = (state.get("plan") or "").strip()
+    memories = (state.get("memory_text") or "").strip() if ctx.memory_mode == "trajectory-rag" else ""
+    user = render("executor", "question", question=state["question"],
+                  plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
+                  memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
+    return [SystemMessage(content=system), HumanMessage(content=user)]
+
+
+def make_execute(deps: Deps):
+    def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = Context.coerce(runtime.context)
+        model = deps.chat_model(ctx, "executor")
+        tools = deps.tools(ctx, state.get("paragraphs")) if ctx.max_tool_calls > 0 else []
+        native = bool(tools) and uses_native_tools(model, ctx.tool_protocol)
+        history: list[BaseMessage] = list(state.get("messages") or [])
+        new: list[BaseMessage] = []
+        if not history:
+            new = initial_messages(state, ctx, tools, native)
+        conversation = history + new
+
+        reason = state.get("force_answer") or ""
+        if not reason and state.get("tool_calls", 0) >= ctx.max_tool_calls:
+            reason = "budget"
+        if not reason and sum(estimate_tokens(text_of(m)) for m in conversation) > ctx.max_context_tokens:
+            reason = "context"
+        if reason:
+            return forced_answer(model, conversation, new, reason)
+
+        bound = model.bind_tools(tools) if native else model
+        kwargs = {} if native else {"stop": TEXT_STOP}
+        reply, usage = invoke(bound, conversation, "executor", **kwargs)
+        text = text_of(reply)
+        names = tuple(t.name for t in tools) or ("search",)
+        if reply.tool_calls:
+            call = reply.tool_calls[0]
+            turn_kind, tool, args, think = "tool_call", call["name"], dict(call.get("args") or {}), text.strip()
+            kept: AIMessage = AIMessage(content=text, tool_calls=[call], id=reply.id)
+            call_id = call.get("id")
+        else:
+            turn = parse_turn(text, names)
+            turn_kind, tool, args, think = turn.kind, turn.tool, turn.arguments, turn.think
+            kept = AIMessage(content=turn.content if turn.kind == "tool_call" else text)
+            call_id = None
+
+        update: dict[str, Any] = {"usage": usage}
+        steps = [{"kind": "thought", "content": think}] if think else []
+        if turn_kind == "tool_call":
+            if not tools or state.get("tool_calls", 0) >= ctx.max_tool_calls:
+                plain = AIMessage(content=text or turn_kind)  # no dangling native tool call
+                forced = forced_answer(model, conversation + [plain], new + [plain], "budget")
+                forced["usage"] = _add(usage, forced["usage"])
+                return forced
+            steps.append({"kind": "tool_call", "content": "", "tool": tool, "args": args})
+            update.update(messages=new + [kept], steps=steps, last_turn="tool_call",
+                          pending_tool={"name": tool, "args": args, "id": call_id})
+        elif turn_kind == "answer":
+            steps.append({"kind": "answer", "content": turn.answer})
+            update.update(messages=new + [kept], steps=steps, last_turn="answer", answer=turn.answer,
+                          stop_reason="answered")
+        else:
+            retries = state.get("format_retries", 0) + 1
+            if retries > ctx.max_format_retries:
+                forced = forced_answer(model, conversation + [kept], new + [kept], "format")
+                forced["usage"] = _add(usage, forced["usage"])
+                forced["format_retries"] = retries
+                return forced
+            ask = HumanMessage(content=render("executor", "malformed", error=turn.error))
+            update.update(messages=new + [kept, ask], steps=steps, last_turn="retry", format_retries=retries,
+                          warnings=[f"malformed executor reply ({turn.error})"])
+        return update
+
+    return execute
+
+
+def forced_answer(model: Any, conversation: list[BaseMessage], new: list[BaseMessage], reason: str) -> dict[str, Any]:
+    """One last turn without tools whose text is taken as the answer, whatever its shape."""
+    key = {"budget": "reason_budget", "context": "reason_context"}.get(reason, "reason_format")
+    order = HumanMessage(content=render("executor", "force_answer", reason=render("executor", key)))
+    reply, usage = invoke(model, conversation + [order], "executor", stop=TEXT_STOP)
+    text = text_of(reply)
+    answer = extract_final_answer(text)
+    kept = AIMessage(content=text)
+    steps = [{"kind": "answer", "content": answer}]
+    return {"messages": new + [order, kept], "steps": steps, "usage": usage, "last_turn": "answer",
+            "answer": answer, "stop_reason": f"forced:{reason}", "force_answer": "", "pending_tool": None}
+
+
+def _add(a: dict, b: dict) -> dict:
+    out = {role: dict(c) for role, c in a.items()}
+    for role, counts in b.items():
+        mine = out.setdefault(role, {})
+        for k, v in counts.items():
+            mine[k] = mine.get(k, 0) + v
+    return out

@@ -1,0 +1,82 @@
+"""finalize, judge and memorise: the episode becomes a Trajectory, is graded, and is written to
+memory (compressed by the manager model) with the win-rate statistics of the memories it used."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langgraph.runtime import Runtime
+
+from mia.graph.context import Context
+from mia.graph.nodes.calls import count_usage
+from mia.graph.nodes.deps import Deps
+from mia.graph.nodes.episode import build_trajectory
+from mia.graph.state import State
+
+
+def make_finalize(deps: Deps):
+    def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = Context.coerce(runtime.context)
+        answer = (state.get("answer") or "").strip()
+        trajectory = build_trajectory({**state, "answer": answer}, ctx)
+        return {"answer": answer, "trajectory": trajectory.model_dump(mode="json"),
+                "stop_reason": state.get("stop_reason") or "answered"}
+
+    return finalize
+
+
+def make_judge(deps: Deps):
+    def judge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = Context.coerce(runtime.context)
+        trajectory = build_trajectory(state, ctx)
+        gold = list(state.get("gold_answers") or [])
+        mode = ctx.judge_mode
+        if mode == "auto":
+            mode = "ground_truth" if gold else "reviewers"
+        try:
+            with count_usage() as counter:
+                verdict = deps.judge(model=deps.chat_model(ctx, "judge"), question=state["question"],
+                                     answer=state.get("answer") or "",
+                                     trace_text=trajectory.to_trace_text(include_judgement=False),
+                                     gold_answers=gold or None, mode=mode)
+        except Exception as exc:  # the answer must survive a broken judge
+            return {"judgement": None, "warnings": [f"judge failed: {type(exc).__name__}: {exc}"]}
+        judgement = verdict.model_dump(mode="json") if hasattr(verdict, "model_dump") else dict(verdict)
+        outcome = str(judgement.get("outcome") or "unknown")
+        outcome = outcome if outcome in ("correct", "incorrect", "unknown") else "unknown"
+        usage = {"judge": counter.as_dict()}
+        traj = dict(state.get("trajectory") or {})
+        traj.update(outcome=outcome, judge_feedback=str(judgement.get("feedback") or ""))
+        return {"judgement": judgement, "trajectory": traj, "usage": usage}
+
+    return judge
+
+
+def make_memorise(deps: Deps):
+    def memorise(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = Context.coerce(runtime.context)
+        from mia.memory.trajectory import Trajectory
+
+        data = dict(state.get("trajectory") or {})
+        data["usage"] = state.get("usage") or data.get("usage") or {}
+        trajectory = Trajectory.model_validate(data)
+        update: dict[str, Any] = {}
+        try:
+            store = deps.memory_store(ctx)
+            if ctx.memory_mode == "trajectory-rag":  # raw trajectories only (the baseline)
+                store.log_trajectory(trajectory)
+                update["memory_id"] = None
+            else:
+                with count_usage() as counter:
+                    compressor = deps.compressor(deps.chat_model(ctx, "manager"))
+                    record = store.memorise(trajectory, compressor=compressor)
+                update["usage"] = {"manager": counter.as_dict()}
+                update["memory_id"] = getattr(record, "id", None) if record is not None else None
+            used = list(state.get("used_memory_ids") or [])
+            if used and trajectory.outcome != "unknown":
+                store.update_stats(used, success=trajectory.outcome == "correct")
+        except Exception as exc:  # report, keep the answer
+            update["warnings"] = [f"memorise failed: {type(exc).__name__}: {exc}"]
+        return update
+
+    return memorise

@@ -1,0 +1,78 @@
+"""reflect and replan (reference 3.3). When the executor stops, the planner reads the trace and
+says yes/no to replanning; on yes (at most `max_replans` times) it writes a supplementary plan,
+the executor's last turn is cut before its <answer>, and execution continues on the same
+history with the remaining budget."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import AIMessage, HumanMessage
+from langgraph.runtime import Runtime
+
+from mia.graph.context import Context
+from mia.graph.nodes.calls import invoke, text_of
+from mia.graph.nodes.deps import Deps
+from mia.graph.nodes.episode import build_trajectory
+from mia.graph.nodes.plan import REPLAN_WORDS, to_messages
+from mia.graph.prompts import render
+from mia.graph.protocol import cut_before_answer, parse_yes_no, strip_think
+from mia.graph.state import State
+
+
+def make_reflect(deps: Deps):
+    def reflect(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = Context.coerce(runtime.context)
+        trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
+                                                           include_judgement=False)
+        conversation = list(state.get("planner_messages") or [])
+        conversation.append({"role": "user", "content": render("planner", "reflect", trace=trace)})
+        reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner")
+        raw = text_of(reply)
+        verdict = parse_yes_no(raw)
+        decision = "yes" if verdict else "no"
+        conversation.append({"role": "assistant", "content": decision})
+        update: dict[str, Any] = {
+            "planner_messages": conversation,
+            "reflections": state.get("reflections", 0) + 1,
+            "steps": [{"kind": "reflection", "content": decision}],
+            "usage": usage,
+            "last_turn": "replan" if verdict else "accept",
+        }
+        if verdict is None:
+            update["warnings"] = [f"unclear reflection verdict, taken as no: {raw[:80]!r}"]
+        return update
+
+    return reflect
+
+
+def make_replan(deps: Deps):
+    def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = Context.coerce(runtime.context)
+        conversation = list(state.get("planner_messages") or [])
+        conversation.append({"role": "user", "content": render("planner", "replan", question=state["question"],
+                                                                max_words=REPLAN_WORDS)})
+        reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner")
+        raw = text_of(reply)
+        text = strip_think(raw) or raw.strip()
+        conversation.append({"role": "assistant", "content": text})
+        messages: list[Any] = []
+        history = list(state.get("messages") or [])
+        last = history[-1] if history else None
+        if isinstance(last, AIMessage) and not last.tool_calls:
+            # Same id: add_messages replaces the last turn with its text before <answer>.
+            messages.append(AIMessage(content=cut_before_answer(text_of(last)) or "<think>", id=last.id))
+        messages.append(HumanMessage(content=render("planner", "replan_message", replan=text)))
+        return {
+            "replan": text,
+            "planner_messages": conversation,
+            "replans": state.get("replans", 0) + 1,
+            "messages": messages,
+            "steps": [{"kind": "replan", "content": text}],
+            "usage": usage,
+            "answer": "",
+            "last_turn": "replan",
+            "format_retries": 0,
+        }
+
+    return replan

@@ -1,0 +1,59 @@
+"""tools: runs the executor's pending tool call. A failing or unknown tool becomes an error
+observation the executor can react to; nothing a tool does can crash the run."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from langchain_core.messages import HumanMessage, ToolMessage
+from langgraph.runtime import Runtime
+
+from mia.graph.context import Context
+from mia.graph.nodes.deps import Deps
+from mia.graph.prompts import render
+from mia.graph.protocol import truncate_words
+from mia.graph.state import State
+
+
+def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> tuple[str, bool]:
+    """(observation text, ok)."""
+    by_name = {t.name: t for t in tools}
+    tool = by_name.get(name)
+    if tool is None:
+        return f"Error: there is no tool named {name!r}. Available tools: {', '.join(by_name) or 'none'}.", False
+    try:
+        result = tool.invoke(args)
+    except Exception as exc:  # tools are outside code: report, do not crash
+        return f"Error: the tool {name!r} failed ({type(exc).__name__}: {exc}). Try different arguments.", False
+    if not isinstance(result, str):
+        result = getattr(result, "content", None) or str(result)
+    return result.strip() or "(no results)", True
+
+
+def make_tools_node(deps: Deps):
+    def tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
+        ctx = Context.coerce(runtime.context)
+        pending = state.get("pending_tool") or {}
+        name, args = pending.get("name") or "", dict(pending.get("args") or {})
+        try:
+            available = deps.tools(ctx, state.get("paragraphs"))
+        except Exception as exc:
+            available, text, ok = [], f"Error: tools are unavailable ({type(exc).__name__}: {exc}).", False
+        else:
+            text, ok = run_tool(available, name, args)
+        text = truncate_words(text, ctx.max_observation_words)
+        if pending.get("id"):
+            message: Any = ToolMessage(content=text, tool_call_id=pending["id"], name=name)
+        else:
+            message = HumanMessage(content=render("executor", "observation", result=text))
+        update: dict[str, Any] = {
+            "messages": [message],
+            "steps": [{"kind": "observation", "content": text, "tool": name}],
+            "tool_calls": state.get("tool_calls", 0) + 1,
+            "pending_tool": None,
+        }
+        if not ok:
+            update["warnings"] = [text[:200]]
+        return update
+
+    return tools

@@ -1,0 +1,82 @@
+"""The state one question carries through the MIA graph.
+
+`steps` (the trajectory) and `messages` (the executor conversation) only grow inside a run; the
+first node of each run resets them with `RESET`, so that a thread (`mia chat`) can hold several
+questions one after the other. `usage` is merged per role.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from langchain_core.messages import AnyMessage
+from langgraph.graph.message import add_messages
+from typing_extensions import NotRequired, TypedDict
+
+RESET = "__reset__"
+"""First element of a `steps` update (or key of a `usage` update) that clears the channel."""
+
+
+def append_steps(left: list[dict] | None, right: list[dict] | None) -> list[dict]:
+    """Append trajectory steps; an update that starts with RESET replaces the list."""
+    right = list(right or [])
+    if right and right[0] == RESET:
+        return right[1:]
+    return list(left or []) + right
+
+
+def merge_usage(left: dict | None, right: dict | None) -> dict:
+    """Add per-role call and token counts; an update holding the RESET key replaces them."""
+    right = dict(right or {})
+    if right.pop(RESET, False):
+        return right
+    out = {role: dict(counts) for role, counts in (left or {}).items()}
+    for role, counts in right.items():
+        mine = out.setdefault(role, {"calls": 0, "input_tokens": 0, "output_tokens": 0})
+        for key, value in counts.items():
+            mine[key] = mine.get(key, 0) + int(value or 0)
+    return out
+
+
+class InputState(TypedDict):
+    """What a caller gives: the question and, optionally, the sandbox, gold answers, a preset plan."""
+
+    question: str
+    gold_answers: NotRequired[list[str] | None]
+    paragraphs: NotRequired[list[dict[str, Any]] | None]
+    plan: NotRequired[str | None]
+    caption: NotRequired[str | None]
+
+
+class OutputState(TypedDict, total=False):
+    """What a caller gets back."""
+
+    question: str
+    answer: str
+    plan: str
+    replan: str
+    trajectory: dict[str, Any]
+    judgement: dict[str, Any] | None
+    usage: Annotated[dict[str, dict[str, int]], merge_usage]
+    memory_id: str | None
+    used_memory_ids: list[str]
+    tool_calls: int
+    stop_reason: str
+    warnings: Annotated[list[str], append_steps]
+
+
+class State(InputState, OutputState, total=False):
+    """Full working state (inputs, executor loop, outputs)."""
+
+    # memory and planning
+    memory_text: str
+    planner_messages: list[dict[str, str]]
+    # executor loop
+    messages: Annotated[list[AnyMessage], add_messages]
+    steps: Annotated[list[dict[str, Any]], append_steps]
+    pending_tool: dict[str, Any] | None
+    format_retries: int
+    replans: int
+    reflections: int
+    force_answer: str
+    last_turn: str

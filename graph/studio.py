@@ -1,0 +1,10 @@
+"""The graph LangGraph Studio / `langgraph dev` loads (langgraph.json: `./graph/studio.py:graph`).
+
+Compiled without a checkpointer: the server brings its own persistence and refuses graphs that
+carry one.
+"""
+
+from mia.graph.builder import build_graph
+
+graph = build_graph()
+graph.name = "mia"

@@ -1,0 +1,258 @@
+"""Graph logic with scripted fake models: every edge of the MIA loop."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+from langgraph.checkpoint.memory import InMemorySaver
+
+from mia.graph.builder import build_graph, recursion_limit
+from mia.graph.context import Context
+
+from .fakes import FakeStore, ScriptedChatModel, make_deps, memory, search_tool
+
+CALL = '<think>I need facts</think><tool_call>{{"name": "search", "arguments": {{"query_list": ["{q}"]}}}}</tool_call>'
+
+
+def models(planner: list[Any] | None = None, executor: list[Any] | None = None, manager: list[Any] | None = None,
+           judge: list[Any] | None = None) -> dict[str, ScriptedChatModel]:
+    return {
+        "fake:planner": ScriptedChatModel(script=list(planner or [])),
+        "fake:executor": ScriptedChatModel(script=list(executor or [])),
+        "fake:manager": ScriptedChatModel(script=list(manager or [])),
+        "fake:judge": ScriptedChatModel(script=list(judge or []), fallback="A"),
+    }
+
+
+def ctx(**kw: Any) -> Context:
+    base = dict(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
+                judge_model="fake:judge", tool_protocol="text")
+    base.update(kw)
+    return Context(**base)
+
+
+def run(deps: Any, context: Context, **inputs: Any) -> dict[str, Any]:
+    graph = build_graph(deps=deps)
+    inputs.setdefault("question", "Who wrote Hamlet?")
+    return graph.invoke(inputs, context=context, config={"recursion_limit": recursion_limit(context)})
+
+
+def kinds(out: dict[str, Any]) -> list[str]:
+    return [s["kind"] for s in out["trajectory"]["steps"]]
+
+
+def test_tool_call_then_answer_and_no_replan() -> None:
+    store = FakeStore(positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play (play -> author)", "correct")],
+                      negatives=[memory("n1", "Who painted X?", "1. Guessed without searching", "incorrect")])
+    m = models(planner=["<think>private</think>1. Search for the play's author.", "<think>fine</think>no"],
+               executor=[CALL.format(q="Hamlet author"), "<think>found it</think><answer>Shakespeare</answer>"])
+    deps, seen = make_deps(m, store=store)
+    out = run(deps, ctx(), gold_answers=["William Shakespeare"])
+
+    assert out["answer"] == "Shakespeare"
+    assert out["plan"] == "1. Search for the play's author."
+    assert kinds(out) == ["thought", "tool_call", "observation", "thought", "answer", "reflection"]
+    assert out["tool_calls"] == 1 and out["replan"] == ""
+    assert out["used_memory_ids"] == ["p1", "n1"]
+    # the planner saw positives and negatives in separate sections
+    plan_prompt = m["fake:planner"].prompts[0][1].content
+    assert "Successful strategies (1)" in plan_prompt and "Failure lessons (1)" in plan_prompt
+    assert plan_prompt.index("Macbeth") < plan_prompt.index("Failure lessons") < plan_prompt.index("painted")
+    # the executor saw the plan and the tool result
+    exec_prompt = m["fake:executor"].prompts[1]
+    assert "1. Search for the play's author." in exec_prompt[1].content
+    assert "<tool_response>" in exec_prompt[-1].content and "Doc 1 about Hamlet author" in exec_prompt[-1].content
+    # judge, memory and stats
+    assert seen["judge"][0]["mode"] == "ground_truth" and seen["judge"][0]["gold_answers"] == ["William Shakespeare"]
+    assert out["judgement"]["outcome"] == "correct"
+    assert out["memory_id"] == "mem-1"
+    traj, compressor = store.memorised[0]
+    assert traj.outcome == "correct" and traj.answer == "Shakespeare" and compressor.model is m["fake:manager"]
+    assert store.stats == [(["p1", "n1"], True)]
+    assert set(out["usage"]) == {"planner", "executor", "manager", "judge"}
+    assert out["usage"]["executor"] == {"calls": 2, "input_tokens": 20, "output_tokens": 10}
+    assert out["usage"]["planner"]["calls"] == 2 and out["usage"]["judge"]["calls"] == 1
+
+
+def test_reflection_yes_replans_once_and_continues_the_same_history() -> None:
+    m = models(planner=["1. Search.", "yes", "<think>missed the year</think>1. Search the year.", "unused"],
+               executor=["<answer>guess</answer>", CALL.format(q="year"), "<answer>1603</answer>"])
+    deps, seen = make_deps(m, judge_outcome="incorrect")
+    store = seen["store"]
+    store.positives = [memory("p1", "q", "w", "correct")]
+    out = run(deps, ctx())
+
+    assert out["answer"] == "1603"
+    assert out["replan"] == "1. Search the year."
+    assert kinds(out) == ["answer", "reflection", "replan", "thought", "tool_call", "observation", "answer"]
+    # only one reflection although max_replans=1 was used up: the planner got plan, reflect, replan
+    assert len(m["fake:planner"].prompts) == 3
+    replan_prompt = m["fake:planner"].prompts[2]
+    assert [type(x).__name__ for x in replan_prompt] == ["SystemMessage", "HumanMessage", "AIMessage", "HumanMessage",
+                                                         "AIMessage", "HumanMessage"]
+    assert "Revised plan" not in replan_prompt[3].content and "Answer: guess" in replan_prompt[3].content
+    # the executor continued: its last turn was cut before <answer> and the revised plan appended
+    second = m["fake:executor"].prompts[1]
+    assert isinstance(second[-2], AIMessage) and "<answer>" not in second[-2].content
+    assert isinstance(second[-1], HumanMessage) and "1. Search the year." in second[-1].content
+    assert store.stats == [(["p1"], False)]
+
+
+def test_reflection_unparseable_counts_as_no() -> None:
+    m = models(planner=["1. Search.", "<think>hmm</think>"], executor=["<answer>x</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx())
+    assert out["answer"] == "x" and out["replan"] == ""
+    assert any("unclear reflection" in w for w in out["warnings"])
+
+
+def test_budget_exhausted_forces_an_answer() -> None:
+    m = models(planner=["1. Search a lot."],
+               executor=[CALL.format(q="a"), CALL.format(q="b"), "Answer: forced one"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(max_tool_calls=2, max_replans=0))
+    assert out["tool_calls"] == 2
+    assert out["answer"] == "forced one"
+    assert out["stop_reason"] == "forced:budget"
+    last_prompt = m["fake:executor"].prompts[-1]
+    assert "used all your tool calls" in last_prompt[-1].content
+
+
+def test_context_budget_forces_an_answer() -> None:
+    tool = search_tool(results={"a": "word " * 3000})
+    m = models(planner=["1."], executor=[CALL.format(q="a"), "<answer>short</answer>"])
+    deps, _ = make_deps(m, tools=[tool])
+    out = run(deps, ctx(max_context_tokens=500, max_observation_words=5000, max_replans=0))
+    assert out["stop_reason"] == "forced:context" and out["answer"] == "short"
+    assert "too long" in m["fake:executor"].prompts[-1][-1].content
+
+
+def test_malformed_output_is_asked_again_then_forced() -> None:
+    m = models(planner=["1."], executor=["<think>only thinking", "<tool_call>nonsense</tool_call>",
+                                         "", "<think>ok</think>still no tags? Answer: 42"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(max_replans=0, max_format_retries=2))
+    assert out["answer"] == "42"
+    assert out["stop_reason"] == "forced:format"
+    prompts = m["fake:executor"].prompts
+    assert "did not follow the format" in prompts[1][-1].content
+    assert len(prompts) == 4
+
+
+def test_malformed_once_then_recovers() -> None:
+    m = models(planner=["1."], executor=["<tool_call>{broken", "<answer>fine</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(max_replans=0))
+    assert out["answer"] == "fine" and out["stop_reason"] == "answered"
+
+
+def test_failing_and_unknown_tools_become_observations() -> None:
+    m = models(planner=["1."], executor=[
+        CALL.format(q="x"),
+        '<tool_call>{"name": "calculator", "arguments": {"x": 1}}</tool_call>',
+        "<answer>done</answer>"])
+    deps, _ = make_deps(m, tools=[search_tool(fail=True)])
+    out = run(deps, ctx(max_replans=0))
+    obs = [s["content"] for s in out["trajectory"]["steps"] if s["kind"] == "observation"]
+    assert "index is on fire" in obs[0] and "no tool named 'calculator'" in obs[1]
+    assert out["answer"] == "done" and out["tool_calls"] == 2
+
+
+def test_native_tool_calls_use_tool_messages() -> None:
+    call = AIMessage(content="", tool_calls=[{"name": "search", "args": {"query_list": ["q"]}, "id": "c1"}])
+    m = models(planner=["1."], executor=[call, "<answer>nat</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(tool_protocol="native", max_replans=0))
+    assert out["answer"] == "nat"
+    second = m["fake:executor"].prompts[1]
+    assert isinstance(second[-1], ToolMessage) and second[-1].tool_call_id == "c1"
+    assert m["fake:executor"].bound_tools and m["fake:executor"].bound_tools[0].name == "search"
+
+
+def test_memory_mode_none_is_plain_react() -> None:
+    m = models(executor=[CALL.format(q="x"), "<answer>plain</answer>"])
+    deps, seen = make_deps(m)
+    out = run(deps, ctx(memory_mode="none"))
+    assert out["answer"] == "plain" and m["fake:planner"].prompts == []
+    assert seen["store"].retrieve_calls == [] and seen["store"].memorised == [] and out["memory_id"] is None
+    assert "reflection" not in kinds(out)
+
+
+def test_trajectory_rag_pastes_raw_trajectories_and_logs_raw() -> None:
+    from mia.memory.trajectory import Trajectory
+
+    store = FakeStore()
+    store.logged.append(Trajectory(question="Who wrote Othello?", answer="Shakespeare", outcome="correct"))
+    m = models(executor=["<answer>rag</answer>"])
+    deps, _ = make_deps(m, store=store)
+    out = run(deps, ctx(memory_mode="trajectory-rag"))
+    assert out["answer"] == "rag" and m["fake:planner"].prompts == []
+    assert "Who wrote Othello?" in m["fake:executor"].prompts[0][1].content
+    assert len(store.logged) == 2 and store.memorised == []
+
+
+def test_preset_plan_skips_planner_but_keeps_reflection() -> None:
+    m = models(planner=["no"], executor=["<answer>p</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(), plan="1. Use the preset plan.")
+    assert out["plan"] == "1. Use the preset plan."
+    assert len(m["fake:planner"].prompts) == 1  # the reflection only
+    assert "1. Use the preset plan." in m["fake:executor"].prompts[0][1].content
+
+
+def test_judge_off_and_no_memorise() -> None:
+    m = models(planner=["1.", "no"], executor=["<answer>a</answer>"])
+    deps, seen = make_deps(m)
+    out = run(deps, ctx(judge_mode="off", memorise=False))
+    assert out["judgement"] is None and seen["judge"] == [] and seen["store"].memorised == []
+
+
+def test_broken_store_and_judge_keep_the_answer() -> None:
+    class Broken(FakeStore):
+        def retrieve(self, *a: Any, **k: Any) -> Any:
+            raise OSError("chroma is corrupt")
+
+        def memorise(self, *a: Any, **k: Any) -> Any:
+            raise OSError("disk full")
+
+    m = models(planner=["1.", "no"], executor=["<answer>kept</answer>"])
+    deps, _ = make_deps(m, store=Broken())
+    deps._judge = lambda **kw: (_ for _ in ()).throw(RuntimeError("judge down"))
+    out = run(deps, ctx())
+    assert out["answer"] == "kept"
+    text = json.dumps(out["warnings"])
+    assert "chroma is corrupt" in text and "disk full" in text and "judge down" in text
+
+
+def test_thread_holds_several_questions_and_resets_per_question() -> None:
+    m = models(planner=["1.", "no", "1.", "no"], executor=["<answer>one</answer>", "<answer>two</answer>"])
+    deps, _ = make_deps(m)
+    graph = build_graph(checkpointer=InMemorySaver(), deps=deps)
+    cfg = {"configurable": {"thread_id": "t1"}}
+    empty = {"plan": None, "gold_answers": None, "paragraphs": None, "caption": None}
+    first = graph.invoke({"question": "Q1", **empty}, cfg, context=ctx())
+    second = graph.invoke({"question": "Q2", **empty}, cfg, context=ctx())
+    assert first["answer"] == "one" and second["answer"] == "two"
+    assert kinds(second) == ["answer", "reflection"]
+    assert second["usage"]["executor"]["calls"] == 1
+    state = graph.get_state(cfg).values
+    assert len(state["messages"]) == 3  # system, question, answer of Q2 only
+
+
+@pytest.mark.parametrize("mode", ["mia", "none", "trajectory-rag"])
+async def test_async_invoke(mode: str) -> None:
+    m = models(planner=["1.", "no"], executor=["<answer>async</answer>"])
+    deps, _ = make_deps(m)
+    out = await build_graph(deps=deps).ainvoke({"question": "Q"}, context=ctx(memory_mode=mode))
+    assert out["answer"] == "async"
+
+
+def test_context_schema_has_descriptions() -> None:
+    from dataclasses import fields
+
+    for f in fields(Context):
+        assert f.metadata.get("description"), f.name
+    assert Context.coerce({"max_tool_calls": 3, "bogus": 1}).max_tool_calls == 3

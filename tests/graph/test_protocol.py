@@ -1,0 +1,75 @@
+"""The executor's text protocol parser on the shapes small models really produce."""
+
+from __future__ import annotations
+
+import pytest
+
+from mia.graph.protocol import (cut_before_answer, extract_final_answer, lenient_json, parse_turn, parse_yes_no,
+                                strip_think, truncate_words)
+
+
+@pytest.mark.parametrize("text, tool, queries", [
+    ('<think>need facts</think><tool_call>{"name": "search", "arguments": {"query_list": ["a b"]}}</tool_call>',
+     "search", ["a b"]),
+    ("<think>x</think><tool_call>{'name': 'search', 'arguments': {'query': 'Paris'}}", "search", ["Paris"]),
+    ('<think>x</think>\n{"name": "search", "arguments": "{\\"query_list\\": [\\"q\\"]}"}', "search", ["q"]),
+    ('{"query_list": ["foo"]', "search", ["foo"]),
+    ('<tool_call>\n```json\n{"name": "search", "arguments": {"queries": ["x", "y"],}}\n```\n</tool_call>',
+     "search", ["x", "y"]),
+    ('<tool_call>{"function": {"name": "search", "arguments": {"query_list": "one"}}}</tool_call>', "search", ["one"]),
+    ('<tool_call>{"name": "search", "arguments": {"query_list": ["cut off', "search", ["cut off"]),
+])
+def test_tool_calls_are_repaired(text: str, tool: str, queries: list[str]) -> None:
+    turn = parse_turn(text)
+    assert turn.kind == "tool_call", turn
+    assert turn.tool == tool
+    assert turn.arguments == {"query_list": queries}
+
+
+def test_only_the_first_tool_call_is_kept_and_invented_responses_are_cut() -> None:
+    text = ('<tool_call>{"name": "search", "arguments": {"query_list": ["a"]}}</tool_call>'
+            '<tool_response>made up</tool_response><tool_call>{"name": "search", "arguments": {}}</tool_call>')
+    turn = parse_turn(text)
+    assert turn.arguments == {"query_list": ["a"]}
+    assert "made up" not in turn.content and turn.content.endswith("</tool_call>")
+
+
+@pytest.mark.parametrize("text, answer", [
+    ("<think>done</think><answer>Paris</answer>", "Paris"),
+    ("<think>done</think><answer>Paris", "Paris"),
+    ("Thinking...\nAnswer: Paris", "Paris"),
+    ("Final answer:\n Paris", "Paris"),
+    ('<think>a</think>{"answer": "42"}', "42"),
+    ("Paris is the capital.", "Paris is the capital."),
+    ("<think>unclosed thinking <answer>1923</answer>", "1923"),
+])
+def test_answers(text: str, answer: str) -> None:
+    turn = parse_turn(text)
+    assert turn.kind == "answer", turn
+    assert turn.answer == answer
+
+
+@pytest.mark.parametrize("text", ["", "   ", "<think>only thinking", "<tool_call>not json at all</tool_call>",
+                                  '<tool_call>{"arguments": 5}</tool_call>'])
+def test_malformed_is_reported_not_raised(text: str) -> None:
+    turn = parse_turn(text)
+    assert turn.kind == "malformed" and turn.error
+
+
+def test_lenient_json_variants() -> None:
+    assert lenient_json("{'a': True, 'b': None}") == {"a": True, "b": None}
+    assert lenient_json('{a: 1, "b": [1, 2,],}') == {"a": 1, "b": [1, 2]}
+    assert lenient_json('prefix {"a": {"b": 1') == {"a": {"b": 1}}
+    with pytest.raises(ValueError):
+        lenient_json("no json")
+
+
+def test_yes_no_and_helpers() -> None:
+    assert parse_yes_no("<think>the evidence is thin, no doubt</think>Yes.") is True
+    assert parse_yes_no("No") is False
+    assert parse_yes_no("<think>hmm</think>") is None
+    assert strip_think("<think>plan privately</think>1. Search X") == "1. Search X"
+    assert cut_before_answer("<think>a</think><answer>b</answer>") == "<think>a</think>"
+    assert extract_final_answer("blah\nAnswer: 7") == "7"
+    assert extract_final_answer('<tool_call>{"name": "search"}</tool_call>') == ""
+    assert truncate_words("a b c d", 2).startswith("a b ...")
