@@ -1,0 +1,53 @@
+"""The judge: decides whether an agent's answer is correct, with or without gold answers.
+
+Used by the graph's judge node, the evaluation harness and the training rewards::
+
+    from mia.graph.judge import judge, ajudge, Verdict, JudgeConfig
+    verdict = judge(model, question, answer, trace_text=trace, gold_answers=["Paris"])
+    verdict.outcome, verdict.score, verdict.feedback, verdict.usage
+
+The metrics (`normalize_answer`, `exact_match`, `f1_score`, `cover_match`, `extract_answer`) need
+no model; the names that need LangChain are loaded on first use, so importing the metrics for a
+reward function or a report stays cheap.
+"""
+
+from __future__ import annotations
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+from .metrics import cover_match, exact_match, extract_answer, f1_score, normalize_answer
+from .outcome import Outcome
+
+_LAZY = {
+    "judge": "api",
+    "ajudge": "api",
+    "JudgeMode": "api",
+    "MODES": "api",
+    "JudgeConfig": "config",
+    "Verdict": "verdict",
+    "Review": "verdict",
+    "Usage": "verdict",
+    "GraderLabel": "verdict",
+    "JudgeMethod": "verdict",
+    "parse_grade": "parsing",
+    "parse_review": "parsing",
+    "parse_arbiter": "parsing",
+}
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .api import MODES, JudgeMode, ajudge, judge
+    from .config import JudgeConfig
+    from .parsing import parse_arbiter, parse_grade, parse_review
+    from .verdict import GraderLabel, JudgeMethod, Review, Usage, Verdict
+
+
+def __getattr__(name: str) -> Any:
+    if name in _LAZY:
+        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
+        globals()[name] = value
+        return value
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+__all__ = ["Outcome", "normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", *_LAZY]

@@ -1,0 +1,48 @@
+"""Tunable knobs of the judge, with the paper's values as defaults where it has any."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel, Field, model_validator
+
+
+class JudgeConfig(BaseModel):
+    """Judge settings. Defaults follow the paper (weights 0.5/0.3/0.2) unless noted."""
+
+    weights: dict[str, float] = Field(
+        default_factory=lambda: {"reasoning": 0.5, "sources": 0.3, "validity": 0.2},
+        description="importance of each reviewer in the weighted arbiter (renormalised over the reviews present)",
+    )
+    threshold: float = Field(6.0, ge=1.0, le=10.0, description="weighted mean score (1-10) at or above which the answer is correct")
+    veto_below: float | None = Field(
+        3.0,
+        ge=1.0,
+        le=10.0,
+        description="any single review scoring below this makes the answer incorrect (the paper's arbiter "
+        "requires all three qualities); None disables the veto",
+    )
+    min_reviews: int = Field(2, ge=1, le=3, description="fewer usable reviews than this: the outcome is unknown")
+    arbiter: Literal["weighted", "llm"] = Field(
+        "weighted",
+        description="weighted: the numeric rule above; llm: an extra arbiter call that must reply with a bare "
+        "verdict, falling back to the weighted rule when it does not",
+    )
+    reask: bool = Field(True, description="ask once more after a malformed reply before falling back")
+    force_temperature_zero: bool = Field(
+        True, description="run a copy of the model at temperature 0 when it exposes a temperature field"
+    )
+    max_trace_chars: int = Field(12_000, ge=200, description="longer traces keep their head and tail")
+    max_answer_chars: int = Field(2_000, ge=50, description="longer answers are cut for the prompts (metrics use all)")
+
+    @model_validator(mode="after")
+    def _check_weights(self) -> "JudgeConfig":
+        unknown = set(self.weights) - {"reasoning", "sources", "validity"}
+        if unknown:
+            raise ValueError(f"unknown reviewer weights {sorted(unknown)}; use reasoning, sources, validity")
+        if any(w < 0 for w in self.weights.values()) or sum(self.weights.values()) <= 0:
+            raise ValueError("reviewer weights must be non-negative and not all zero")
+        return self
+
+
+__all__ = ["JudgeConfig"]

@@ -1,0 +1,123 @@
+"""Answer metrics without a model: the HotpotQA/SQuAD normalisation, EM, token F1, cover match.
+
+They are the judge's fallback when the judge model fails, the whole judge when no model is given,
+and cheap extra numbers reported next to every LLM verdict (the paper computes none of them, which
+makes its accuracy hard to compare with the literature).
+"""
+
+from __future__ import annotations
+
+import re
+import string
+from collections import Counter
+from collections.abc import Iterable
+
+_PUNCTUATION = frozenset(string.punctuation)
+_ARTICLES = re.compile(r"\b(a|an|the)\b")
+# HotpotQA: these answers only ever match exactly; a partial token overlap with them means nothing.
+_EXACT_ONLY = frozenset({"yes", "no", "noanswer"})
+
+
+def normalize_answer(text: str) -> str:
+    """Lower-case, drop ASCII punctuation, drop the articles a/an/the, collapse whitespace.
+
+    This is the official SQuAD/HotpotQA normalisation, kept verbatim so numbers are comparable
+    with published ones (in particular it leaves non-ASCII punctuation alone).
+    """
+    text = text.lower()
+    text = "".join(ch for ch in text if ch not in _PUNCTUATION)
+    text = _ARTICLES.sub(" ", text)
+    return " ".join(text.split())
+
+
+def _golds(golds: str | Iterable[str]) -> list[str]:
+    """Accept one gold answer or several aliases; refuse an empty list (a silent 0 hides bugs)."""
+    items = [golds] if isinstance(golds, str) else list(golds)
+    if not items:
+        raise ValueError("at least one gold answer is needed")
+    for item in items:
+        if not isinstance(item, str):
+            raise TypeError(f"gold answers must be strings, got {type(item).__name__}")
+    return items
+
+
+def exact_match(prediction: str, golds: str | Iterable[str]) -> float:
+    """1.0 when the normalised prediction equals any normalised gold alias, else 0.0."""
+    pred = normalize_answer(prediction)
+    return float(any(pred == normalize_answer(gold) for gold in _golds(golds)))
+
+
+def _f1_one(prediction: str, gold: str) -> float:
+    """HotpotQA token F1 between one prediction and one gold answer."""
+    pred, ref = normalize_answer(prediction), normalize_answer(gold)
+    if (pred in _EXACT_ONLY or ref in _EXACT_ONLY) and pred != ref:
+        return 0.0
+    pred_tokens, ref_tokens = pred.split(), ref.split()
+    if not pred_tokens or not ref_tokens:
+        return float(pred_tokens == ref_tokens)
+    same = sum((Counter(pred_tokens) & Counter(ref_tokens)).values())
+    if same == 0:
+        return 0.0
+    precision, recall = same / len(pred_tokens), same / len(ref_tokens)
+    return 2 * precision * recall / (precision + recall)
+
+
+def f1_score(prediction: str, golds: str | Iterable[str]) -> float:
+    """Token F1, the best over the gold aliases (yes/no/noanswer only match exactly)."""
+    return max(_f1_one(prediction, gold) for gold in _golds(golds))
+
+
+def cover_match(prediction: str, golds: str | Iterable[str]) -> bool:
+    """True when some normalised gold alias appears as a whole-token run inside the prediction.
+
+    Token-level, not substring: gold "no" is not covered by "not", nor "art" by "party".
+    This is the paper's fallback when its judge call fails ("gold contained in prediction").
+    """
+    pred = normalize_answer(prediction).split()
+    for gold in _golds(golds):
+        ref = normalize_answer(gold).split()
+        if ref and any(pred[i : i + len(ref)] == ref for i in range(len(pred) - len(ref) + 1)):
+            return True
+    return False
+
+
+_THINK_SPLIT = re.compile(r"</think>", re.I)
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
+_AFTER_TOOL_RESPONSE = re.compile(r"</tool_response>\s*assistant\b(.*)\Z", re.S | re.I)
+_BLOCKS = re.compile(r"<(tool_call|tool_response|think)>.*?</\1>", re.S | re.I)
+_ROLE_LINES = re.compile(r"^\s*(system|user|assistant|tool)\s*$", re.M | re.I)
+_TAGS = re.compile(r"</?(answer|think|tool_call|tool_response)>", re.I)
+
+
+def _squash(text: str) -> str:
+    return " ".join(text.split())
+
+
+def extract_answer(text: str) -> str:
+    """The final answer in an agent's output, whitespace-normalised.
+
+    Order (the paper's training-reward extraction, reference 4.5, plus one guard for cut-off
+    output): the last `<answer>...</answer>` after the last `</think>`; a last `<answer>` that was
+    opened but never closed (the model ran out of tokens); the text after a
+    `</tool_response> assistant` marker; the text without think/tool blocks and bare role lines;
+    finally the whole string.
+    """
+    if not text:
+        return ""
+    tail = _THINK_SPLIT.split(text)[-1]
+    last_open = tail.lower().rfind("<answer>")
+    if last_open >= 0 and "</answer>" not in tail[last_open:].lower():
+        unclosed = _squash(_TAGS.sub(" ", tail[last_open + len("<answer>") :]))
+        if unclosed:
+            return unclosed
+    found = _ANSWER.findall(tail)
+    if found:
+        return _squash(found[-1])
+    after_tool = _AFTER_TOOL_RESPONSE.search(text)
+    if after_tool and after_tool.group(1).strip():
+        return _squash(_TAGS.sub(" ", after_tool.group(1)))
+    stripped = _squash(_TAGS.sub(" ", _ROLE_LINES.sub(" ", _BLOCKS.sub(" ", tail))))
+    return stripped or _squash(text)
+
+
+__all__ = ["normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer"]

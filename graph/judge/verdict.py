@@ -1,0 +1,93 @@
+"""Typed results of a judgement: what the graph stores, the harness reports and rewards read."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from .outcome import Outcome
+
+GraderLabel = Literal["CORRECT", "INCORRECT", "NOT_ATTEMPTED"]
+# llm: the judge model decided; fallback: the model failed or replied nonsense and a rule decided;
+# metrics: no model was given (EM/F1/cover only); off: judging was switched off.
+JudgeMethod = Literal["llm", "fallback", "metrics", "off"]
+ResolvedMode = Literal["ground_truth", "reviewers", "off"]
+ReviewerName = Literal["reasoning", "sources", "validity"]
+
+
+class Usage(BaseModel):
+    """Token usage of the judge's model calls, summed (same keys as the graph's per-role usage)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+    total_tokens: int = 0
+
+    def add(self, usage_metadata: dict[str, Any] | None) -> None:
+        """Count one call and add the tokens an AIMessage reported (0 when it reported none)."""
+        self.calls += 1
+        meta = usage_metadata or {}
+        inp, out = int(meta.get("input_tokens") or 0), int(meta.get("output_tokens") or 0)
+        self.input_tokens += inp
+        self.output_tokens += out
+        self.total_tokens += int(meta.get("total_tokens") or inp + out)
+
+
+class Review(BaseModel):
+    """One reviewer's judgement of an answer without ground truth."""
+
+    name: ReviewerName
+    title: str
+    weight: float
+    score: int | None = Field(None, ge=1, le=10, description="1-10; None when the review is missing")
+    reason: str = ""
+    missing: bool = False
+    repaired: bool = Field(False, description="the reply was not clean JSON and had to be repaired")
+    reasked: bool = Field(False, description="the first reply was hopeless and the reviewer was asked again")
+    raw: str | None = Field(None, description="the reviewer's last raw reply")
+    error: str | None = Field(None, description="why the review is missing, when it is")
+
+    def line(self) -> str:
+        """A one-line rendering for feedback text and logs."""
+        if self.missing:
+            return f"{self.title} (weight {self.weight:g}): missing ({self.error or 'no usable reply'})"
+        reason = self.reason or "(no reason given)"
+        return f"{self.title} (weight {self.weight:g}): {self.score}/10. {reason}"
+
+
+class Verdict(BaseModel):
+    """The judge's decision on one answer, with everything needed to store, report and reward it.
+
+    `score` is in [0, 1]: 1/0 for a model-graded ground-truth verdict; 1 when exact/cover match,
+    else token F1, for metrics; the reviewers' weighted mean mapped from 1-10 onto 0-1.
+    `em`, `f1`, `cover` are computed whenever gold answers are known (also in reviewers mode,
+    where the reviewers never see them) and are None otherwise.
+    """
+
+    outcome: Outcome
+    score: float = Field(ge=0.0, le=1.0)
+    mode: ResolvedMode
+    method: JudgeMethod
+    prediction: str = Field(description="the answer that was judged, after extraction")
+    em: float | None = None
+    f1: float | None = None
+    cover: bool | None = None
+    grader_label: GraderLabel | None = None
+    feedback: str = ""
+    reviews: list[Review] = Field(default_factory=list)
+    raw_reply: str | None = Field(None, description="the grader's or arbiter's last raw reply")
+    notes: list[str] = Field(default_factory=list, description="fallbacks, repairs and re-asks, in order")
+    usage: Usage = Field(default_factory=Usage)
+
+    @property
+    def is_correct(self) -> bool:
+        return self.outcome == "correct"
+
+    @property
+    def reviewer_feedback(self) -> dict[str, str]:
+        """Reviewer name -> feedback line (the memory record's evaluator feedback fields)."""
+        return {review.name: review.line() for review in self.reviews}
+
+
+__all__ = ["GraderLabel", "JudgeMethod", "ResolvedMode", "ReviewerName", "Usage", "Review", "Verdict"]
