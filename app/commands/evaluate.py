@@ -1,9 +1,120 @@
-"""CLI commands: evaluate (placeholder until its issue lands)."""
+"""CLI commands: `mia eval` (measure one configuration on a QA set) and `mia eval-report` (compare runs).
+
+Heavy imports (the graph, torch, matplotlib) happen inside the commands so `mia --help` stays instant.
+"""
 
 from __future__ import annotations
+
+import asyncio
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Optional
 
 import typer
 
 
+class Memory(str, Enum):
+    none = "none"
+    trajectory_rag = "trajectory-rag"
+    mia = "mia"
+
+
+class Judge(str, Enum):
+    llm = "llm"
+    metrics = "metrics"
+
+
+def _fail(message: str, code: int = 1) -> None:
+    from rich.console import Console
+
+    Console(stderr=True).print(f"[bold red]error:[/] {message}", highlight=False)
+    raise typer.Exit(code)
+
+
+def eval_command(
+    dataset: Annotated[str, typer.Option(help="hotpotqa | 2wiki | 2wiki-open | musique, or a normalised .jsonl(.gz) file.")] = "hotpotqa",
+    n: Annotated[Optional[int], typer.Option("--n", min=1, help="Number of questions (a seeded sample; all when omitted).")] = None,
+    memory: Annotated[Memory, typer.Option(help="none: plain executor; trajectory-rag: raw past trajectories; mia: memory + planner.")] = Memory.mia,
+    seed: Annotated[int, typer.Option(help="Sampling seed: same seed, same questions in the same order.")] = 0,
+    out: Annotated[Optional[Path], typer.Option(help="Run folder (default eval-runs/<dataset>-<memory>-seed<seed>). Re-running resumes it.")] = None,
+    planner_model: Annotated[Optional[str], typer.Option(help="Planner model spec (default $MIA_PLANNER_MODEL or local:smollm2).")] = None,
+    executor_model: Annotated[Optional[str], typer.Option(help="Executor model spec.")] = None,
+    manager_model: Annotated[Optional[str], typer.Option(help="Memory-manager model spec.")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help="Judge model spec (grades answers against the gold ones).")] = None,
+    judge: Annotated[Judge, typer.Option(help="llm: SimpleQA-style grader by the judge role (the paper's accuracy); metrics: EM/F1 only, no judge calls.")] = Judge.llm,
+    max_tool_calls: Annotated[Optional[int], typer.Option(min=0, help="Most tool calls per question (graph default 30).")] = None,
+    planner_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per planner call.")] = None,
+    executor_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per executor turn.")] = None,
+    manager_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per memory compression.")] = None,
+    judge_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per judge call.")] = None,
+    search_top_k: Annotated[Optional[int], typer.Option(min=1, help="Documents per search query.")] = None,
+    max_replans: Annotated[Optional[int], typer.Option(min=0, help="Reflect-and-replan rounds (the paper uses 1).")] = None,
+    concurrency: Annotated[Optional[int], typer.Option(min=1, help="Questions in flight (default 1 for local models, 4 for APIs).")] = None,
+    memory_from: Annotated[Optional[Path], typer.Option(help="Start from the memory a previous run folder built (copied, not shared).")] = None,
+    label: Annotated[Optional[str], typer.Option(help="Name of this configuration in tables and plots.")] = None,
+    retry_errors: Annotated[bool, typer.Option(help="On resume, run again the questions that failed with an error.")] = False,
+    progress: Annotated[bool, typer.Option(help="Show a progress bar with the running accuracy.")] = True,
+) -> None:
+    """Evaluate the agent on a multi-hop QA set: LLM-judge accuracy, EM/F1, tool and LLM calls, tokens
+    per role, wall time, with 95% intervals. Writes results.jsonl (the checkpoint), summary.md/json, plot.png."""
+    from mia.app.evaluation.datasets import DatasetError
+    from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
+    from mia.app.evaluation.runlog import RunDirError
+    from mia.app.evaluation.summary import render_markdown
+    from mia.graph.models.errors import BackendError
+
+    overrides = {
+        "planner_max_tokens": planner_max_tokens,
+        "executor_max_tokens": executor_max_tokens,
+        "manager_max_tokens": manager_max_tokens,
+        "judge_max_tokens": judge_max_tokens,
+        "search_top_k": search_top_k,
+        "max_replans": max_replans,
+    }
+    models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
+    cfg = EvalConfig(
+        dataset=dataset,
+        n=n,
+        seed=seed,
+        memory_mode=memory.value,
+        models={k: v for k, v in models.items() if v},
+        judge=judge.value,
+        max_tool_calls=max_tool_calls,
+        context_overrides={k: v for k, v in overrides.items() if v is not None},
+        concurrency=concurrency,
+        label=label,
+        memory_from=str(memory_from) if memory_from else None,
+        retry_errors=retry_errors,
+    )
+    stem = Path(dataset).name.split(".")[0] if ("/" in dataset or dataset.endswith((".jsonl", ".gz"))) else dataset
+    out = out or Path("eval-runs") / f"{stem}-{memory.value}-seed{seed}"
+    try:
+        summary = asyncio.run(run_evaluation(cfg, out, progress=progress))
+    except (DatasetError, RunDirError, RunAborted, BackendError) as err:
+        _fail(str(err))
+    typer.echo(render_markdown([summary], f"Evaluation: {summary.label}"))
+    typer.echo(f"Run folder: {out} (results.jsonl, summary.md, summary.json, plot.png)")
+
+
+def report_command(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders written by `mia eval`.")],
+    out: Annotated[Optional[Path], typer.Option(help="Where to write comparison.md/json/png (default: print only).")] = None,
+    title: Annotated[str, typer.Option(help="Title of the table and plot.")] = "Comparison",
+) -> None:
+    """Merge several `mia eval` runs (e.g. none vs trajectory-rag vs mia) into one table and plot."""
+    from mia.app.evaluation.report import compare
+    from mia.app.evaluation.runlog import RunDirError
+
+    try:
+        _, md = compare(runs, out, title)
+    except RunDirError as err:
+        _fail(str(err))
+    typer.echo(md)
+    if out:
+        typer.echo(f"Wrote {out}/comparison.md, comparison.json, comparison.png")
+
+
 def register(app: typer.Typer) -> None:
-    """Add this module's commands to the root app."""
+    """Add `mia eval` and `mia eval-report` to the root app."""
+    app.command("eval")(eval_command)
+    app.command("eval-report")(report_command)

@@ -1,0 +1,220 @@
+"""Run one evaluation configuration over a dataset: resumable, bounded-concurrent, with progress.
+
+Why this shape: a run is a folder (config.json + results.jsonl). Starting the same command again
+continues where it stopped; the summary, table and plot are rebuilt from the log at the end.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import uuid
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+from mia.app.evaluation import runlog
+from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
+from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
+from mia.app.evaluation.runner import GraphRunner, QuestionRunner
+from mia.app.evaluation.summary import RunSummary, summarise, write_summary
+
+MemoryMode = Literal["none", "trajectory-rag", "mia"]
+LOCAL_PREFIXES = ("local:", "hf:", "llamacpp:")
+# fields that define what a run measures: resuming with any of them changed would mix two experiments
+IDENTITY = ("dataset", "seed", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides")
+
+
+class EvalConfig(BaseModel):
+    """One configuration: which questions, which agent, which budgets."""
+
+    dataset: str = "hotpotqa"
+    n: int | None = Field(None, ge=1, description="questions to run (None: all)")
+    seed: int = 0
+    memory_mode: MemoryMode = "mia"
+    models: dict[str, str] = Field(default_factory=dict, description="role -> model spec; missing roles use MIA_<ROLE>_MODEL")
+    judge: Literal["llm", "metrics"] = "llm"
+    max_tool_calls: int | None = Field(None, ge=0)
+    context_overrides: dict[str, Any] = Field(default_factory=dict, description="other Context fields (max tokens, top-k...)")
+    concurrency: int | None = Field(None, ge=1, description="questions in flight (None: 1 for local models, else 4)")
+    label: str | None = None
+    namespace: str | None = Field(None, description="memory namespace; a fresh one per run when None")
+    data_dir: str | None = None
+    memory_from: str | None = Field(None, description="a previous run folder whose memory this run starts from")
+    retry_errors: bool = False
+    max_consecutive_errors: int = Field(5, ge=1)
+
+    def resolved_models(self) -> dict[str, str]:
+        import os
+
+        return {r: self.models.get(r) or os.environ.get(f"MIA_{r.upper()}_MODEL") or "local:smollm2" for r in ROLES}
+
+    def resolved_concurrency(self) -> int:
+        if self.concurrency:
+            return self.concurrency
+        return 1 if any(m.startswith(LOCAL_PREFIXES) for m in self.resolved_models().values()) else 4
+
+
+class RunAborted(RuntimeError):
+    """Too many questions in a row failed: the backend is down or misconfigured (the log is kept)."""
+
+
+RunnerFactory = Callable[[dict[str, Any], str], QuestionRunner]
+
+
+def build_context(config: dict[str, Any], setting: str) -> Any:
+    """The graph Context of a run (role models, memory mode and namespace, budgets, judge, corpus)."""
+    from mia import Context
+
+    values: dict[str, Any] = {f"{role}_model": spec for role, spec in config["models"].items()}
+    values.update(
+        memory_mode=config["memory_mode"],
+        namespace=config["namespace"],
+        memorise=config["memory_mode"] != "none",
+        judge_mode="ground_truth" if config["judge"] == "llm" else "off",
+    )
+    if config.get("max_tool_calls") is not None:
+        values["max_tool_calls"] = config["max_tool_calls"]
+    if config.get("data_dir"):
+        values["data_dir"] = config["data_dir"]
+    if setting == "open":
+        values["corpus"] = str(OPEN_CORPUS_FILE)
+    values.update(config.get("context_overrides") or {})
+    return Context(**values)
+
+
+def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner:
+    """The real agent: the compiled MIA graph with this run's context."""
+    from mia import build_graph
+
+    return GraphRunner(graph=build_graph(), context=build_context(config, setting), setting=setting, judge=config["judge"])
+
+
+def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, Any]:
+    """Write config.json on a fresh run; on a resumed run check it measures the same thing."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    stored = runlog.read_config(out_dir)
+    fresh = cfg.model_dump()
+    fresh["models"] = cfg.resolved_models()
+    fresh["setting"] = setting
+    if stored is not None:
+        diff = [k for k in IDENTITY if stored.get(k) != fresh.get(k)]
+        if diff:
+            details = "; ".join(f"{k}: {stored.get(k)!r} -> {fresh.get(k)!r}" for k in diff)
+            raise runlog.RunDirError(f"{out_dir} holds a different run ({details}); use another --out")
+        stored.update(n=cfg.n, concurrency=cfg.concurrency, retry_errors=cfg.retry_errors, label=cfg.label or stored.get("label"))
+        stored["resumed_at"] = _now()
+        runlog.write_config(out_dir, stored)
+        return stored
+    fresh["namespace"] = cfg.namespace or f"eval-{cfg.memory_mode}-{uuid.uuid4().hex[:8]}"
+    fresh["started_at"] = _now()
+    if cfg.memory_from:
+        fresh["memory_seeded"] = seed_memory(Path(cfg.memory_from), fresh)
+    runlog.write_config(out_dir, fresh)
+    return fresh
+
+
+def seed_memory(source_run: Path, config: dict[str, Any]) -> int:
+    """Copy the memory a previous run built into this run's fresh namespace (the source stays as it was)."""
+    src = runlog.read_config(source_run)
+    if src is None:
+        raise runlog.RunDirError(f"--memory-from {source_run}: no config.json there (not an eval run folder)")
+    from mia.app.evaluation.memory_seed import copy_namespace
+
+    return copy_namespace(src["namespace"], config["namespace"], src.get("data_dir"), config.get("data_dir"))
+
+
+def _now() -> str:
+    return dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
+
+
+def _progress(total: int, initial: int, enabled: bool):
+    from tqdm.auto import tqdm
+
+    return tqdm(total=total, initial=initial, disable=not enabled, unit="q", dynamic_ncols=True, desc="eval")
+
+
+def _running_accuracy(results: dict[str, QuestionResult]) -> str:
+    done = list(results.values())
+    judged = [r for r in done if r.judge_correct is not None]
+    if judged:
+        return f"acc={sum(r.judge_correct for r in judged) / len(judged):.3f}"
+    return f"em={sum(r.em for r in done) / max(1, len(done)):.3f}"
+
+
+async def run_evaluation(
+    cfg: EvalConfig,
+    out_dir: Path,
+    *,
+    runner_factory: RunnerFactory | None = None,
+    progress: bool = True,
+    plot: bool = True,
+) -> RunSummary:
+    """Run (or continue) one configuration and write summary.json, summary.md and plot.png."""
+    out_dir = Path(out_dir)
+    examples, setting = load_examples(cfg.dataset, cfg.n, cfg.seed)
+    out_dir.mkdir(parents=True, exist_ok=True)
+    with runlog.RunLock(out_dir):
+        config = prepare_run_dir(cfg, out_dir, setting)
+        done = runlog.latest_by_id(runlog.read_results(out_dir, repair=True))
+        wanted = {ex.id for ex in examples}
+        done = {k: v for k, v in done.items() if k in wanted}
+        todo = [ex for ex in examples if ex.id not in done or (cfg.retry_errors and done[ex.id].error)]
+        if todo:
+            runner = (runner_factory or graph_runner_factory)(config, setting)
+            await _run_all(runner, todo, out_dir, done, cfg, total=len(examples), progress=progress)
+        final = runlog.latest_by_id(runlog.read_results(out_dir))
+        results = [final[ex.id] for ex in examples if ex.id in final]
+        summary = summarise(results, config)
+        write_summary(out_dir, summary)
+        if plot and results:
+            from mia.app.evaluation.plot import plot_runs
+
+            plot_runs([summary], out_dir / "plot.png")
+        return summary
+
+
+async def _run_all(
+    runner: QuestionRunner,
+    todo: list[EvalExample],
+    out_dir: Path,
+    done: dict[str, QuestionResult],
+    cfg: EvalConfig,
+    *,
+    total: int,
+    progress: bool,
+) -> None:
+    """Bounded concurrency; each result is logged the moment it is ready (in completion order)."""
+    limit = asyncio.Semaphore(cfg.resolved_concurrency())
+    bar = _progress(total, total - len(todo), progress)
+    streak = 0
+    logged: set[str] = set()
+
+    async def one(ex: EvalExample) -> QuestionResult:
+        async with limit:
+            return await runner(ex)
+
+    tasks = [asyncio.create_task(one(ex)) for ex in todo]
+    try:
+        for next_done in asyncio.as_completed(tasks):
+            result = await next_done
+            runlog.append_result(out_dir, result)
+            logged.add(result.id)
+            done[result.id] = result
+            streak = streak + 1 if result.error else 0
+            bar.update(1)
+            bar.set_postfix_str(f"{_running_accuracy(done)} err={sum(1 for r in done.values() if r.error)}")
+            if streak >= cfg.max_consecutive_errors:
+                raise RunAborted(
+                    f"{streak} questions in a row failed (last: {result.error}); the log in {out_dir} is kept, "
+                    "fix the backend and run the same command again to continue"
+                )
+    finally:
+        for t in tasks:  # keep what finished but was not consumed yet (e.g. on Ctrl-C), drop the rest
+            if t.done() and not t.cancelled() and t.exception() is None and t.result().id not in logged:
+                runlog.append_result(out_dir, t.result())
+            t.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        bar.close()

@@ -1,0 +1,89 @@
+"""Typed records of an evaluation: the question we ask and the one log line we keep per question.
+
+Why typed: the JSONL log is the checkpoint and the only input of the summary, so its shape must be
+stable and validated when read back (a resumed or merged run never trusts a half-written line).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+ROLES = ("planner", "executor", "manager", "judge")
+
+
+class Paragraph(BaseModel):
+    """One searchable passage of a question's own context (the distractor "sandbox")."""
+
+    title: str
+    text: str
+
+
+class EvalExample(BaseModel):
+    """One question in the normalised format committed under app/evaluation/datasets/."""
+
+    id: str
+    question: str
+    answer: str
+    answer_aliases: list[str] = Field(default_factory=list)
+    type: str | None = None
+    paragraphs: list[Paragraph] = Field(default_factory=list)
+    supporting_titles: list[str] = Field(default_factory=list)
+
+    @property
+    def gold_answers(self) -> list[str]:
+        """The answer first, then its aliases, without duplicates."""
+        seen: list[str] = []
+        for ans in [self.answer, *self.answer_aliases]:
+            if ans and ans not in seen:
+                seen.append(ans)
+        return seen
+
+
+class RoleUsage(BaseModel):
+    """Calls and tokens of one role for one question (the graph's `usage[role]`)."""
+
+    calls: int = 0
+    input_tokens: int = 0
+    output_tokens: int = 0
+
+
+class QuestionResult(BaseModel):
+    """One line of results.jsonl: everything the summary needs, plus what a human reads to debug."""
+
+    id: str
+    question: str
+    gold_answers: list[str]
+    type: str | None = None
+    answer: str = ""
+    plan: str | None = None
+    trajectory: list[dict[str, Any]] = Field(default_factory=list)
+    # scores
+    em: float = 0.0
+    f1: float = 0.0
+    judge_correct: bool | None = None  # None when the run did not use the LLM judge
+    judge_grade: str | None = None  # the grader's raw letter / label, for auditing
+    # cost
+    tool_calls: int = 0
+    usage: dict[str, RoleUsage] = Field(default_factory=dict)
+    wall_s: float = 0.0
+    # memory
+    memories_used: list[str] = Field(default_factory=list)
+    memory_id: str | None = None
+    error: str | None = None  # set when the graph raised; the question scores 0
+
+    @property
+    def llm_calls(self) -> int:
+        return sum(u.calls for u in self.usage.values())
+
+    @property
+    def prompt_tokens(self) -> int:
+        return sum(u.input_tokens for u in self.usage.values())
+
+    @property
+    def completion_tokens(self) -> int:
+        return sum(u.output_tokens for u in self.usage.values())
+
+    def role(self, name: str) -> RoleUsage:
+        return self.usage.get(name, RoleUsage())

@@ -1,0 +1,55 @@
+"""Merge several run folders into one comparison table and plot (`mia eval-report DIR...`).
+
+Why from the logs: each run's summary is recomputed from its results.jsonl, so a report of runs
+made on different days or machines is computed the same way as a single run's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from mia.app.evaluation import runlog
+from mia.app.evaluation.summary import RunSummary, markdown_roles, markdown_table, summarise
+
+
+def load_run(run_dir: Path) -> RunSummary:
+    """The summary of one finished (or partial) run folder."""
+    run_dir = Path(run_dir)
+    config = runlog.read_config(run_dir)
+    if config is None:
+        raise runlog.RunDirError(f"{run_dir}: no config.json (not a `mia eval` output folder)")
+    results = list(runlog.latest_by_id(runlog.read_results(run_dir)).values())
+    if not results:
+        raise runlog.RunDirError(f"{run_dir}: no results yet")
+    return summarise(results, config)
+
+
+def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Comparison") -> tuple[list[RunSummary], str]:
+    """Summaries of several runs, the merged markdown, and (with out_dir) comparison.{md,json,png}."""
+    summaries = [load_run(d) for d in run_dirs]
+    datasets = sorted({str(s.config.get("dataset")) for s in summaries})
+    sizes = sorted({s.n for s in summaries})
+    note = "" if len(sizes) == 1 else f" **Runs cover different numbers of questions ({sizes}); compare with care.**"
+    md = "\n".join(
+        [
+            f"# {title}",
+            "",
+            f"Dataset(s): {', '.join(datasets)}. 95% intervals: Wilson for accuracy and EM, Student t for means.{note}",
+            "",
+            markdown_table(summaries),
+            "Per role (means per question):",
+            "",
+            markdown_roles(summaries),
+        ]
+    )
+    if out_dir is not None:
+        out_dir = Path(out_dir)
+        out_dir.mkdir(parents=True, exist_ok=True)
+        (out_dir / "comparison.md").write_text(md, encoding="utf-8")
+        payload = [dict(s.model_dump(), run_dir=str(d)) for s, d in zip(summaries, run_dirs)]
+        (out_dir / "comparison.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        from mia.app.evaluation.plot import plot_runs
+
+        plot_runs(summaries, out_dir / "comparison.png", title=f"{', '.join(datasets)}: accuracy and cost (95% CI)")
+    return summaries, md

@@ -1,0 +1,147 @@
+"""Summary of a run, recomputed from its log every time (never updated incrementally).
+
+Why recomputed: resumption, retries and merges then cannot drift from what the log says.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from mia.app.evaluation.records import ROLES, QuestionResult
+from mia.app.evaluation.stats import Estimate, mean_ci, wilson
+
+
+class RoleSummary(BaseModel):
+    """Mean calls and tokens per question for one role, and the run's totals."""
+
+    calls: float
+    prompt_tokens: float
+    completion_tokens: float
+    total_prompt_tokens: int
+    total_completion_tokens: int
+
+
+class RunSummary(BaseModel):
+    """What one configuration achieved and what it cost, with 95% intervals."""
+
+    label: str
+    config: dict[str, Any]
+    n: int
+    errors: int
+    accuracy: Estimate  # LLM-judge accuracy (Wilson); value None when the run used --judge metrics
+    em: Estimate  # exact match (Wilson: it is 0/1 per question)
+    f1: Estimate  # token F1 (t interval)
+    tool_calls: Estimate
+    llm_calls: Estimate
+    prompt_tokens: Estimate
+    completion_tokens: Estimate
+    wall_s: Estimate
+    per_role: dict[str, RoleSummary]
+    total_prompt_tokens: int
+    total_completion_tokens: int
+    total_wall_s: float
+
+
+def run_label(config: dict[str, Any]) -> str:
+    """A short name for tables and plots: the explicit --label, else memory mode (+ model if uniform)."""
+    if config.get("label"):
+        return str(config["label"])
+    models = config.get("models") or {}
+    uniq = set(models.values())
+    model = f" · {next(iter(uniq))}" if len(uniq) == 1 else ""
+    return f"{config.get('memory_mode', '?')}{model}"
+
+
+def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSummary:
+    """Every metric of the run from its per-question results."""
+    n = len(results)
+    judged = [r for r in results if r.judge_correct is not None]
+    per_role: dict[str, RoleSummary] = {}
+    for role in ROLES:
+        used = [r.role(role) for r in results]
+        if not any(u.calls for u in used):
+            continue
+        per_role[role] = RoleSummary(
+            calls=sum(u.calls for u in used) / n,
+            prompt_tokens=sum(u.input_tokens for u in used) / n,
+            completion_tokens=sum(u.output_tokens for u in used) / n,
+            total_prompt_tokens=sum(u.input_tokens for u in used),
+            total_completion_tokens=sum(u.output_tokens for u in used),
+        )
+    return RunSummary(
+        label=run_label(config),
+        config=config,
+        n=n,
+        errors=sum(1 for r in results if r.error),
+        accuracy=wilson(sum(1 for r in judged if r.judge_correct), len(judged)),
+        em=wilson(sum(1 for r in results if r.em >= 1.0), n),
+        f1=mean_ci([r.f1 for r in results]),
+        tool_calls=mean_ci([float(r.tool_calls) for r in results]),
+        llm_calls=mean_ci([float(r.llm_calls) for r in results]),
+        prompt_tokens=mean_ci([float(r.prompt_tokens) for r in results]),
+        completion_tokens=mean_ci([float(r.completion_tokens) for r in results]),
+        wall_s=mean_ci([r.wall_s for r in results]),
+        per_role=per_role,
+        total_prompt_tokens=sum(r.prompt_tokens for r in results),
+        total_completion_tokens=sum(r.completion_tokens for r in results),
+        total_wall_s=sum(r.wall_s for r in results),
+    )
+
+
+def _num(est: Estimate, digits: int = 0) -> str:
+    return est.fmt(digits)
+
+
+def markdown_table(summaries: list[RunSummary]) -> str:
+    """One row per configuration: accuracy and cost per question, each with its 95% interval."""
+    head = (
+        "| run | n | judge accuracy | EM | F1 | tool calls/q | LLM calls/q | prompt tokens/q | "
+        "completion tokens/q | s/q |\n|---|---|---|---|---|---|---|---|---|---|\n"
+    )
+    rows = []
+    for s in summaries:
+        err = f" ({s.errors} err)" if s.errors else ""
+        rows.append(
+            f"| {s.label} | {s.n}{err} | {s.accuracy.fmt(3)} | {s.em.fmt(3)} | {s.f1.fmt(3)} | "
+            f"{_num(s.tool_calls, 2)} | {_num(s.llm_calls, 2)} | {_num(s.prompt_tokens)} | "
+            f"{_num(s.completion_tokens)} | {_num(s.wall_s, 1)} |"
+        )
+    return head + "\n".join(rows) + "\n"
+
+
+def markdown_roles(summaries: list[RunSummary]) -> str:
+    """Mean calls and tokens per question, per role: where each configuration spends its budget."""
+    head = "| run | role | calls/q | prompt tokens/q | completion tokens/q |\n|---|---|---|---|---|\n"
+    rows = [
+        f"| {s.label} | {role} | {r.calls:.2f} | {r.prompt_tokens:.0f} | {r.completion_tokens:.0f} |"
+        for s in summaries
+        for role, r in s.per_role.items()
+    ]
+    return head + "\n".join(rows) + "\n"
+
+
+def render_markdown(summaries: list[RunSummary], title: str = "Evaluation") -> str:
+    cfg = summaries[0].config if summaries else {}
+    lines = [
+        f"# {title}",
+        "",
+        f"Dataset `{cfg.get('dataset', '?')}` ({cfg.get('setting', '?')} setting), seed {cfg.get('seed', '?')}. "
+        "Intervals are 95%: Wilson for accuracy and EM, Student t for means.",
+        "",
+        markdown_table(summaries),
+        "Per role (means per question):",
+        "",
+        markdown_roles(summaries),
+    ]
+    return "\n".join(lines)
+
+
+def write_summary(run_dir: Path, summary: RunSummary) -> None:
+    """summary.json and summary.md beside the log."""
+    run_dir = Path(run_dir)
+    (run_dir / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2) + "\n", encoding="utf-8")
+    (run_dir / "summary.md").write_text(render_markdown([summary], f"Evaluation: {summary.label}"), encoding="utf-8")

@@ -1,0 +1,210 @@
+"""The harness end to end with a scripted graph: every metric checked by hand, resumption, errors,
+concurrency, the lock and the config guard."""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+
+import pytest
+
+from mia.app.evaluation import runlog
+from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
+from mia.app.evaluation.runner import GraphRunner
+
+from .fakes import ScriptedGraph, SimulatedCrash, write_tiny
+
+
+def factory(graph: ScriptedGraph):
+    def make(config, setting):
+        return GraphRunner(graph=graph, context={"namespace": config["namespace"]}, setting=setting, judge=config["judge"])
+
+    return make
+
+
+def cfg(dataset: Path, **kw) -> EvalConfig:
+    base = dict(dataset=str(dataset), seed=0, memory_mode="mia", models={r: "fake:scripted" for r in
+                ("planner", "executor", "manager", "judge")}, max_tool_calls=4, concurrency=1)
+    base.update(kw)
+    return EvalConfig(**base)
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_tiny(tmp_path / "tiny.jsonl")
+
+
+async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    graph = ScriptedGraph()
+    s = await run_evaluation(cfg(tiny), out, runner_factory=factory(graph), progress=False)
+
+    assert s.n == 4 and s.errors == 0
+    # judge: q1, q2 CORRECT; q3 INCORRECT; q4 NOT_ATTEMPTED -> 2/4, Wilson [0.150, 0.850]
+    assert s.accuracy.value == 0.5
+    assert (s.accuracy.low, s.accuracy.high) == (pytest.approx(0.1500, abs=1e-4), pytest.approx(0.8500, abs=1e-4))
+    # EM: only "paris" == "Paris" -> 1/4
+    assert s.em.value == 0.25
+    # F1: q1 1; q2 "menotti" vs "gian carlo menotti" P=1 R=1/3 -> 0.5; q3 yes/no -> 0;
+    # q4 "year 1998" vs "1998": P=1/2 R=1 -> 2/3 (better than alias "in 1998": 1/2)
+    f1s = [1.0, 0.5, 0.0, 2 / 3]
+    mean = sum(f1s) / 4
+    sd = math.sqrt(sum((x - mean) ** 2 for x in f1s) / 3)
+    assert s.f1.value == pytest.approx(mean)
+    assert s.f1.low == pytest.approx(mean - 3.182446305 * sd / 2)
+    assert s.f1.high == pytest.approx(mean + 3.182446305 * sd / 2)
+    # tool calls 1, 2, 0, 3 -> mean 1.5; LLM calls 4, 5, 3, 7 -> 4.75
+    assert s.tool_calls.value == 1.5
+    assert s.llm_calls.value == 4.75
+    # prompt tokens: 450, 665, 335, 1380 -> total 2830; completion: 61, 86, 26, 201 -> 374
+    assert s.total_prompt_tokens == 2830 and s.total_completion_tokens == 374
+    assert s.prompt_tokens.value == pytest.approx(2830 / 4)
+    assert s.completion_tokens.value == pytest.approx(374 / 4)
+    # per role: executor prompt 300+500+200+800 = 1800 -> 450/q; manager only on q4: 400/4 = 100/q
+    assert s.per_role["executor"].prompt_tokens == 450 and s.per_role["executor"].total_prompt_tokens == 1800
+    assert s.per_role["manager"].calls == 0.25 and s.per_role["manager"].prompt_tokens == 100
+    assert s.per_role["judge"].calls == 1.0
+    assert s.wall_s.value is not None and s.wall_s.value >= 0
+
+    # the log: one line per question, with plan, trajectory (observations cut), scores, memories
+    rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+    assert [r["id"] for r in rows] == [ex["id"] for ex in _order(tiny)]
+    q2 = next(r for r in rows if r["id"] == "q2")
+    assert q2["plan"] == "plan for q2" and q2["memories_used"] == ["m-q2"] and q2["memory_id"] == "new-q2"
+    assert q2["judge_grade"] == "CORRECT" and q2["f1"] == 0.5
+    obs = [st for st in q2["trajectory"] if st["kind"] == "observation"]
+    assert len(obs) == 2 and len(obs[0]["content"]) < 2100 and "chars cut" in obs[0]["content"]
+    # the graph got the sandbox paragraphs and the gold answers
+    state, ctx = graph.calls[0]
+    assert state["paragraphs"] and state["gold_answers"]
+    assert ctx["namespace"].startswith("eval-mia-")
+    # summary files and plot
+    saved = json.loads((out / "summary.json").read_text())
+    assert saved["accuracy"]["value"] == 0.5 and saved["total_prompt_tokens"] == 2830
+    md = (out / "summary.md").read_text()
+    assert "0.500 [0.150, 0.850]" in md and "| executor | 2.50 | 450 | 50 |" in md
+    assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert not (out / ".lock").exists()
+
+
+def _order(tiny: Path):
+    from mia.app.evaluation.datasets import load_examples
+
+    examples, _ = load_examples(str(tiny), None, 0)
+    return [e.model_dump() for e in examples]
+
+
+async def test_metrics_judge_makes_no_accuracy(tiny: Path, tmp_path: Path):
+    s = await run_evaluation(cfg(tiny, judge="metrics"), tmp_path / "m", runner_factory=factory(ScriptedGraph()), progress=False)
+    assert s.accuracy.value is None and s.em.value == 0.25
+    assert "—" in (tmp_path / "m" / "summary.md").read_text()
+
+
+async def test_resume_after_crash_and_torn_line(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    first = ScriptedGraph(crash_after=2)
+    with pytest.raises(SimulatedCrash):
+        await run_evaluation(cfg(tiny, concurrency=1), out, runner_factory=factory(first), progress=False)
+    assert len(runlog.read_results(out)) == 2
+    assert not (out / ".lock").exists()  # released on the crash
+    with (out / "results.jsonl").open("a") as fh:  # a writer killed mid-line
+        fh.write('{"id": "q9", "question": "torn')
+    second = ScriptedGraph()
+    s = await run_evaluation(cfg(tiny), out, runner_factory=factory(second), progress=False)
+    done_first = {st["question"] for st, _ in first.calls}
+    assert len(second.calls) == 2 and not done_first & {st["question"] for st, _ in second.calls}
+    assert s.n == 4 and s.accuracy.value == 0.5 and s.total_prompt_tokens == 2830
+    lines = (out / "results.jsonl").read_text().splitlines()
+    assert len(lines) == 4 and all(json.loads(line)["id"] != "q9" for line in lines)
+    # same namespace kept across the resume (the memory keeps growing in the same place)
+    assert first.calls[0][1]["namespace"] == second.calls[0][1]["namespace"]
+    # a third start has nothing to do and rebuilds the same summary
+    third = ScriptedGraph()
+    again = await run_evaluation(cfg(tiny), out, runner_factory=factory(third), progress=False)
+    assert third.calls == [] and again.model_dump(exclude={"config"}) == s.model_dump(exclude={"config"})
+
+
+async def test_extend_n_runs_only_new_questions(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    await run_evaluation(cfg(tiny, n=2), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    more = ScriptedGraph()
+    s = await run_evaluation(cfg(tiny, n=4), out, runner_factory=factory(more), progress=False)
+    assert len(more.calls) == 2 and s.n == 4
+
+
+async def test_resume_refuses_a_different_config(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    await run_evaluation(cfg(tiny, n=1), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    with pytest.raises(runlog.RunDirError, match="memory_mode"):
+        await run_evaluation(cfg(tiny, n=1, memory_mode="none"), out, runner_factory=factory(ScriptedGraph()), progress=False)
+
+
+async def test_failing_question_is_logged_and_retried(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    s = await run_evaluation(cfg(tiny), out, runner_factory=factory(ScriptedGraph(fail={"q1"})), progress=False)
+    assert s.errors == 1 and s.accuracy.value == 0.25  # q1 (was correct) now counts as not correct
+    bad = next(r for r in runlog.read_results(out) if r.id == "q1")
+    assert "tool exploded" in bad.error and bad.judge_correct is False
+    retry = ScriptedGraph()
+    s2 = await run_evaluation(cfg(tiny, retry_errors=True), out, runner_factory=factory(retry), progress=False)
+    assert len(retry.calls) == 1 and s2.errors == 0 and s2.accuracy.value == 0.5
+
+
+async def test_consecutive_errors_abort_but_keep_the_log(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    graph = ScriptedGraph(fail={"q1", "q2", "q3", "q4"})
+    with pytest.raises(RunAborted, match="in a row"):
+        await run_evaluation(cfg(tiny, max_consecutive_errors=2), out, runner_factory=factory(graph), progress=False)
+    logged = runlog.read_results(out)
+    assert len(logged) >= 2 and len(logged) == len(graph.calls)  # every finished question is kept
+    assert all(r.error for r in logged)
+
+
+async def test_backend_errors_stop_the_run_at_once(tiny: Path, tmp_path: Path):
+    from mia.graph.models.errors import MissingAPIKeyError
+
+    class NoKey(ScriptedGraph):
+        async def ainvoke(self, state, context=None):
+            raise MissingAPIKeyError("OPENAI_API_KEY", "openai:gpt-4.1-mini")
+
+    with pytest.raises(MissingAPIKeyError):
+        await run_evaluation(cfg(tiny), tmp_path / "run", runner_factory=factory(NoKey()), progress=False)
+    assert runlog.read_results(tmp_path / "run") == []
+
+
+async def test_bounded_concurrency(tiny: Path, tmp_path: Path):
+    graph = ScriptedGraph(delay=0.05)
+    s = await run_evaluation(cfg(tiny, concurrency=2), tmp_path / "c", runner_factory=factory(graph), progress=False)
+    assert graph.max_in_flight == 2 and s.n == 4 and s.accuracy.value == 0.5
+    assert EvalConfig(models={"executor": "openai:gpt-4.1-mini", "planner": "openai:x", "manager": "openai:x",
+                              "judge": "openai:x"}).resolved_concurrency() == 4
+    assert EvalConfig(models={"executor": "local:smollm2"}).resolved_concurrency() == 1
+
+
+async def test_second_writer_is_refused_and_stale_lock_taken_over(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / ".lock").write_text(str(os.getppid()))  # a live process holds it
+    with pytest.raises(runlog.RunDirError, match="being written"):
+        await run_evaluation(cfg(tiny), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    (out / ".lock").write_text("999999999")  # a dead one
+    s = await run_evaluation(cfg(tiny), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    assert s.n == 4
+
+
+def test_corrupt_line_in_the_middle_is_an_error(tiny: Path, tmp_path: Path):
+    out = tmp_path / "run"
+    out.mkdir()
+    (out / "results.jsonl").write_text('{"nope": 1}\n{"id": "q1", "question": "x", "gold_answers": ["a"]}\n')
+    with pytest.raises(runlog.RunDirError, match=r"results.jsonl:1"):
+        runlog.read_results(out)
+
+
+def test_open_setting_sends_no_paragraphs(tiny: Path):
+    from mia.app.evaluation.datasets import load_examples
+
+    ex = load_examples(str(tiny), 1, 0)[0][0]
+    assert "paragraphs" not in GraphRunner(graph=None, context=None, setting="open").input_state(ex)
+    assert GraphRunner(graph=None, context=None).input_state(ex)["paragraphs"][0]["title"]
