@@ -1,0 +1,81 @@
+"""`load_chat_model(spec)`: one string per role -> a LangChain chat model."""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+from langchain_core.language_models import BaseChatModel
+
+from mia.graph.models.check import API_KEYS, check_model_spec, gguf_for
+from mia.graph.models.device import resolve_device
+from mia.graph.models.errors import BackendNotInstalledError
+from mia.graph.models.spec import ModelSpec
+
+DEFAULT_SPEC = "local:smollm2"
+_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "google_genai": "google_genai"}
+
+
+def _sampling(temperature: float | None, max_tokens: int | None, top_p: float | None) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if temperature is not None:
+        out["temperature"] = temperature
+    if max_tokens is not None:
+        out["max_tokens"] = max_tokens
+    if top_p is not None:
+        out["top_p"] = top_p
+    return out
+
+
+def load_chat_model(
+    spec: str | ModelSpec = DEFAULT_SPEC,
+    *,
+    temperature: float | None = 0.0,
+    max_tokens: int | None = None,
+    top_p: float | None = None,
+    device: str | None = None,
+    **kwargs: Any,
+) -> BaseChatModel:
+    """Build the chat model a spec names. Fails at once (BackendError subclasses) on a bad spec,
+    a missing key, file or package. Local weights load lazily on first use, once per process."""
+    parsed = check_model_spec(spec)
+    sampling = _sampling(temperature, max_tokens, top_p)
+    if parsed.backend in ("local", "hf"):
+        from mia.graph.models.local import LocalChatModel
+
+        if parsed.backend == "local":
+            from mia.graph.models.convert import ensure_smollm2
+
+            path, adapter = str(ensure_smollm2()), None
+        else:
+            path, adapter = parsed.model, parsed.adapter
+        from mia.graph.models.weights import check_adapter_dir, check_model_dir
+
+        return LocalChatModel(
+            model_name=parsed.raw, model_path=str(check_model_dir(path)),
+            adapter_path=str(check_adapter_dir(adapter)) if adapter else None,
+            device=resolve_device(device), **sampling, **kwargs,
+        )
+    if parsed.backend == "llamacpp":
+        from mia.graph.models.llamacpp import LlamaCppChatModel
+
+        return LlamaCppChatModel(model_name=parsed.raw, model_path=str(gguf_for(parsed)), **sampling, **kwargs)
+    if parsed.backend == "openai-compatible":
+        from langchain_openai import ChatOpenAI
+
+        return ChatOpenAI(
+            model=parsed.model, base_url=parsed.base_url,
+            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            stream_usage=True, **sampling, **kwargs,
+        )
+    from langchain.chat_models import init_chat_model
+
+    extra: dict[str, Any] = {"api_key": os.environ.get(API_KEYS[parsed.backend])}
+    if parsed.backend == "openai":
+        extra["stream_usage"] = True
+        if os.environ.get("OPENAI_BASE_URL"):
+            extra["base_url"] = os.environ["OPENAI_BASE_URL"]
+    try:
+        return init_chat_model(parsed.model, model_provider=_PROVIDERS[parsed.backend], **sampling, **extra, **kwargs)
+    except ImportError as err:  # pragma: no cover - check_model_spec catches the usual case
+        raise BackendNotInstalledError(f"{parsed.raw}: {err}") from err

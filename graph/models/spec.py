@@ -1,0 +1,79 @@
+"""Parsing of model spec strings (`local:smollm2`, `hf:<dir>+<adapter>`, ...).
+
+Pure string handling, no heavy imports, so the CLI and settings validation can check a spec
+without loading anything.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from mia.graph.models.errors import UnknownBackendError
+
+#: Backend prefixes, with a one-line form for error messages and docs.
+BACKENDS: dict[str, str] = {
+    "local": "local:smollm2 (the embedded SmolLM2-135M-Instruct, converted once)",
+    "hf": "hf:<model-dir> or hf:<model-dir>+<lora-adapter-dir> (any local causal LM)",
+    "openai": "openai:<model> (needs OPENAI_API_KEY)",
+    "anthropic": "anthropic:<model> (needs ANTHROPIC_API_KEY and the extra 'anthropic')",
+    "google_genai": "google_genai:<model> (needs GOOGLE_API_KEY and the extra 'google')",
+    "openai-compatible": "openai-compatible:<model>@<base-url> (any OpenAI-compatible server)",
+    "llamacpp": "llamacpp:<gguf-path> or llamacpp:smollm2 (needs llama-cpp-python)",
+}
+LOCAL_MODELS = ("smollm2",)
+_COMPAT = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
+
+
+@dataclass(frozen=True)
+class ModelSpec:
+    """A parsed model spec: which backend, which model, and the optional adapter or base URL."""
+
+    backend: str
+    model: str
+    adapter: str | None = None
+    base_url: str | None = None
+    raw: str = ""
+
+    def __str__(self) -> str:
+        return self.raw or f"{self.backend}:{self.model}"
+
+    @property
+    def is_local(self) -> bool:
+        """Runs in this process on weights from disk (no network, no key)."""
+        return self.backend in ("local", "hf", "llamacpp")
+
+
+def _unknown(spec: str, why: str) -> UnknownBackendError:
+    forms = "\n  ".join(BACKENDS.values())
+    return UnknownBackendError(f"Unknown model spec {spec!r}: {why}. Valid forms:\n  {forms}")
+
+
+def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
+    """Parse a spec string; raise UnknownBackendError (listing the valid forms) when it is not one."""
+    if isinstance(spec, ModelSpec):
+        return spec
+    text = (spec or "").strip()
+    backend, sep, rest = text.partition(":")
+    backend, rest = backend.strip(), rest.strip()
+    if not sep:
+        raise _unknown(text, "expected '<backend>:<model>'")
+    if backend not in BACKENDS:
+        raise _unknown(text, f"no backend named {backend!r}")
+    if not rest:
+        raise _unknown(text, f"the backend {backend!r} needs a model after the colon")
+    if backend == "local":
+        if rest not in LOCAL_MODELS:
+            raise _unknown(text, f"the only embedded local model is {', '.join(LOCAL_MODELS)}")
+        return ModelSpec("local", rest, raw=text)
+    if backend == "hf":
+        model, plus, adapter = rest.rpartition("+") if "+" in rest else (rest, "", "")
+        if plus and (not model or not adapter):
+            raise _unknown(text, "write hf:<model-dir>+<adapter-dir> with both parts")
+        return ModelSpec("hf", model, adapter or None, raw=text)
+    if backend == "openai-compatible":
+        match = _COMPAT.match(rest)
+        if not match:
+            raise _unknown(text, "write openai-compatible:<model>@<http(s)://host:port/v1>")
+        return ModelSpec("openai-compatible", match["model"], base_url=match["url"], raw=text)
+    return ModelSpec(backend, rest, raw=text)
