@@ -97,11 +97,14 @@ def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecS
 
     try:
         parsed = check_model_spec(spec, env)
+    except MissingAPIKeyError as err:
+        return SpecStatus(spec, False, f"{err.env_var} is not set")
+    except BackendNotInstalledError as err:
+        return SpecStatus(spec, False, "not installed: " + str(err).split(": ", 1)[-1])
     except BackendError as err:
         return SpecStatus(spec, False, str(err).splitlines()[0])
     if parsed.backend == "local":
-        folder = smollm2_dir()
-        detail = f"converted at {folder}" if is_converted(folder) else "GGUF found; converts on first use (~30 s)"
+        detail = "ready (converted)" if is_converted(smollm2_dir()) else "GGUF found; converted on first use (~30 s)"
     elif parsed.backend in API_KEYS:
         detail = f"{API_KEYS[parsed.backend]} set"
     elif parsed.backend == "openai-compatible":
