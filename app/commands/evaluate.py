@@ -100,13 +100,14 @@ def report_command(
     runs: Annotated[list[Path], typer.Argument(help="Run folders written by `mia eval`.")],
     out: Annotated[Optional[Path], typer.Option(help="Where to write comparison.md/json/png (default: print only).")] = None,
     title: Annotated[str, typer.Option(help="Title of the table and plot.")] = "Comparison",
+    common: Annotated[bool, typer.Option(help="Summarise every run over the questions all runs answered (fair for partial runs).")] = True,
 ) -> None:
     """Merge several `mia eval` runs (e.g. none vs trajectory-rag vs mia) into one table and plot."""
     from mia.app.evaluation.report import compare
     from mia.app.evaluation.runlog import RunDirError
 
     try:
-        _, md = compare(runs, out, title)
+        _, md = compare(runs, out, title, common=common)
     except RunDirError as err:
         _fail(str(err))
     typer.echo(md)

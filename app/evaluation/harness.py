@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import os
+import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
@@ -88,8 +90,11 @@ def build_context(config: dict[str, Any], setting: str) -> Any:
 def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner:
     """The real agent: the compiled MIA graph with this run's context."""
     from mia import build_graph
+    from mia.graph.builder import recursion_limit
 
-    return GraphRunner(graph=build_graph(), context=build_context(config, setting), setting=setting, judge=config["judge"])
+    context = build_context(config, setting)
+    return GraphRunner(graph=build_graph(), context=context, setting=setting, judge=config["judge"],
+                       config={"recursion_limit": recursion_limit(context)})
 
 
 def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, Any]:
@@ -108,22 +113,42 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, A
         stored["resumed_at"] = _now()
         runlog.write_config(out_dir, stored)
         return stored
-    fresh["namespace"] = cfg.namespace or f"eval-{cfg.memory_mode}-{uuid.uuid4().hex[:8]}"
     fresh["started_at"] = _now()
     if cfg.memory_from:
-        fresh["memory_seeded"] = seed_memory(Path(cfg.memory_from), fresh)
+        src = runlog.read_config(Path(cfg.memory_from))
+        if src is None:
+            raise runlog.RunDirError(f"--memory-from {cfg.memory_from}: no config.json there (not an eval run folder)")
+        seed_memory(store_dir(Path(cfg.memory_from), src), store_dir(out_dir, fresh))
+        fresh["namespace"] = cfg.namespace or src["namespace"]  # the copied records live in that namespace
+    else:
+        fresh["namespace"] = cfg.namespace or f"eval-{cfg.memory_mode}-{uuid.uuid4().hex[:8]}"
     runlog.write_config(out_dir, fresh)
     return fresh
 
 
-def seed_memory(source_run: Path, config: dict[str, Any]) -> int:
-    """Copy the memory a previous run built into this run's fresh namespace (the source stays as it was)."""
-    src = runlog.read_config(source_run)
-    if src is None:
-        raise runlog.RunDirError(f"--memory-from {source_run}: no config.json there (not an eval run folder)")
-    from mia.app.evaluation.memory_seed import copy_namespace
+def store_dir(run_dir: Path, config: dict[str, Any]) -> Path:
+    """The run's own data dir for memory (a fresh store per run): --data-dir, else RUN/store."""
+    return Path(config["data_dir"]).expanduser() if config.get("data_dir") else Path(run_dir).resolve() / "store"
 
-    return copy_namespace(src["namespace"], config["namespace"], src.get("data_dir"), config.get("data_dir"))
+
+def prepare_store(store: Path) -> None:
+    """Create the run's data dir; its index/ points at the shared index cache, so a corpus (the 6,119
+    paragraphs of 2wiki-open) is embedded once per machine, not once per run."""
+    store.mkdir(parents=True, exist_ok=True)
+    shared = Path(os.environ.get("MIA_DATA_DIR") or "~/.local/share/mia").expanduser() / "index"
+    link = store / "index"
+    if not link.exists() and not link.is_symlink() and shared.resolve() != link.resolve():
+        shared.mkdir(parents=True, exist_ok=True)
+        link.symlink_to(shared.resolve(), target_is_directory=True)
+
+
+def seed_memory(source_store: Path, target_store: Path) -> None:
+    """Copy a previous run's memory folder (Chroma + trajectory log); the source is left untouched."""
+    src = source_store / "memory"
+    if not src.is_dir():
+        raise runlog.RunDirError(f"--memory-from: {src} does not exist (was that run made with --memory none?)")
+    target_store.mkdir(parents=True, exist_ok=True)
+    shutil.copytree(src, target_store / "memory", ignore=shutil.ignore_patterns(".mia-memory.lock", "*.lock"))
 
 
 def _now() -> str:
@@ -163,7 +188,9 @@ async def run_evaluation(
         done = {k: v for k, v in done.items() if k in wanted}
         todo = [ex for ex in examples if ex.id not in done or (cfg.retry_errors and done[ex.id].error)]
         if todo:
-            runner = (runner_factory or graph_runner_factory)(config, setting)
+            store = store_dir(out_dir, config)
+            prepare_store(store)
+            runner = (runner_factory or graph_runner_factory)({**config, "data_dir": str(store)}, setting)
             await _run_all(runner, todo, out_dir, done, cfg, total=len(examples), progress=progress)
         final = runlog.latest_by_id(runlog.read_results(out_dir))
         results = [final[ex.id] for ex in examples if ex.id in final]

@@ -13,24 +13,40 @@ from mia.app.evaluation import runlog
 from mia.app.evaluation.summary import RunSummary, markdown_roles, markdown_table, summarise
 
 
-def load_run(run_dir: Path) -> RunSummary:
-    """The summary of one finished (or partial) run folder."""
+def load_run(run_dir: Path, only_ids: set[str] | None = None) -> RunSummary:
+    """The summary of one finished (or partial) run folder, optionally over a subset of its questions."""
     run_dir = Path(run_dir)
     config = runlog.read_config(run_dir)
     if config is None:
         raise runlog.RunDirError(f"{run_dir}: no config.json (not a `mia eval` output folder)")
     results = list(runlog.latest_by_id(runlog.read_results(run_dir)).values())
+    if only_ids is not None:
+        results = [r for r in results if r.id in only_ids]
     if not results:
-        raise runlog.RunDirError(f"{run_dir}: no results yet")
+        raise runlog.RunDirError(f"{run_dir}: no results" + (" on the questions all runs share" if only_ids else " yet"))
     return summarise(results, config)
 
 
-def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Comparison") -> tuple[list[RunSummary], str]:
-    """Summaries of several runs, the merged markdown, and (with out_dir) comparison.{md,json,png}."""
-    summaries = [load_run(d) for d in run_dirs]
+def common_ids(run_dirs: list[Path]) -> set[str]:
+    """Question ids every run has answered (runs stopped at different points compare fairly on these)."""
+    sets = [set(runlog.latest_by_id(runlog.read_results(Path(d)))) for d in run_dirs]
+    return set.intersection(*sets) if sets else set()
+
+
+def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Comparison", *,
+            common: bool = True) -> tuple[list[RunSummary], str]:
+    """Summaries of several runs, the merged markdown, and (with out_dir) comparison.{md,json,png}.
+    With `common`, every run is summarised over the questions all of them answered."""
+    for d in run_dirs:
+        if runlog.read_config(Path(d)) is None:
+            raise runlog.RunDirError(f"{d}: no config.json (not a `mia eval` output folder)")
+    only = common_ids(run_dirs) if common and len(run_dirs) > 1 else None
+    summaries = [load_run(d, only) for d in run_dirs]
     datasets = sorted({str(s.config.get("dataset")) for s in summaries})
     sizes = sorted({s.n for s in summaries})
     note = "" if len(sizes) == 1 else f" **Runs cover different numbers of questions ({sizes}); compare with care.**"
+    if only is not None:
+        note += f" Each run is summarised over the {len(only)} questions all runs answered."
     md = "\n".join(
         [
             f"# {title}",

@@ -119,6 +119,7 @@ class GraphRunner:
     context: Any
     setting: Literal["distractor", "open"] = "distractor"
     judge: JudgeChoice = "llm"
+    config: dict[str, Any] | None = None  # LangGraph run config (recursion_limit for big budgets)
 
     def input_state(self, example: EvalExample) -> dict[str, Any]:
         """The distractor setting searches only the question's own paragraphs (the paper's sandbox)."""
@@ -130,7 +131,8 @@ class GraphRunner:
     async def __call__(self, example: EvalExample) -> QuestionResult:
         start = time.perf_counter()
         try:
-            out = await self.graph.ainvoke(self.input_state(example), context=self.context)
+            extra = {"config": self.config} if self.config else {}
+            out = await self.graph.ainvoke(self.input_state(example), context=self.context, **extra)
         except Exception as err:  # one bad question must not end a 1,000-question run
             if _is_config_error(err):  # ...but a missing key or model fails every question: stop now
                 raise

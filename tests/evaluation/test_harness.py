@@ -208,3 +208,35 @@ def test_open_setting_sends_no_paragraphs(tiny: Path):
     ex = load_examples(str(tiny), 1, 0)[0][0]
     assert "paragraphs" not in GraphRunner(graph=None, context=None, setting="open").input_state(ex)
     assert GraphRunner(graph=None, context=None).input_state(ex)["paragraphs"][0]["title"]
+
+
+async def test_fresh_store_per_run_and_memory_from(tiny: Path, tmp_path: Path):
+    seen = {}
+
+    def make(config, setting):
+        seen[config["memory_mode"]] = config
+        return GraphRunner(graph=ScriptedGraph(), context=None, setting=setting, judge=config["judge"])
+
+    a = tmp_path / "a"
+    await run_evaluation(cfg(tiny, n=1), a, runner_factory=make, progress=False)
+    store_a = Path(seen["mia"]["data_dir"])
+    assert store_a == (a / "store").resolve() and (store_a / "index").is_symlink()
+    (store_a / "memory").mkdir()
+    (store_a / "memory" / "trajectories.jsonl").write_text('{"x": 1}\n')
+    (store_a / "memory" / ".mia-memory.lock").write_text("")
+    ns_a = runlog.read_config(a)["namespace"]
+
+    b = tmp_path / "b"
+    await run_evaluation(cfg(tiny, n=1, memory_from=str(a)), b, runner_factory=make, progress=False)
+    copied = b / "store" / "memory"
+    assert (copied / "trajectories.jsonl").read_text() == '{"x": 1}\n' and not (copied / ".mia-memory.lock").exists()
+    assert runlog.read_config(b)["namespace"] == ns_a  # the copied records live there
+    assert (store_a / "memory" / "trajectories.jsonl").exists()  # the source is untouched
+
+    with pytest.raises(runlog.RunDirError, match="not an eval run folder"):
+        await run_evaluation(cfg(tiny, n=1, memory_from=str(b / "store")), tmp_path / "c", runner_factory=make,
+                             progress=False)
+    await run_evaluation(cfg(tiny, n=1, memory_mode="none"), tmp_path / "n", runner_factory=make, progress=False)
+    with pytest.raises(runlog.RunDirError, match="--memory none"):  # that run has no memory to start from
+        await run_evaluation(cfg(tiny, n=1, memory_from=str(tmp_path / "n")), tmp_path / "d", runner_factory=make,
+                             progress=False)

@@ -81,3 +81,31 @@ def test_cli_eval_and_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     res = runner.invoke(app, ["eval-report", str(out), "--out", str(tmp_path / "cmp")])
     assert res.exit_code == 0 and (tmp_path / "cmp" / "comparison.png").is_file()
     assert "--memory-from" in runner.invoke(app, ["eval", "--help"]).output
+
+
+async def test_compare_restricts_to_common_questions(tmp_path: Path):
+    tiny = write_tiny(tmp_path / "tiny.jsonl")
+
+    def make(config, setting):
+        return GraphRunner(graph=ScriptedGraph(), context=None, setting=setting, judge=config["judge"])
+
+    full = EvalConfig(dataset=str(tiny), memory_mode="mia", concurrency=1)
+    part = EvalConfig(dataset=str(tiny), memory_mode="none", n=2, concurrency=1)
+    await run_evaluation(full, tmp_path / "a", runner_factory=make, progress=False)
+    await run_evaluation(part, tmp_path / "b", runner_factory=make, progress=False)
+    summaries, md = compare([tmp_path / "a", tmp_path / "b"])
+    assert [s.n for s in summaries] == [2, 2] and "the 2 questions all runs answered" in md
+    summaries, _ = compare([tmp_path / "a", tmp_path / "b"], common=False)
+    assert [s.n for s in summaries] == [4, 2]
+
+
+def test_real_verdict_objects_are_read():
+    from mia.graph.judge import Verdict
+    from mia.app.evaluation.runner import verdict_correct
+
+    v = Verdict(outcome="correct", score=1.0, mode="ground_truth", method="llm", prediction="Paris", grader_label="CORRECT")
+    assert verdict_correct(v) == (True, "CORRECT")
+    assert verdict_correct(v.model_dump(mode="json")) == (True, "CORRECT")
+    bad = Verdict(outcome="unknown", score=0.0, mode="ground_truth", method="fallback", prediction="")
+    assert verdict_correct(bad) == (False, "fallback")
+    assert verdict_correct(None) == (False, "missing")
