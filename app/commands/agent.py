@@ -1,9 +1,291 @@
-"""CLI commands: agent (placeholder until its issue lands)."""
+"""CLI commands of the agent: `mia ask`, `mia chat` and `mia studio`.
+
+`ask` and `chat` run the MIA graph with a SQLite checkpointer ($MIA_DATA_DIR/checkpoints.sqlite),
+so a thread can be resumed with `--thread ID`, and stream each node's events to the terminal.
+"""
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
 import typer
+
+EXIT_CONFIG = 2
+ROLES = ("planner", "executor", "manager", "judge")
+OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids",
+               "tool_calls", "stop_reason", "warnings", "trajectory")
+
+# ---------------------------------------------------------------------------------- options
+
+_planner = typer.Option(None, "--planner-model", help="Planner model spec (env MIA_PLANNER_MODEL, default local:smollm2).")
+_executor = typer.Option(None, "--executor-model", help="Executor model spec (env MIA_EXECUTOR_MODEL).")
+_manager = typer.Option(None, "--manager-model", help="Memory-manager model spec (env MIA_MANAGER_MODEL).")
+_judge = typer.Option(None, "--judge-model", help="Judge model spec (env MIA_JUDGE_MODEL).")
+_namespace = typer.Option(None, "--namespace", "-n", help="Memory namespace (env MIA_MEMORY_NAMESPACE, default 'default').")
+_max_tools = typer.Option(None, "--max-tool-calls", help="Most tool calls per question (default 30).")
+_max_tokens = typer.Option(None, "--max-tokens", help="Most new tokens per model call, every role (default: per role).")
+_corpus = typer.Option(None, "--corpus", help="'demo' (default) or a path to a corpus to search.")
+_mode = typer.Option(None, "--memory-mode", help="mia (default) | none | trajectory-rag.")
+_judge_mode = typer.Option(None, "--judge-mode", help="auto (default) | ground_truth | reviewers | off.")
+_no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode in memory.")
+_json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
+_thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
+_data_dir = typer.Option(None, "--data-dir", help="Data directory (memory, checkpoints) (env MIA_DATA_DIR).")
 
 
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the root app."""
+    app.command("ask")(ask)
+    app.command("chat")(chat)
+    app.command("studio")(studio)
+
+
+# ---------------------------------------------------------------------------------- commands
+
+def ask(
+    question: str = typer.Argument(None, help="The question. Leave it out with --thread to resume that thread."),
+    gold: list[str] = typer.Option(None, "--gold", help="A gold answer (repeatable): enables the ground-truth judge."),
+    paragraphs: Path = typer.Option(None, "--paragraphs", help="JSON/JSONL file of {title, text}: search only these."),
+    plan: str = typer.Option(None, "--plan", help="A preset plan (skips the planner)."),
+    planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
+    judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
+    max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
+    no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
+) -> None:
+    """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
+    context = _context(locals())
+    inputs = None
+    if question:
+        inputs = {"question": question, "gold_answers": list(gold or []) or None, "plan": plan, "caption": None,
+                  "paragraphs": _read_paragraphs(paragraphs) if paragraphs else None}
+    elif not thread:
+        _fail("give a question, or --thread ID to resume a thread")
+    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json)
+    if as_json:
+        typer.echo(json.dumps(result, ensure_ascii=False, default=str))
+
+
+def chat(
+    planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
+    judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
+    max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
+    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir,
+) -> None:
+    """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
+    from rich.console import Console
+
+    console = Console()
+    context = _context(locals())
+    thread = thread or uuid.uuid4().hex
+    console.print(f"[dim]thread {thread} - memory namespace '{context.namespace}' - 'exit' to stop[/]")
+    while True:
+        try:
+            question = console.input("[bold cyan]question> [/]").strip()
+        except (EOFError, KeyboardInterrupt):
+            break
+        if not question or question.lower() in ("exit", "quit", ":q"):
+            break
+        inputs = {"question": question, "gold_answers": None, "plan": None, "caption": None, "paragraphs": None}
+        _run(context, inputs, thread, quiet=False)
+
+
+def studio(
+    port: int = typer.Option(0, "--port", help="Port (0: a free one; 2024 is often taken)."),
+    host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
+    reload: bool = typer.Option(False, "--reload/--no-reload", help="Restart the server when files change."),
+    config: Path = typer.Option(None, "--config", help="langgraph.json (default: the one of this checkout)."),
+) -> None:
+    """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics, tracing or version check)."""
+    config = config or find_langgraph_json()
+    cmd = studio_command(config, host, port or free_port(host), reload)
+    typer.echo(f"Starting: {' '.join(cmd)}")
+    typer.echo("Open Studio with the URL the server prints (the Studio web app itself needs a network).")
+    try:
+        raise typer.Exit(subprocess.call(cmd, env=studio_env(), cwd=config.parent))
+    except KeyboardInterrupt:
+        raise typer.Exit(0) from None
+
+
+# ---------------------------------------------------------------------------------- helpers
+
+def find_langgraph_json() -> Path:
+    """langgraph.json of this checkout (next to the `mia` package folder), else of the working directory."""
+    import mia
+
+    for folder in (Path(mia.__file__).resolve().parents[1], Path.cwd()):
+        if (folder / "langgraph.json").is_file():
+            return folder / "langgraph.json"
+    _fail("langgraph.json not found: run `mia studio` from a checkout of the mia repository (or pass --config)")
+    raise AssertionError  # unreachable
+
+
+def free_port(host: str = "127.0.0.1") -> int:
+    """A TCP port nobody listens on right now."""
+    with socket.socket() as sock:
+        sock.bind((host, 0))
+        return int(sock.getsockname()[1])
+
+
+def studio_env() -> dict[str, str]:
+    """The environment for `langgraph dev`: no analytics, no tracing, no PyPI version check."""
+    env = dict(os.environ)
+    env.update(LANGGRAPH_NO_VERSION_CHECK="1", LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false",
+               LANGCHAIN_TRACING_V2="false", ANONYMIZED_TELEMETRY="False", HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"))
+    return env
+
+
+def studio_command(config: Path, host: str, port: int, reload: bool = False) -> list[str]:
+    """The `langgraph dev` command line (the executable next to this Python, else on PATH)."""
+    exe = Path(sys.executable).with_name("langgraph")
+    binary = str(exe) if exe.exists() else shutil.which("langgraph")
+    if not binary:
+        _fail("langgraph-cli is not installed: pip install 'mia-agent[studio]'")
+    cmd = [str(binary), "dev", "--no-browser", "--host", host, "--port", str(port), "--config", str(config)]
+    return cmd + ([] if reload else ["--no-reload"])
+
+
+def _fail(message: str, code: int = EXIT_CONFIG) -> None:
+    line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
+    typer.echo(f"Error: {line}", err=True)
+    raise typer.Exit(code)
+
+
+def _read_paragraphs(path: Path) -> list[dict[str, Any]]:
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if text.lstrip().startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
+    except (OSError, ValueError) as exc:
+        _fail(f"cannot read paragraphs from {path}: {exc}")
+    if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict) and "paragraphs" in data[0]:
+        data = data[0]["paragraphs"]  # one dataset record
+    if not all(isinstance(p, dict) and "text" in p for p in data):
+        _fail(f"{path}: expected a list of {{title, text}} objects")
+    return data
+
+
+def _context(options: dict[str, Any]) -> Any:
+    """A Context from the command-line options, env defaults, and checked model specs."""
+    try:
+        from mia.app.settings import get_settings
+
+        get_settings().apply_to_environ()  # .env values become defaults
+    except Exception:  # noqa: BLE001 - settings are optional here; Context reads the env itself
+        pass
+    from mia.graph.context import Context
+    from mia.graph.models import BackendError, check_model_spec
+
+    overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES}
+    overrides.update(namespace=options.get("namespace"), max_tool_calls=options.get("max_tool_calls"),
+                     corpus=options.get("corpus"), memory_mode=options.get("memory_mode"),
+                     judge_mode=options.get("judge_mode"),
+                     data_dir=str(options["data_dir"]) if options.get("data_dir") else None)
+    if options.get("no_memorise"):
+        overrides["memorise"] = False
+    if options.get("max_tokens"):
+        overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
+    if overrides.get("memory_mode") not in (None, "mia", "none", "trajectory-rag"):
+        _fail(f"--memory-mode must be mia, none or trajectory-rag, not {overrides['memory_mode']!r}")
+    if overrides.get("judge_mode") not in (None, "auto", "ground_truth", "reviewers", "off"):
+        _fail(f"--judge-mode must be auto, ground_truth, reviewers or off, not {overrides['judge_mode']!r}")
+    context = Context.from_env(**overrides)
+    for role in ROLES:
+        spec = getattr(context, f"{role}_model")
+        try:
+            check_model_spec(spec)
+        except BackendError as exc:
+            _fail(f"{role} model {spec!r}: {exc}")
+    return context
+
+
+def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool) -> dict[str, Any]:
+    """Run (or resume) one thread with the SQLite checkpointer, streaming node events."""
+    from langgraph.checkpoint.sqlite import SqliteSaver
+    from rich.console import Console
+
+    from mia.graph.builder import build_graph, recursion_limit
+    from mia.graph.models import BackendError
+
+    console = Console(stderr=quiet, quiet=quiet)
+    data_dir = context.resolved_data_dir()
+    data_dir.mkdir(parents=True, exist_ok=True)
+    config = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(context)}
+    with SqliteSaver.from_conn_string(str(data_dir / "checkpoints.sqlite")) as saver:
+        graph = build_graph(checkpointer=saver)
+        if inputs is None:
+            snapshot = graph.get_state(config)
+            if not snapshot.values:
+                _fail(f"thread {thread} does not exist in {data_dir / 'checkpoints.sqlite'}")
+            if not snapshot.next:
+                console.print(f"[dim]thread {thread} is complete; its last result:[/]")
+        try:
+            with console.status("[dim]working (local models are slow on CPU)...[/]") as status:
+                for update in graph.stream(inputs, config, context=context, stream_mode="updates"):
+                    for node, values in update.items():
+                        status.update(f"[dim]{node} done; working...[/]")
+                        show_event(console, node, values or {})
+        except BackendError as exc:
+            _fail(str(exc) or type(exc).__name__)
+        except Exception as exc:  # noqa: BLE001 - the checkpoint keeps the finished steps
+            _fail(f"the run stopped ({type(exc).__name__}: {exc}). Its progress is saved: resume it with "
+                  f"`mia ask --thread {thread}`", code=1)
+        values = graph.get_state(config).values
+    result = {k: values.get(k) for k in OUTPUT_KEYS if k in values}
+    result["thread_id"] = thread
+    show_result(console, result)
+    return result
+
+
+def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
+    """One line (or panel) per node update: what a user wants to follow."""
+    from rich.panel import Panel
+
+    if node == "retrieve_memory":
+        ids = v.get("used_memory_ids") or []
+        console.print(f"[bold]memory[/] {len(ids)} memories used" + (f": {', '.join(i[:8] for i in ids)}" if ids else ""))
+    elif node == "plan" and v.get("plan"):
+        console.print(Panel(v["plan"], title="plan", border_style="cyan"))
+    elif node == "execute":
+        for step in v.get("steps") or []:
+            if step.get("kind") == "tool_call":
+                console.print(f"[yellow]tool[/] {step.get('tool')}({json.dumps(step.get('args'), ensure_ascii=False)})")
+            elif step.get("kind") == "answer":
+                console.print(f"[green]answer[/] {step.get('content')}")
+        for w in v.get("warnings") or []:
+            console.print(f"[red]![/] {w}")
+    elif node == "tools":
+        for step in v.get("steps") or []:
+            text = " ".join(str(step.get("content", "")).split())
+            console.print(f"[dim]  -> {text[:160]}{'...' if len(text) > 160 else ''}[/]")
+    elif node == "reflect":
+        console.print(f"[bold]reflection[/] replan? {(v.get('steps') or [{}])[0].get('content', '?')}")
+    elif node == "replan" and v.get("replan"):
+        console.print(Panel(v["replan"], title="revised plan", border_style="magenta"))
+    elif node == "judge":
+        j = v.get("judgement") or {}
+        console.print(f"[bold]judge[/] {j.get('outcome', 'failed')} (score {j.get('score', '-')})")
+    elif node == "memorise":
+        if v.get("memory_id"):
+            console.print(f"[bold]memorised[/] as {v['memory_id']}")
+        for w in v.get("warnings") or []:
+            console.print(f"[red]![/] {w}")
+
+
+def show_result(console: Any, result: dict[str, Any]) -> None:
+    """The final answer, the thread id (to resume), and the cost per role."""
+    from rich.panel import Panel
+    from rich.table import Table
+
+    console.print(Panel(str(result.get("answer") or "(no answer)"), title="final answer", border_style="green"))
+    table = Table("role", "calls", "input tokens", "output tokens", title="usage", title_justify="left")
+    for role, counts in (result.get("usage") or {}).items():
+        table.add_row(role, *(str(counts.get(k, 0)) for k in ("calls", "input_tokens", "output_tokens")))
+    console.print(table)
+    console.print(f"[dim]thread {result['thread_id']} (resume or continue with --thread)[/]")

@@ -35,7 +35,7 @@ def _default_model(spec: str, temperature: float, max_tokens: int) -> BaseChatMo
 def _default_store(data_dir: Path) -> Any:
     from mia.memory import MemoryStore
 
-    return MemoryStore.open(data_dir / "memory")
+    return MemoryStore.from_env(data_dir)  # embedded Chroma, or a server when MIA_CHROMA_MODE=http
 
 
 def _default_compressor(model: BaseChatModel) -> Any:
@@ -67,9 +67,9 @@ class _DefaultTools:
             key = "sandbox:" + hashlib.sha1(blob.encode()).hexdigest()
             make: Callable[[], Any] = lambda: t.corpus_from_paragraphs(list(paragraphs))  # noqa: E731
         elif context.corpus in ("", "demo"):
-            key, make = "demo", t.load_demo_corpus
+            key, make = "demo", lambda: t.load_demo_corpus(context.resolved_data_dir())
         else:
-            key, make = "path:" + context.corpus, lambda: t.load_corpus(context.corpus)
+            key, make = "path:" + context.corpus, lambda: t.load_corpus(context.corpus, context.resolved_data_dir())
         with self._lock:
             if key in self._corpora:
                 self._corpora.move_to_end(key)
