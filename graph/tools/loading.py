@@ -1,0 +1,70 @@
+"""Where corpora come from: the committed demo corpus, a user's folder, or an index made earlier.
+
+Why here and not in the graph: the graph's Context names a corpus as a string (`demo`, a path, or
+a name given to `mia index`), and this is the one place that turns that string into a `Corpus`.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+from mia.graph.tools import index_cache
+from mia.graph.tools.corpus import Corpus
+from mia.graph.tools.documents import read_documents
+from mia.graph.tools.paragraphs import read_jsonl_gz
+
+DEMO_NAME = "demo"
+DEMO_PATH = Path(__file__).resolve().parent / "data" / "demo_corpus.jsonl.gz"
+
+_loaded: dict[tuple[str, str], Corpus] = {}
+_lock = threading.Lock()
+
+
+def load_demo_corpus(data_dir: str | Path | None = None, *, progress: bool | None = None) -> Corpus:
+    """The committed HotpotQA + 2Wiki + MuSiQue paragraphs, indexed on first use and cached on disk
+    (and in this process)."""
+    key = (DEMO_NAME, str(index_cache.data_dir(data_dir)))
+    with _lock:
+        if key not in _loaded:
+            if not DEMO_PATH.is_file():
+                raise FileNotFoundError(f"the demo corpus is missing from the installation: {DEMO_PATH}")
+            _loaded[key] = Corpus.build(read_jsonl_gz(DEMO_PATH), name=DEMO_NAME, data_dir=data_dir,
+                                        progress=progress)
+        return _loaded[key]
+
+
+def index_path(path: str | Path, name: str | None = None, data_dir: str | Path | None = None,
+               *, progress: bool | None = None) -> Corpus:
+    """Index a file or folder of documents (txt, md, jsonl) into the cache; reuse it if unchanged."""
+    source = Path(path).expanduser().resolve()
+    return Corpus.build(read_documents(source), name=name or source.stem or "corpus", data_dir=data_dir,
+                        progress=progress)
+
+
+def load_corpus(spec: str, data_dir: str | Path | None = None) -> Corpus:
+    """`demo`, a path to documents, or the name of a corpus indexed with `mia index`."""
+    spec = (spec or "").strip()
+    if not spec or spec == DEMO_NAME:
+        return load_demo_corpus(data_dir)
+    key = (spec, str(index_cache.data_dir(data_dir)))
+    with _lock:
+        if key in _loaded:
+            return _loaded[key]
+    path = Path(spec).expanduser()
+    if path.exists():  # not memoised: the files may have changed; the disk cache makes this cheap
+        return index_path(path, data_dir=data_dir)
+    else:
+        folder = index_cache.find_named(spec, data_dir)
+        if folder is None:
+            raise ValueError(f"unknown corpus {spec!r}: not 'demo', not an existing path, and no index named "
+                             f"{spec!r} under {index_cache.index_root(data_dir)} (create one with `mia index PATH "
+                             f"--name {spec}`)")
+        try:
+            corpus = Corpus.open_cached(folder)
+        except index_cache.CorruptIndexError as err:
+            raise ValueError(f"the index of corpus {spec!r} at {folder} is corrupt ({err}); re-run "
+                             f"`mia index PATH --name {spec}`") from err
+    with _lock:
+        _loaded[key] = corpus
+    return corpus

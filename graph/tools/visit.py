@@ -1,0 +1,101 @@
+"""`VisitTool`: read a web page found by web search (httpx, readable text, truncated).
+
+Why a character budget: pages are long and the executor's context is small; the first part of the
+main text is what a search hit usually points to.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mia.graph.tools.arguments import ToolArgumentError
+from mia.graph.tools.base import ObservationTool
+from mia.graph.tools.formatting import truncate
+from mia.graph.tools.html_text import extract_text
+from mia.graph.tools.retry import with_retries
+
+MAX_URLS = 3
+USER_AGENT = "mia-agent/0.1 (+https://github.com/; research agent page reader)"
+
+VISIT_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "url": {"type": "string", "description": "The http(s) URL of the page to read (from a search result)."},
+        "goal": {"type": "string", "description": "Optional: what you are looking for on the page."},
+    },
+    "required": ["url"],
+}
+
+
+def _retryable(err: BaseException) -> bool:
+    import httpx
+
+    if isinstance(err, (httpx.TransportError,)):
+        return True
+    return isinstance(err, httpx.HTTPStatusError) and err.response.status_code >= 500
+
+
+def _urls(args: dict[str, Any]) -> list[str]:
+    value = args.get("url", args.get("urls"))
+    if isinstance(value, str):
+        value = [value]
+    example = '{"name": "visit", "arguments": {"url": "https://example.org/page"}}'
+    if not value or not isinstance(value, (list, tuple)) or not all(isinstance(u, str) for u in value):
+        raise ToolArgumentError(f"Error: visit needs \"url\", one http(s) URL string (got {value!r:.80}). "
+                                f"Call it like {example}")
+    urls = [u.strip() for u in value if u.strip()][:MAX_URLS]
+    bad = [u for u in urls if not u.lower().startswith(("http://", "https://"))]
+    if bad or not urls:
+        raise ToolArgumentError(f"Error: not an http(s) URL: {bad[0] if bad else value!r:.120}. Call it like {example}")
+    return urls
+
+
+class VisitTool(ObservationTool):
+    """Fetches a page and returns its readable text (title first), cut to the character budget."""
+
+    name: str = "visit"
+    description: str = "Read a web page: give the URL of a search result; returns the page's main text."
+    args_schema: Any = VISIT_SCHEMA
+    primary_arg: str = "url"
+    max_chars: int = 6000
+    timeout: float = 15.0
+    attempts: int = 2
+    backoff: float = 0.5
+    max_bytes: int = 5_000_000
+
+    def fetch(self, url: str) -> str:
+        """The page as text, or an error string (never raises)."""
+        import httpx
+
+        def get() -> httpx.Response:
+            with httpx.Client(timeout=self.timeout, follow_redirects=True,
+                              headers={"User-Agent": USER_AGENT}) as client:
+                response = client.get(url)
+                response.raise_for_status()
+                return response
+
+        try:
+            response = with_retries(get, attempts=self.attempts, backoff=self.backoff, retryable=_retryable)
+        except httpx.HTTPStatusError as err:
+            return f"Error: could not read {url}: the server answered HTTP {err.response.status_code}."
+        except httpx.TimeoutException:
+            return f"Error: could not read {url}: timed out after {self.timeout:g} s."
+        except httpx.HTTPError as err:
+            return f"Error: could not read {url} ({type(err).__name__}: {err})."
+        kind = response.headers.get("content-type", "").split(";")[0].strip().lower()
+        body = response.content[: self.max_bytes].decode(response.encoding or "utf-8", errors="replace")
+        if kind in ("text/html", "application/xhtml+xml", ""):
+            title, text = extract_text(body)
+        elif kind.startswith("text/") or kind in ("application/json", "application/xml"):
+            title, text = "", body.strip()
+        else:
+            return f"Error: could not read {url}: unsupported content type {kind!r}."
+        if not text:
+            return f"Error: {url} has no readable text."
+        header = f"Page: {title} ({url})" if title else f"Page: {url}"
+        return f"{header}\n{text}"
+
+    def observe(self, args: dict[str, Any]) -> str:
+        urls = _urls(args)
+        share = self.max_chars // len(urls)
+        return "\n=======\n".join(truncate(self.fetch(url), share) for url in urls)

@@ -1,0 +1,77 @@
+"""The committed demo corpus: integrity, licenses, reproducibility, and its loader (on a subset)."""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+import json
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from mia.graph.tools import loading
+from mia.graph.tools.loading import DEMO_PATH, load_demo_corpus
+from mia.graph.tools.paragraphs import read_jsonl_gz
+
+ROOT = Path(__file__).resolve().parents[2]
+LICENSES = {"hotpotqa": "CC-BY-SA-4.0", "2wikimultihopqa": "Apache-2.0", "musique": "CC-BY-4.0"}
+
+
+def test_committed_file_is_complete_and_licensed():
+    assert DEMO_PATH.stat().st_size < 25_000_000
+    paragraphs = read_jsonl_gz(DEMO_PATH)
+    assert len(paragraphs) > 20_000
+    assert len({(p["title"], p["text"]) for p in paragraphs}) == len(paragraphs)
+    assert len({p["id"] for p in paragraphs}) == len(paragraphs)
+    counts = Counter(p["source"] for p in paragraphs)
+    assert set(counts) == set(LICENSES) and min(counts.values()) > 1000
+    assert all(p["license"] == LICENSES[p["source"]] and p["text"].strip() for p in paragraphs)
+    notes = (DEMO_PATH.parent / "SOURCES.md").read_text(encoding="utf-8")
+    for needle in ("CC BY-SA 4.0", "Apache-2.0", "CC BY 4.0", "megagonlabs/RPT", "OSU-NLP-Group/HippoRAG",
+                   "AdelWang/MIGRES", f"{len(paragraphs):,}"):
+        assert needle in notes
+
+
+def test_the_build_script_reproduces_the_committed_bytes(shared_data, tmp_path):
+    spec = importlib.util.spec_from_file_location("build_demo_corpus", ROOT / "scripts" / "build_demo_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    paragraphs, counts = module.build(shared_data)
+    module.write(paragraphs, tmp_path / "demo.jsonl.gz")
+    assert (tmp_path / "demo.jsonl.gz").read_bytes() == DEMO_PATH.read_bytes()
+    assert counts["duplicates_skipped"] > 0
+
+
+def test_the_gold_paragraphs_of_shared_questions_are_in_the_corpus(shared_data):
+    keys = {(p["title"], p["text"]) for p in read_jsonl_gz(DEMO_PATH)}
+    with (shared_data / "musique" / "musique_ans_dev.jsonl").open(encoding="utf-8") as fh:
+        record = json.loads(fh.readline())
+    gold = [p for p in record["paragraphs"] if p["is_supporting"]]
+    assert gold and all((p["title"].strip(), p["text"].strip()) in keys for p in gold)
+
+
+def test_loader_indexes_once_then_reloads(tmp_path, monkeypatch, demo_sample):
+    subset = tmp_path / "demo_subset.jsonl.gz"
+    with gzip.open(subset, "wt", encoding="utf-8") as fh:
+        for para in demo_sample:
+            fh.write(json.dumps(para) + "\n")
+    monkeypatch.setattr(loading, "DEMO_PATH", subset)
+    monkeypatch.setattr(loading, "_loaded", {})
+    data = tmp_path / "data"
+    first = load_demo_corpus(data)
+    assert first.index_source == "built" and len(first) == len(demo_sample)
+    assert load_demo_corpus(data) is first  # kept in the process
+    monkeypatch.setattr(loading, "_loaded", {})  # a new process
+    second = loading.load_corpus("demo", data_dir=data)
+    assert second.index_source == "cache" and second.index_path == first.index_path
+    assert second.index_path.name.startswith("demo-")
+    hit = second.search([demo_sample[3]["text"][:80]], k=1)[0][0]
+    assert hit.id == demo_sample[3]["id"] and hit.source == demo_sample[3]["source"]
+
+
+def test_missing_demo_file_is_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setattr(loading, "DEMO_PATH", tmp_path / "gone.jsonl.gz")
+    monkeypatch.setattr(loading, "_loaded", {})
+    with pytest.raises(FileNotFoundError, match="demo corpus is missing"):
+        load_demo_corpus(tmp_path)

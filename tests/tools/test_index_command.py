@@ -1,0 +1,96 @@
+"""`mia index PATH` on a temp folder of txt/md/jsonl files, through typer's CliRunner."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import typer
+from typer.testing import CliRunner
+
+from mia.app.commands import index as index_command
+from mia.graph.tools import load_corpus, read_documents
+from mia.graph.tools.documents import DocumentError, split_text
+
+
+@pytest.fixture()
+def app() -> typer.Typer:
+    app = typer.Typer()
+    index_command.register(app)
+
+    @app.callback()
+    def root() -> None:  # a group, as in mia.app.cli
+        pass
+
+    return app
+
+
+@pytest.fixture()
+def docs(tmp_path):
+    folder = tmp_path / "docs"
+    (folder / "sub").mkdir(parents=True)
+    (folder / "notes.txt").write_text("Field notes.\n\nThe quokka lives on Rottnest Island near Perth.\n\n\n"
+                                      "Rottnest has no foxes.\n", encoding="utf-8")
+    (folder / "sub" / "mars.md").write_text("# Mars\n\nMars is the fourth planet from the Sun.\n\n## Moons\n"
+                                            "Phobos and Deimos are the two moons of Mars.\n", encoding="utf-8")
+    (folder / "letters.jsonl").write_text(
+        json.dumps({"title": "Zeta", "text": "Zeta is the sixth letter of the Greek alphabet."}) + "\n\n"
+        + json.dumps({"id": "y1", "title": "Upsilon", "text": "Upsilon is the twentieth Greek letter."}) + "\n",
+        encoding="utf-8")
+    (folder / "image.png").write_bytes(b"\x89PNG")  # ignored
+    return folder
+
+
+def test_read_documents(docs):
+    paragraphs = read_documents(docs)
+    by_text = {p["text"]: p for p in paragraphs}
+    assert len(paragraphs) == 7
+    assert by_text["Phobos and Deimos are the two moons of Mars."]["title"] == "Mars > Moons"
+    assert by_text["The quokka lives on Rottnest Island near Perth."]["title"] == "notes"
+    assert by_text["Upsilon is the twentieth Greek letter."]["id"] == "y1"
+    assert by_text["Zeta is the sixth letter of the Greek alphabet."]["id"] == "letters.jsonl:1"
+
+
+def test_long_blocks_are_split_at_sentences():
+    text = " ".join(f"Sentence number {i} is here." for i in range(200))
+    pieces = split_text(text, max_chars=300)
+    assert len(pieces) > 10 and all(len(p) <= 300 for p in pieces)
+    assert pieces[0].startswith("Sentence number 0 is here.") and pieces[0].endswith(".")
+    assert " ".join(pieces) == text
+    assert all(len(p) <= 300 for p in split_text("x" * 1000, max_chars=300))
+
+
+def test_index_command_builds_then_reuses(app, docs, tmp_path):
+    runner = CliRunner()
+    data = tmp_path / "data"
+    result = runner.invoke(app, ["index", str(docs), "--name", "my notes", "--data-dir", str(data)])
+    assert result.exit_code == 0, result.output
+    assert "Read 7 paragraphs" in result.output
+    assert "Indexed for corpus 'my-notes' (7 paragraphs" in result.output
+    assert "Context(corpus='my-notes')" in result.output
+    again = runner.invoke(app, ["index", str(docs), "--name", "my notes", "--data-dir", str(data)])
+    assert again.exit_code == 0 and "Reused the cached index" in again.output
+
+    corpus = load_corpus("my-notes", data_dir=data)
+    assert corpus.index_source == "cache" and len(corpus) == 7
+    assert corpus.search(["Which moons orbit Mars?"], k=1)[0][0].title == "Mars > Moons"
+    assert corpus.search(["where do quokkas live"], k=1)[0][0].text.startswith("The quokka")
+
+
+def test_index_command_reports_bad_files(app, tmp_path):
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"title": "ok", "text": "fine"}\n{"title": "broken", "text": \n', encoding="utf-8")
+    result = CliRunner().invoke(app, ["index", str(bad), "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 2
+    assert "bad.jsonl:2: not valid JSON" in result.output
+    assert not (tmp_path / "data" / "index").exists()
+    missing = CliRunner().invoke(app, ["index", str(tmp_path / "nope")])
+    assert missing.exit_code != 0
+
+
+def test_unknown_corpus_names_say_what_to_do(tmp_path):
+    with pytest.raises(ValueError, match="mia index PATH --name nothing"):
+        load_corpus("nothing", data_dir=tmp_path)
+    (tmp_path / "x.jsonl").write_text('{"title": "t"}\n', encoding="utf-8")
+    with pytest.raises(DocumentError, match="x.jsonl:1: no 'text' string"):
+        read_documents(tmp_path / "x.jsonl")
