@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from mia.app.commands import agent, evaluate, memory, models, train
+from mia.app.commands import agent, evaluate, index, memory, models, train
 
 app = typer.Typer(
     name="mia",
@@ -16,6 +16,7 @@ app = typer.Typer(
 )
 models.register(app)
 agent.register(app)
+index.register(app)
 evaluate.register(app)
 app.add_typer(memory.app, name="memory")
 app.add_typer(train.app, name="train")
