@@ -1,0 +1,50 @@
+"""The graph end to end with the real embedded model (SmolLM2-135M, offline): `mia ask` answers a
+HotpotQA question in its paragraph sandbox, judges it, writes a memory, and a second, similar
+question retrieves that memory. Budgets are tight so that it stays fast on two CPU cores."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from mia.app.cli import app
+
+pytestmark = pytest.mark.real_model
+SAMPLE = Path(__file__).parent / "data" / "hotpotqa_sample.json"
+TIGHT = ["--max-tool-calls", "1", "--max-tokens", "32", "--namespace", "real-test", "--json"]
+
+
+def _last_json(output: str) -> dict:
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def test_ask_real_model_memorises_then_retrieves(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
+        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
+    record = json.loads(SAMPLE.read_text())[0]
+    paragraphs = tmp_path / "paragraphs.json"
+    paragraphs.write_text(json.dumps(record["paragraphs"]))
+    runner = CliRunner()
+
+    first = runner.invoke(app, ["ask", record["question"], "--paragraphs", str(paragraphs), "--gold", record["answer"],
+                                "--data-dir", str(tmp_path), *TIGHT])
+    assert first.exit_code == 0, first.output
+    out = _last_json(first.stdout)
+    assert isinstance(out["answer"], str) and out["plan"]
+    assert out["judgement"]["outcome"] in ("correct", "incorrect") and out["judgement"]["mode"] == "ground_truth"
+    assert out["memory_id"], out.get("warnings")
+    assert out["usage"]["planner"]["calls"] >= 1 and out["usage"]["executor"]["calls"] >= 1
+    assert out["usage"]["judge"]["calls"] >= 1 and out["usage"]["manager"]["calls"] >= 1
+    log = tmp_path / "memory" / "trajectories.jsonl"
+    assert log.is_file() and json.loads(log.read_text().splitlines()[0])["question"] == record["question"]
+
+    similar = record["question"].replace("was published first", "came out earlier")
+    second = runner.invoke(app, ["ask", similar, "--paragraphs", str(paragraphs), "--data-dir", str(tmp_path),
+                                 "--judge-mode", "off", "--no-memorise", *TIGHT])
+    assert second.exit_code == 0, second.output
+    out2 = _last_json(second.stdout)
+    assert out2["used_memory_ids"] == [out["memory_id"]]
+    assert isinstance(out2["answer"], str)
