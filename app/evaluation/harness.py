@@ -87,11 +87,28 @@ def build_context(config: dict[str, Any], setting: str) -> Any:
     return Context(**values)
 
 
+def roles_used(memory_mode: str, judge: str) -> tuple[str, ...]:
+    """The roles a configuration calls: the planner and manager only in MIA, the judge only with --judge llm."""
+    roles = ["executor"]
+    if memory_mode == "mia":
+        roles += ["planner", "manager"]
+    if judge == "llm":
+        roles.append("judge")
+    return tuple(roles)
+
+
 def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner:
     """The real agent: the compiled MIA graph with this run's context."""
     from mia import build_graph
     from mia.graph.builder import recursion_limit
+    from mia.graph.models import check_model_spec
 
+    for role in roles_used(config["memory_mode"], config["judge"]):  # fail before question 1, not at it
+        try:
+            check_model_spec(config["models"][role])
+        except ValueError as err:
+            err.args = (f"--{role}-model {config['models'][role]!r}: {err}",)
+            raise
     context = build_context(config, setting)
     return GraphRunner(graph=build_graph(), context=context, setting=setting, judge=config["judge"],
                        config={"recursion_limit": recursion_limit(context)})

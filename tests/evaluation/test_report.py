@@ -109,3 +109,16 @@ def test_real_verdict_objects_are_read():
     bad = Verdict(outcome="unknown", score=0.0, mode="ground_truth", method="fallback", prediction="")
     assert verdict_correct(bad) == (False, "fallback")
     assert verdict_correct(None) == (False, "missing")
+
+
+def test_cli_fails_fast_on_a_missing_api_key(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    from mia.app.cli import app
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "")
+    tiny = write_tiny(tmp_path / "tiny.jsonl")
+    res = CliRunner().invoke(app, ["eval", "--dataset", str(tiny), "--memory", "none", "--executor-model",
+                                   "openai:gpt-4.1-mini", "--judge", "metrics", "--out", str(tmp_path / "r"),
+                                   "--no-progress"])
+    assert res.exit_code == 1 and "OPENAI_API_KEY" in res.output and "--executor-model" in res.output
+    assert (tmp_path / "r" / "results.jsonl").exists() is False

@@ -1,0 +1,118 @@
+#!/usr/bin/env python
+"""End-to-end cost benchmark: seconds and tokens per question of the whole agent (all roles) on the
+embedded default model, for each memory configuration. Writes bench/e2e/results.md.
+
+Two ways to get the figures (both are real runs of `mia eval`):
+
+    # run fresh: N HotpotQA questions per configuration, tight budgets
+    python bench/e2e/bench_e2e.py --n 3 --modes none,trajectory-rag,mia
+    # or measure run folders that `mia eval` already wrote (e.g. the 3x30 runs in results/)
+    python bench/e2e/bench_e2e.py --from-runs results/hotpotqa-smollm2-n30/{none,trajectory-rag,mia}
+
+Wall time on a shared CPU depends on the load; the load average is recorded next to the figures.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import os
+import platform
+import statistics
+import sys
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+BUDGET = dict(max_tool_calls=3, context_overrides=dict(executor_max_tokens=64, planner_max_tokens=96,
+                                                        manager_max_tokens=96, judge_max_tokens=8, max_replans=0))
+
+
+def _pct(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def measure(run_dir: Path) -> dict:
+    """Per-question seconds and tokens of one run folder (the first question includes model loading)."""
+    from mia.app.evaluation import runlog
+
+    config = runlog.read_config(run_dir) or {}
+    results = runlog.read_results(run_dir)
+    if not results:
+        raise SystemExit(f"{run_dir}: no results")
+    walls = [r.wall_s for r in results]
+    steady = walls[1:] or walls
+    completion = sum(r.completion_tokens for r in results)
+    return {
+        "run": config.get("label") or config.get("memory_mode", run_dir.name),
+        "n": len(results),
+        "first_s": walls[0],
+        "mean_s": statistics.fmean(steady),
+        "median_s": statistics.median(steady),
+        "p90_s": _pct(steady, 0.9),
+        "prompt_tok": statistics.fmean(r.prompt_tokens for r in results),
+        "completion_tok": statistics.fmean(r.completion_tokens for r in results),
+        "llm_calls": statistics.fmean(r.llm_calls for r in results),
+        "tool_calls": statistics.fmean(r.tool_calls for r in results),
+        "completion_tok_per_s": completion / max(1e-9, sum(walls)),
+        "models": sorted(set((config.get("models") or {}).values())),
+        "budget": {k: config.get(k) for k in ("max_tool_calls", "context_overrides")},
+    }
+
+
+def run_fresh(n: int, modes: list[str], out_root: Path) -> list[Path]:
+    from mia.app.evaluation.harness import EvalConfig, run_evaluation
+
+    dirs = []
+    for mode in modes:
+        out = out_root / mode
+        cfg = EvalConfig(dataset="hotpotqa", n=n, seed=0, memory_mode=mode, **BUDGET)
+        asyncio.run(run_evaluation(cfg, out, progress=True, plot=False))
+        dirs.append(out)
+    return dirs
+
+
+def render(rows: list[dict], source: str) -> str:
+    load = os.getloadavg() if hasattr(os, "getloadavg") else (float("nan"),) * 3
+    lines = [
+        "# End-to-end benchmark: seconds and tokens per question",
+        "",
+        f"Source: {source}. Machine: {platform.machine()}, {os.cpu_count()} CPUs, Python {platform.python_version()}; "
+        f"load average when written {load[0]:.1f} / {load[1]:.1f} / {load[2]:.1f} (shared machine: wall times vary).",
+        f"Models: {', '.join(sorted({m for r in rows for m in r['models']}))}. Budget: {rows[0]['budget']}.",
+        "Seconds are per question, excluding the first question (which loads the model; shown apart).",
+        "",
+        "| run | n | first q (s) | mean s/q | median s/q | p90 s/q | prompt tok/q | completion tok/q | LLM calls/q | tool calls/q | completion tok/s |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
+    for r in rows:
+        lines.append(
+            f"| {r['run']} | {r['n']} | {r['first_s']:.0f} | {r['mean_s']:.1f} | {r['median_s']:.1f} | {r['p90_s']:.1f} | "
+            f"{r['prompt_tok']:.0f} | {r['completion_tok']:.0f} | {r['llm_calls']:.2f} | {r['tool_calls']:.2f} | "
+            f"{r['completion_tok_per_s']:.2f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--n", type=int, default=3)
+    parser.add_argument("--modes", default="none,trajectory-rag,mia")
+    parser.add_argument("--from-runs", nargs="*", type=Path)
+    parser.add_argument("--work", type=Path, default=HERE / ".runs", help="run folders of a fresh benchmark")
+    parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    args = parser.parse_args()
+    if args.from_runs:
+        dirs, source = args.from_runs, "`mia eval` run folders " + ", ".join(f"`{d}`" for d in args.from_runs)
+    else:
+        start = time.perf_counter()
+        dirs = run_fresh(args.n, args.modes.split(","), args.work)
+        source = f"fresh run of {args.n} HotpotQA questions per configuration ({time.perf_counter() - start:.0f} s)"
+    text = render([measure(Path(d)) for d in dirs], source)
+    args.out.write_text(text, encoding="utf-8")
+    sys.stdout.write(text)
+
+
+if __name__ == "__main__":
+    main()
