@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 
 from mia.app.evaluation import runlog
-from mia.app.evaluation.summary import RunSummary, markdown_roles, markdown_table, summarise
+from mia.app.evaluation.summary import RunSummary, judge_sanity, markdown_roles, markdown_table, summarise
 
 
 def load_run(run_dir: Path, only_ids: set[str] | None = None) -> RunSummary:
@@ -51,12 +51,13 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
         [
             f"# {title}",
             "",
-            f"Dataset(s): {', '.join(datasets)}. 95% intervals: Wilson for accuracy and EM, Student t for means.{note}",
+            f"Dataset(s): {', '.join(datasets)}. 95% intervals: Wilson for accuracy, EM and cover, Student t for means.{note}",
             "",
             markdown_table(summaries),
             "Per role (means per question):",
             "",
             markdown_roles(summaries),
+            judge_sanity(summaries),
         ]
     )
     if out_dir is not None:

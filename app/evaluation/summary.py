@@ -34,6 +34,8 @@ class RunSummary(BaseModel):
     errors: int
     accuracy: Estimate  # LLM-judge accuracy (Wilson); value None when the run used --judge metrics
     em: Estimate  # exact match (Wilson: it is 0/1 per question)
+    cover: Estimate  # a gold answer appears, as whole tokens, in the answer (Wilson); robust to verbose answers
+    judge_agrees_with_cover: Estimate  # sanity of the judge: how often its verdict equals `cover`
     f1: Estimate  # token F1 (t interval)
     tool_calls: Estimate
     llm_calls: Estimate
@@ -56,9 +58,16 @@ def run_label(config: dict[str, Any]) -> str:
     return f"{config.get('memory_mode', '?')}{model}"
 
 
+def _covered(r: QuestionResult) -> bool:
+    from mia.graph.judge import cover_match
+
+    return bool(r.answer) and cover_match(r.answer, r.gold_answers)
+
+
 def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSummary:
     """Every metric of the run from its per-question results."""
     n = len(results)
+    covered = {r.id: _covered(r) for r in results}
     judged = [r for r in results if r.judge_correct is not None]
     per_role: dict[str, RoleSummary] = {}
     for role in ROLES:
@@ -79,6 +88,8 @@ def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSumma
         errors=sum(1 for r in results if r.error),
         accuracy=wilson(sum(1 for r in judged if r.judge_correct), len(judged)),
         em=wilson(sum(1 for r in results if r.em >= 1.0), n),
+        cover=wilson(sum(covered.values()), n),
+        judge_agrees_with_cover=wilson(sum(1 for r in judged if r.judge_correct == covered[r.id]), len(judged)),
         f1=mean_ci([r.f1 for r in results]),
         tool_calls=mean_ci([float(r.tool_calls) for r in results]),
         llm_calls=mean_ci([float(r.llm_calls) for r in results]),
@@ -99,14 +110,14 @@ def _num(est: Estimate, digits: int = 0) -> str:
 def markdown_table(summaries: list[RunSummary]) -> str:
     """One row per configuration: accuracy and cost per question, each with its 95% interval."""
     head = (
-        "| run | n | judge accuracy | EM | F1 | tool calls/q | LLM calls/q | prompt tokens/q | "
-        "completion tokens/q | s/q |\n|---|---|---|---|---|---|---|---|---|---|\n"
+        "| run | n | judge accuracy | EM | F1 | cover | tool calls/q | LLM calls/q | prompt tokens/q | "
+        "completion tokens/q | s/q |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for s in summaries:
         err = f" ({s.errors} err)" if s.errors else ""
         rows.append(
-            f"| {s.label} | {s.n}{err} | {s.accuracy.fmt(3)} | {s.em.fmt(3)} | {s.f1.fmt(3)} | "
+            f"| {s.label} | {s.n}{err} | {s.accuracy.fmt(3)} | {s.em.fmt(3)} | {s.f1.fmt(3)} | {s.cover.fmt(3)} | "
             f"{_num(s.tool_calls, 2)} | {_num(s.llm_calls, 2)} | {_num(s.prompt_tokens)} | "
             f"{_num(s.completion_tokens)} | {_num(s.wall_s, 1)} |"
         )
@@ -124,18 +135,29 @@ def markdown_roles(summaries: list[RunSummary]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def judge_sanity(summaries: list[RunSummary]) -> str:
+    """One line per judged run: a judge that disagrees with cover match often is not grading."""
+    lines = [
+        f"- {s.label}: the LLM judge agrees with cover match on {s.judge_agrees_with_cover.fmt(2)} of the questions"
+        for s in summaries
+        if s.judge_agrees_with_cover.value is not None
+    ]
+    return ("Judge sanity (cover = a gold answer appears in the answer):\n\n" + "\n".join(lines) + "\n") if lines else ""
+
+
 def render_markdown(summaries: list[RunSummary], title: str = "Evaluation") -> str:
     cfg = summaries[0].config if summaries else {}
     lines = [
         f"# {title}",
         "",
         f"Dataset `{cfg.get('dataset', '?')}` ({cfg.get('setting', '?')} setting), seed {cfg.get('seed', '?')}. "
-        "Intervals are 95%: Wilson for accuracy and EM, Student t for means.",
+        "Intervals are 95%: Wilson for accuracy, EM and cover, Student t for means.",
         "",
         markdown_table(summaries),
         "Per role (means per question):",
         "",
         markdown_roles(summaries),
+        judge_sanity(summaries),
     ]
     return "\n".join(lines)
 

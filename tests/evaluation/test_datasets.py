@@ -42,6 +42,15 @@ def test_open_corpus_covers_every_gold_title():
     assert all(ex.paragraphs == [] for ex in examples)  # searched in the corpus, not per question
 
 
+def test_open_corpus_file_is_readable_by_the_search_tools():
+    from mia.graph.tools.documents import read_documents
+
+    from mia.app.evaluation.datasets import OPEN_CORPUS_FILE
+
+    paragraphs = read_documents(OPEN_CORPUS_FILE)  # what Context(corpus=<path>) indexes
+    assert len(paragraphs) == 6119 and paragraphs[0]["title"] == "Teutberga"
+
+
 def test_sampling_is_seeded_and_prefix_stable():
     a, _ = load_examples("musique", 30, seed=1)
     b, _ = load_examples("musique", 60, seed=1)

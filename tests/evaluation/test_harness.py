@@ -55,6 +55,9 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     assert s.f1.value == pytest.approx(mean)
     assert s.f1.low == pytest.approx(mean - 3.182446305 * sd / 2)
     assert s.f1.high == pytest.approx(mean + 3.182446305 * sd / 2)
+    # cover (gold inside the answer, whole tokens): q1 yes, q2 "menotti" lacks "gian carlo" no, q3 no,
+    # q4 "the year 1998" contains "1998" yes -> 2/4; judge agrees with cover on q1, q3 (q2, q4 differ) -> 2/4
+    assert s.cover.value == 0.5 and s.judge_agrees_with_cover.value == 0.5
     # tool calls 1, 2, 0, 3 -> mean 1.5; LLM calls 4, 5, 3, 7 -> 4.75
     assert s.tool_calls.value == 1.5
     assert s.llm_calls.value == 4.75
@@ -84,6 +87,7 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     saved = json.loads((out / "summary.json").read_text())
     assert saved["accuracy"]["value"] == 0.5 and saved["total_prompt_tokens"] == 2830
     md = (out / "summary.md").read_text()
+    assert "agrees with cover match on 0.50 [0.15, 0.85]" in md
     assert "0.500 [0.150, 0.850]" in md and "| executor | 2.50 | 450 | 50 |" in md
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (out / ".lock").exists()
@@ -98,7 +102,8 @@ def _order(tiny: Path):
 
 async def test_metrics_judge_makes_no_accuracy(tiny: Path, tmp_path: Path):
     s = await run_evaluation(cfg(tiny, judge="metrics"), tmp_path / "m", runner_factory=factory(ScriptedGraph()), progress=False)
-    assert s.accuracy.value is None and s.em.value == 0.25
+    assert s.accuracy.value is None and s.em.value == 0.25 and s.cover.value == 0.5
+    assert s.judge_agrees_with_cover.value is None
     assert "—" in (tmp_path / "m" / "summary.md").read_text()
 
 
