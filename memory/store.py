@@ -315,6 +315,15 @@ class MemoryStore:
                 return MemoryRecord.from_chroma(got["ids"][0], got["documents"][0], got["metadatas"][0])
         return None
 
+    def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]:
+        """Which of these ids are stored (in one namespace or any)."""
+        wanted = list(dict.fromkeys(ids))
+        found: set[str] = set()
+        for _, col in self._memory_collections(namespace):
+            for start in range(0, len(wanted), 1000):
+                found.update(col.get(ids=wanted[start:start + 1000], include=[])["ids"])
+        return found
+
     def get_with_embeddings(self, namespace: str, outcome: Outcome | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
         """Every record of a namespace (optionally one outcome) and its stored vector."""
         records: list[MemoryRecord] = []
@@ -399,12 +408,12 @@ class MemoryStore:
                  log: bool = True) -> MemoryRecord:
         """Log the raw trajectory (first: it is never lost), compress it (model or extractive),
         then add it, or resolve it against a near-duplicate. Returns the record now stored."""
+        vector = self.embedder.embed_query(embed_text(trajectory.question, trajectory.caption))
         if log:
-            self.log_trajectory(trajectory)
+            self.log_trajectory(trajectory, vector)
         result = (compressor.compress(trajectory) if compressor is not None
                   else CompressionResult(extractive_workflow(trajectory), "extractive"))
         record = record_from_trajectory(trajectory, result)
-        vector = self.embedder.embed_query(record.embed_text)
         return self.add_deduplicated(record, vector)
 
     def add_deduplicated(self, record: MemoryRecord, vector: np.ndarray) -> MemoryRecord:
@@ -544,20 +553,21 @@ class MemoryStore:
         return out
 
     # ------------------------------------------------------------------ trajectories
-    def log_trajectory(self, trajectory: Trajectory) -> None:
+    def log_trajectory(self, trajectory: Trajectory, vector: np.ndarray | None = None) -> None:
         """Append the raw trajectory to the JSONL log (durable), then index its question."""
         offsets = self.trajectory_log.append_many([trajectory])
         try:
-            self._index_trajectories([(trajectory, offsets[0])])
+            self._index_trajectories([(trajectory, offsets[0])], None if vector is None else np.asarray(vector)[None, :])
         except Exception as err:  # noqa: BLE001 - the log has it; consolidate() re-indexes
             log.warning("trajectory %s logged but not indexed (%s); `consolidate` will index it", trajectory.id, err)
 
-    def _index_trajectories(self, items: list[tuple[Trajectory, int]]) -> None:
+    def _index_trajectories(self, items: list[tuple[Trajectory, int]], vectors: np.ndarray | None = None) -> None:
         by_ns: dict[str, list[tuple[Trajectory, int]]] = {}
         for traj, offset in items:
             by_ns.setdefault(traj.namespace, []).append((traj, offset))
         for ns, group in by_ns.items():
-            vectors = self.embedder.embed_documents([embed_text(t.question, t.caption) for t, _ in group])
+            if vectors is None or len(by_ns) > 1:
+                vectors = self.embedder.embed_documents([embed_text(t.question, t.caption) for t, _ in group])
             col = self._collection(ns, "traj", create=True)
             with self._write_lock():
                 col.upsert(ids=[t.id for t, _ in group], embeddings=vectors, documents=[t.question for t, _ in group],

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from pydantic import ValidationError
 
 from mia.memory.records import SCHEMA_VERSION, MemoryRecord
+from mia.memory.trajectory import new_id
 
 if TYPE_CHECKING:
     from mia.memory.store import MemoryStore
@@ -60,13 +61,23 @@ def read_export(path: Path) -> tuple[list[MemoryRecord], int]:
 
 def import_records(store: MemoryStore, path: Path, namespace: str | None = None, dedup: bool = True) -> dict[str, int]:
     """Add the records of an export. `namespace` moves them all into one namespace. With dedup,
-    each record goes through the near-duplicate rule (kept, replaced or added)."""
+    each record goes through the near-duplicate rule (kept, replaced or added). Ids already in
+    the store are left alone, so importing the same file twice changes nothing."""
     if not path.is_file():
         raise FileNotFoundError(f"no export file at {path}")
     records, bad = read_export(path)
     if namespace is not None:
         records = [r.model_copy(update={"namespace": namespace}) for r in records]
-    counts = {"read": len(records), "invalid_lines": bad, "added": 0, "merged_or_kept": 0}
+    counts = {"read": len(records), "invalid_lines": bad, "added": 0, "merged_or_kept": 0, "already_present": 0}
+    fresh: list[MemoryRecord] = []
+    for ns in sorted({r.namespace for r in records}):
+        group = [r for r in records if r.namespace == ns]
+        here = store.existing_ids([r.id for r in group], ns)
+        elsewhere = store.existing_ids([r.id for r in group if r.id not in here])
+        counts["already_present"] += sum(r.id in here for r in group)
+        # ids are unique store-wide: a copy into another namespace gets a new id
+        fresh += [r.model_copy(update={"id": new_id()}) if r.id in elsewhere else r for r in group if r.id not in here]
+    records = fresh
     if not records:
         return counts
     vectors = store.embedder.embed_documents([r.embed_text for r in records])

@@ -1,0 +1,236 @@
+"""The embedded store on disk with the real MiniLM embedder: memorise, retrieve, dedup, upkeep,
+export/import, trajectory search, persistence across processes, locks, corruption, crashes."""
+
+from __future__ import annotations
+
+import json
+import signal
+import sqlite3
+import subprocess
+import sys
+import textwrap
+import time
+
+import numpy as np
+import pytest
+
+from mia.memory import MemoryRecord, MemoryStore, MemoryStoreError, SchemaMismatchError, StoreLockedError, UpkeepPolicy
+from mia.memory.embeddings import PrecomputedEmbedder
+
+from .conftest import make_trajectory, run_python
+
+QUESTIONS = {
+    "mag": "Which magazine was started first, Arthur's Magazine or First for Women?",
+    "film": "Who directed the 1994 film that starred the actor who played Forrest Gump?",
+    "river": "Which river is longer, the Danube or the Rhine?",
+    "band": "Were the members of the band Coldplay born in the same country?",
+}
+
+
+def test_memorise_retrieve_and_stats(store):
+    recs = {}
+    for key, q in QUESTIONS.items():
+        recs[key] = store.memorise(make_trajectory(q, outcome="incorrect" if key == "river" else "correct",
+                                                   queries=(f"{key} search",)))
+    assert store.count("default") == 4
+    got = store.retrieve("Which magazine came out first: Arthur's Magazine or First for Women?")
+    assert got.positives[0].record.id == recs["mag"].id
+    assert [m.record.id for m in got.negatives] == [recs["river"].id]
+    rec = got.positives[0].record
+    assert rec.compression == "extractive" and rec.trajectory_id and rec.source == "test-run" and rec.dataset == "unit"
+    assert rec.trace_tokens > rec.workflow_tokens > 0
+    assert "Retrieved Relevant Memories" in got.to_prompt_text() and rec.workflow in got.to_prompt_text()
+    stats = store.stats("default")["default"]
+    assert (stats["memories"], stats["correct"], stats["incorrect"]) == (4, 3, 1)
+    assert stats["compression_ratio"] > 1
+    assert len(list(store.trajectory_log.read())) == 4  # memorise logs the raw trajectory
+
+
+def test_near_duplicates(store):
+    q = QUESTIONS["mag"]
+    bad = store.memorise(make_trajectory(q, outcome="incorrect"))
+    store.update_stats([bad.id], success=False)
+    good = store.memorise(make_trajectory(q + " ", outcome="correct", answer="Arthur's Magazine"))
+    assert good.id == bad.id and good.outcome == "correct"  # better outcome replaces, under the old id
+    assert (good.usage_count, good.success_count) == (0, 0)  # another lesson: fresh track record
+    assert store.count() == 1 and store.get(bad.id).outcome == "correct"
+    store.update_stats([good.id], success=True)
+    longer = make_trajectory(q, outcome="correct", queries=("a", "b", "c", "d"))
+    kept = store.memorise(longer)
+    assert kept.id == good.id and kept.trajectory_id == good.trajectory_id  # longer workflow does not replace
+    shorter = make_trajectory(q.replace("?", ""), outcome="correct", queries=())
+    replaced = store.memorise(shorter)
+    assert replaced.id == good.id and replaced.trajectory_id == shorter.id
+    assert (replaced.usage_count, replaced.success_count) == (1, 1)  # same outcome: the counts carry over
+    other = store.memorise(make_trajectory(QUESTIONS["river"]))
+    assert other.id != good.id and store.count() == 2
+    assert len(list(store.trajectory_log.read())) == 5  # every raw trajectory is kept
+
+
+def test_size_bound_and_eviction(tmp_path):
+    st = MemoryStore.open(tmp_path / "m", embedder=PrecomputedEmbedder(4, "rand4"),
+                          policy=UpkeepPolicy(max_per_namespace=10))
+    now = time.time()
+    rng = np.random.default_rng(0)
+    records = []
+    for i in range(10):
+        rec = MemoryRecord(id=f"r{i}", question=f"q{i}", workflow="1. x", outcome="correct",
+                           created_at=now - 90 * 86400, last_used_at=now - 60 * 86400, usage_count=4, success_count=3)
+        records.append(rec)
+    records[0].success_count = 0  # a loser, long unused: evicted first
+    records[1].last_used_at = now  # recently used: kept
+    st.add_many(records, rng.standard_normal((10, 4)))
+    assert st.count() == 10
+    st.add(MemoryRecord(id="new", question="fresh", workflow="1. y", outcome="incorrect"), rng.standard_normal(4))
+    ids = {r.id for r in st.list()}
+    assert len(ids) == 9 and "new" in ids and "r1" in ids and "r0" not in ids  # pruned to 90% of the bound
+    assert st.prune(max_size=3) and st.count() == 3
+    st.close()
+
+
+def test_consolidate_merges_duplicates_and_reindexes(store, embedder):
+    q = QUESTIONS["film"]
+    a = MemoryRecord(question=q, workflow="1. a b c", outcome="correct", usage_count=2, success_count=1)
+    b = MemoryRecord(question=q + "!", workflow="1. a b", outcome="correct", usage_count=3, success_count=3)
+    c = MemoryRecord(question=q, workflow="1. z", outcome="incorrect")
+    d = MemoryRecord(question=QUESTIONS["band"], workflow="1. d", outcome="correct")
+    store.add_many([a, b, c, d])  # add_many does no dedup: consolidation cleans up
+    store.trajectory_log.append(make_trajectory("logged but never indexed"))
+    report = store.consolidate("default")["default"]
+    assert report == {"merged": 2, "evicted": 0, "kept": 2, "reindexed": 1}
+    survivor = store.get(b.id)
+    assert survivor is not None and (survivor.usage_count, survivor.success_count) == (5, 4)
+    assert store.get(a.id) is None and store.get(c.id) is None
+    assert store.search_trajectories("logged but never indexed", k=1)[0].trajectory.question == "logged but never indexed"
+
+
+def test_export_import_roundtrip(store, tmp_path):
+    for key, q in QUESTIONS.items():
+        store.memorise(make_trajectory(q, namespace="team-a"))
+    store.update_stats([store.list("team-a")[0].id], success=True)
+    path = tmp_path / "export.jsonl"
+    assert store.export_jsonl(path, "team-a") == 4
+    lines = path.read_text().splitlines()
+    assert json.loads(lines[0])["mia_memory_export"] == 1 and len(lines) == 5
+    with path.open("a") as handle:
+        handle.write('{"question": "no workflow"}\n{not json\n')
+    counts = store.import_jsonl(path, namespace="team-b")
+    assert counts == {"read": 4, "invalid_lines": 2, "added": 4, "merged_or_kept": 0, "already_present": 0}
+    a = {r.question: r for r in store.list("team-a")}
+    b = {r.question: r for r in store.list("team-b")}
+    assert set(a) == set(b) and all(a[q].workflow == b[q].workflow and a[q].usage_count == b[q].usage_count for q in a)
+    assert not {r.id for r in a.values()} & {r.id for r in b.values()}  # ids stay unique store-wide
+    store.reset("team-b")
+    assert store.import_jsonl(path)["already_present"] == 4  # same namespace, same ids: nothing to do
+    assert store.import_jsonl(path, namespace="team-b")["added"] == 4
+    assert store.count("team-b") == 4 and store.count("team-a") == 4
+    with pytest.raises(FileNotFoundError):
+        store.import_jsonl(tmp_path / "missing.jsonl")
+
+
+def test_search_trajectories_and_rebuild(store):
+    for key, q in QUESTIONS.items():
+        store.log_trajectory(make_trajectory(q, outcome="incorrect" if key == "band" else "correct"))
+    store.log_trajectory(make_trajectory("Which river is longer, the Danube or the Rhine?", namespace="other"))
+    hits = store.search_trajectories("Is the Rhine longer than the Danube?", "default", k=2)
+    assert hits[0].trajectory.question == QUESTIONS["river"] and len(hits) == 2
+    assert hits[0].similarity > hits[1].similarity
+    assert hits[0].trajectory.steps[1].args == {"query_list": ["first query"]}
+    assert store.count() == 0
+    assert store.rebuild_from_log(namespace="default", progress=False) == 4 and store.count("default") == 4
+    assert store.count("other") == 0
+
+
+def test_other_process_reads_what_this_one_wrote(tmp_path, embedder):
+    path = tmp_path / "memory"
+    with MemoryStore.open(path, embedder=embedder) as st:
+        mem = st.memorise(make_trajectory(QUESTIONS["river"], queries=("Danube length",)))
+    code = textwrap.dedent("""
+        import sys
+        from mia.memory import MemoryStore
+        with MemoryStore.open(sys.argv[1]) as st:
+            got = st.retrieve("Is the Danube longer than the Rhine?")
+            print(got.positives[0].record.id, got.positives[0].record.workflow.count("Danube length"))
+    """)
+    out = run_python(code, str(path))
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [mem.id, "1"]
+
+
+def test_second_process_gets_a_clear_lock_error(tmp_path, embedder):
+    path = tmp_path / "memory"
+    with MemoryStore.open(path, embedder=embedder):
+        code = "import sys\nfrom mia.memory import MemoryStore, StoreLockedError\n" \
+               "try:\n    MemoryStore.open(sys.argv[1], lock_timeout=0.2)\nexcept StoreLockedError as e:\n    print('LOCKED', e)\n"
+        out = run_python(code, str(path))
+        assert out.returncode == 0, out.stderr
+        assert out.stdout.startswith("LOCKED") and "Chroma server" in out.stdout
+        again = MemoryStore.open(path, embedder=embedder)  # the same process shares the lock
+        again.close()
+    out = run_python(code, str(path))
+    assert "LOCKED" not in out.stdout and out.returncode == 0  # released on close
+
+
+def test_corrupt_store_gives_a_clear_error(tmp_path):
+    path = tmp_path / "memory"
+    (path / "chroma").mkdir(parents=True)
+    (path / "chroma" / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
+    code = "import sys\nfrom mia.memory import MemoryStore, MemoryStoreError\n" \
+           "try:\n    MemoryStore.open(sys.argv[1])\nexcept MemoryStoreError as e:\n    print('ERR', e)\n"
+    out = run_python(code, str(path))  # another process: chromadb caches clients per path in-process
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.startswith("ERR") and "cannot be read" in out.stdout and "Traceback" not in out.stdout
+
+
+def test_schema_and_embedder_mismatch(tmp_path):
+    path = tmp_path / "memory"
+    st = MemoryStore.open(path, embedder=PrecomputedEmbedder(3, "three"))
+    st.add(MemoryRecord(question="q", workflow="1. w", outcome="correct"), np.ones(3))
+    col = st.client.get_collection(next(c.name for c in st.client.list_collections()))
+    st.close()
+    with pytest.raises(SchemaMismatchError, match="embedder 'three'"):
+        MemoryStore.open(path, embedder=PrecomputedEmbedder(5, "five"))
+    col.modify(metadata={**col.metadata, "mia_schema_version": 99})
+    with pytest.raises(SchemaMismatchError, match="schema version 99"):
+        MemoryStore.open(path, embedder=PrecomputedEmbedder(3, "three"))
+
+
+def test_damaged_record_is_skipped_not_fatal(tmp_path):
+    st = MemoryStore.open(tmp_path / "m", embedder=PrecomputedEmbedder(2, "two"))
+    st.add(MemoryRecord(id="ok", question="q", workflow="1. w", outcome="correct"), np.array([1.0, 0.0]))
+    st.add(MemoryRecord(id="bad", question="q2", workflow="1. w", outcome="correct"), np.array([0.9, 0.1]))
+    col = st._collection("default", "pos", create=False)
+    col.update(ids=["bad"], metadatas=[{"usage_count": "lots"}])
+    got = st.retrieve("q", query_embedding=np.array([1.0, 0.0]))
+    assert got.ids == ["ok"]
+    st.close()
+
+
+def test_crash_in_the_middle_of_writes_leaves_a_readable_store(tmp_path, embedder):
+    path = tmp_path / "memory"
+    code = textwrap.dedent("""
+        import sys, numpy as np
+        from mia.memory import MemoryStore, MemoryRecord
+        from mia.memory.embeddings import PrecomputedEmbedder
+        st = MemoryStore.open(sys.argv[1], embedder=PrecomputedEmbedder(384, "minilm"))
+        rng = np.random.default_rng(0)
+        i = 0
+        while True:
+            recs = [MemoryRecord(question=f"q{i}-{j}", workflow="1. w " * 50, outcome="correct") for j in range(200)]
+            st.add_many(recs, rng.standard_normal((200, 384)))
+            i += 1
+            print(i, flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path)], stdout=subprocess.PIPE, text=True)
+    for _ in range(3):
+        assert proc.stdout.readline()  # at least three batches committed, then die mid-write
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    with MemoryStore.open(path, embedder=embedder) as st:  # the lock died with the process
+        n = st.count()
+        assert n >= 600 and n % 200 == 0  # whole batches only
+        assert len(st.retrieve("q1-5", k_pos=2).positives) == 2
+        rec = st.memorise(make_trajectory(QUESTIONS["band"]))
+        assert st.get(rec.id) is not None
+    con = sqlite3.connect(path / "chroma" / "chroma.sqlite3")
+    assert con.execute("pragma integrity_check").fetchone()[0] == "ok"
