@@ -1,0 +1,61 @@
+"""Spec strings: every documented form parses; anything else is a clear UnknownBackendError."""
+
+from __future__ import annotations
+
+import pytest
+
+from mia.graph.models import (
+    BackendError,
+    MissingAPIKeyError,
+    ModelFileNotFoundError,
+    ModelSpec,
+    UnknownBackendError,
+    parse_model_spec,
+)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("local:smollm2", ModelSpec("local", "smollm2", raw="local:smollm2")),
+        ("hf:/m/base", ModelSpec("hf", "/m/base", raw="hf:/m/base")),
+        ("hf:/m/base+/a/lora", ModelSpec("hf", "/m/base", "/a/lora", raw="hf:/m/base+/a/lora")),
+        ("openai:gpt-4o-mini", ModelSpec("openai", "gpt-4o-mini", raw="openai:gpt-4o-mini")),
+        ("anthropic:claude-x", ModelSpec("anthropic", "claude-x", raw="anthropic:claude-x")),
+        ("google_genai:gemini-2.5-flash", ModelSpec("google_genai", "gemini-2.5-flash", raw="google_genai:gemini-2.5-flash")),
+        (
+            "openai-compatible:qwen@mini@http://127.0.0.1:8000/v1",
+            ModelSpec("openai-compatible", "qwen@mini", base_url="http://127.0.0.1:8000/v1",
+                      raw="openai-compatible:qwen@mini@http://127.0.0.1:8000/v1"),
+        ),
+        ("llamacpp:/x/m.gguf", ModelSpec("llamacpp", "/x/m.gguf", raw="llamacpp:/x/m.gguf")),
+        ("llamacpp:smollm2", ModelSpec("llamacpp", "smollm2", raw="llamacpp:smollm2")),
+    ],
+)
+def test_documented_forms_parse(text: str, expected: ModelSpec) -> None:
+    assert parse_model_spec(text) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "fragment"),
+    [
+        ("gpt-4o", "expected '<backend>:<model>'"),
+        ("fake:echo", "no backend named 'fake'"),
+        ("openai:", "needs a model"),
+        ("local:llama70b", "only embedded local model"),
+        ("hf:/m/base+", "both parts"),
+        ("openai-compatible:qwen", "openai-compatible:<model>@"),
+    ],
+)
+def test_bad_specs_name_the_valid_forms(text: str, fragment: str) -> None:
+    with pytest.raises(UnknownBackendError) as info:
+        parse_model_spec(text)
+    message = str(info.value)
+    assert fragment in message
+    assert "local:smollm2" in message and "openai-compatible:<model>@<base-url>" in message
+
+
+def test_error_hierarchy() -> None:
+    for cls in (UnknownBackendError, MissingAPIKeyError, ModelFileNotFoundError):
+        assert issubclass(cls, BackendError)
+    assert issubclass(BackendError, ValueError)
