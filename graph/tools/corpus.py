@@ -13,7 +13,7 @@ import threading
 import time
 import warnings
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
@@ -114,22 +114,39 @@ class Corpus:
         if not paras:
             raise ValueError(f"corpus {name!r} has no paragraphs")
         digest = content_hash(paras, embedder.MODEL_ID)
-        show = len(paras) > 200 if progress is None else progress
         if not cache:
-            embeddings, bm25 = cls._index(paras, show)
+            embeddings, bm25 = cls._index(paras, len(paras) > 200 if progress is None else progress)
             return cls(paras, embeddings, bm25, name=name, digest=digest, index_source="memory")
+        return cls.load_or_build(name, digest, lambda: paras, data_dir=data_dir, progress=progress, known=paras)
+
+    @classmethod
+    def load_or_build(cls, name: str, digest: str, source: Callable[[], Iterable[Mapping[str, Any]]], *,
+                      data_dir: str | Path | None = None, progress: bool | None = None,
+                      known: list[Paragraph] | None = None) -> Corpus:
+        """The cached index `<name>-<digest>` if it loads, else index `source()` and cache it.
+
+        `digest` must change whenever the paragraphs do; callers that can name their content
+        cheaply (the demo corpus: a hash of the file's bytes) skip reading it on a cache hit, since
+        the cache holds its own copy of the paragraphs. `known` avoids that copy when given.
+        """
         folder = index_cache.index_dir(name, digest, data_dir)
-        if (folder / index_cache.META).is_file() or folder.exists():
+        if folder.exists():
             try:
-                loaded = index_cache.load(folder)
+                loaded = index_cache.load(folder, with_paragraphs=known is None)
+                # The cache stores normalised paragraphs (and load checked their count).
+                paras = known if known is not None else loaded.paragraphs or []
                 return cls(paras, loaded.embeddings, loaded.bm25, name=name, digest=digest,
                            index_source="cache", index_path=folder)
             except index_cache.CorruptIndexError as err:
                 message = f"the search index cache at {folder} is corrupt ({err}); rebuilding it"
-                warnings.warn(message, RuntimeWarning, stacklevel=2)
+                warnings.warn(message, RuntimeWarning, stacklevel=3)
                 log.warning(message)
                 index_cache.discard(folder)
+        paras = known if known is not None else normalise(source())
+        if not paras:
+            raise ValueError(f"corpus {name!r} has no paragraphs")
         started = time.perf_counter()
+        show = len(paras) > 200 if progress is None else progress
         embeddings, bm25 = cls._index(paras, show, desc=f"indexing {name}")
         meta = {"name": name, "digest": digest, "model": embedder.MODEL_ID,
                 "build_seconds": round(time.perf_counter() - started, 2)}
@@ -141,7 +158,7 @@ class Corpus:
         """Load a cache folder on its own (a corpus indexed earlier by `mia index`, by name)."""
         loaded = index_cache.load(folder, with_paragraphs=True)
         assert loaded.paragraphs is not None
-        return cls(normalise(loaded.paragraphs), loaded.embeddings, loaded.bm25,
+        return cls(loaded.paragraphs, loaded.embeddings, loaded.bm25,
                    name=str(loaded.meta.get("name", folder.name)), digest=str(loaded.meta.get("digest", "")),
                    index_source="cache", index_path=folder)
 

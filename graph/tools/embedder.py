@@ -79,12 +79,15 @@ def embed(texts: Sequence[str], *, progress: bool = False, desc: str = "embeddin
         return np.asarray(vectors, dtype=np.float32)
     from tqdm.auto import tqdm
 
+    # Embed in order of length so each batch pads to similar lengths (the chunks are encoded
+    # separately, so encode's own sort would only act within a chunk), then restore the order.
+    order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
     chunk = BATCH_SIZE * 8
-    parts = []
+    out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
     with tqdm(total=len(texts), desc=desc, unit="para") as bar:
-        for start in range(0, len(texts), chunk):
-            batch = list(texts[start:start + chunk])
-            parts.append(model.encode(batch, batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                      convert_to_numpy=True, show_progress_bar=False))
-            bar.update(len(batch))
-    return np.asarray(np.concatenate(parts), dtype=np.float32)
+        for start in range(0, len(order), chunk):
+            ids = order[start:start + chunk]
+            out[ids] = model.encode([texts[i] for i in ids], batch_size=BATCH_SIZE, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+            bar.update(len(ids))
+    return out

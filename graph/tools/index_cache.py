@@ -20,12 +20,12 @@ from typing import Any
 
 import numpy as np
 
-from mia.graph.tools.paragraphs import INDEX_FORMAT_VERSION, Paragraph, read_jsonl_gz, write_jsonl_gz
+from mia.graph.tools.paragraphs import INDEX_FORMAT_VERSION, Paragraph, read_json, write_json
 
 META = "meta.json"
 EMBEDDINGS = "embeddings.npy"
 BM25_DIR = "bm25"
-PARAGRAPHS = "paragraphs.jsonl.gz"
+PARAGRAPHS = "paragraphs.json"
 
 
 class CorruptIndexError(RuntimeError):
@@ -74,7 +74,7 @@ def save(target: Path, *, paragraphs: list[Paragraph], embeddings: np.ndarray, b
         np.save(tmp / EMBEDDINGS, np.ascontiguousarray(embeddings, dtype=np.float32))
         if bm25 is not None:
             bm25.save(str(tmp / BM25_DIR), show_progress=False)
-        write_jsonl_gz(paragraphs, tmp / PARAGRAPHS)
+        write_json(paragraphs, tmp / PARAGRAPHS)
         full_meta = {**meta, "format": INDEX_FORMAT_VERSION, "count": len(paragraphs),
                      "dim": int(embeddings.shape[1]), "bm25": bm25 is not None, "created": time.time()}
         (tmp / META).write_text(json.dumps(full_meta, indent=2), encoding="utf-8")
@@ -107,7 +107,7 @@ def load(folder: Path, *, with_paragraphs: bool = False) -> LoadedIndex:
             raise CorruptIndexError(f"bm25 index holds {bm25.scores['num_docs']} documents, expected {count}")
         paragraphs = None
         if with_paragraphs:
-            paragraphs = read_jsonl_gz(folder / PARAGRAPHS)
+            paragraphs = read_json(folder / PARAGRAPHS)
             if len(paragraphs) != count:
                 raise CorruptIndexError(f"{len(paragraphs)} paragraphs stored, expected {count}")
     except CorruptIndexError:

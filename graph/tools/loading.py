@@ -6,13 +6,15 @@ a name given to `mia index`), and this is the one place that turns that string i
 
 from __future__ import annotations
 
+import hashlib
 import threading
 from pathlib import Path
 
 from mia.graph.tools import index_cache
 from mia.graph.tools.corpus import Corpus
 from mia.graph.tools.documents import read_documents
-from mia.graph.tools.paragraphs import read_jsonl_gz
+from mia.graph.tools.embedder import MODEL_ID
+from mia.graph.tools.paragraphs import INDEX_FORMAT_VERSION, read_jsonl_gz
 
 DEMO_NAME = "demo"
 DEMO_PATH = Path(__file__).resolve().parent / "data" / "demo_corpus.jsonl.gz"
@@ -29,8 +31,11 @@ def load_demo_corpus(data_dir: str | Path | None = None, *, progress: bool | Non
         if key not in _loaded:
             if not DEMO_PATH.is_file():
                 raise FileNotFoundError(f"the demo corpus is missing from the installation: {DEMO_PATH}")
-            _loaded[key] = Corpus.build(read_jsonl_gz(DEMO_PATH), name=DEMO_NAME, data_dir=data_dir,
-                                        progress=progress)
+            # Named by the file's bytes, so a reload never parses the 4 MB file (the cache holds the
+            # paragraphs in a faster form).
+            digest = hashlib.sha256(f"v{INDEX_FORMAT_VERSION}|{MODEL_ID}|".encode() + DEMO_PATH.read_bytes())
+            _loaded[key] = Corpus.load_or_build(DEMO_NAME, digest.hexdigest()[:16], lambda: read_jsonl_gz(DEMO_PATH),
+                                                data_dir=data_dir, progress=progress)
         return _loaded[key]
 
 

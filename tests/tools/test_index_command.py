@@ -94,3 +94,12 @@ def test_unknown_corpus_names_say_what_to_do(tmp_path):
     (tmp_path / "x.jsonl").write_text('{"title": "t"}\n', encoding="utf-8")
     with pytest.raises(DocumentError, match="x.jsonl:1: no 'text' string"):
         read_documents(tmp_path / "x.jsonl")
+
+
+def test_a_corrupt_named_index_says_to_reindex(app, docs, tmp_path):
+    data = tmp_path / "data"
+    assert CliRunner().invoke(app, ["index", str(docs / "notes.txt"), "--data-dir", str(data)]).exit_code == 0
+    folder = next((data / "index").iterdir())
+    (folder / "paragraphs.json").write_text('[{"id": "x"', encoding="utf-8")
+    with pytest.raises(ValueError, match=r"index of corpus 'notes' .* is corrupt .* re-run `mia index PATH --name notes`"):
+        load_corpus("notes", data_dir=data)
