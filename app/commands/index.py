@@ -40,6 +40,7 @@ def index(
     verb = "Reused the cached index" if corpus.index_source == "cache" else "Indexed"
     typer.echo(f"{verb} for corpus {corpus_name!r} ({len(corpus)} paragraphs, {seconds:.1f} s): {corpus.index_path}")
     typer.echo("Use it:")
+    typer.echo(f"  mia ask --corpus {corpus_name} \"your question\"")
     typer.echo(f"  in Python:   Context(corpus={corpus_name!r})   or   mia.graph.tools.load_corpus({corpus_name!r})")
     typer.echo(f"  or by path:  Context(corpus={str(path)!r})   (re-indexes only when the files change)")
 
