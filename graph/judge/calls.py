@@ -37,10 +37,12 @@ Steps = Generator[list[Conversation], list[Reply], T]
 def message_text(message: Any) -> str:
     """The plain text of an AIMessage (content blocks are joined; `.text` is a property in 1.x)."""
     text = getattr(message, "text", None)
-    if callable(text):
+    if isinstance(text, str):  # a str subclass in langchain-core 1.x (calling it is deprecated)
+        return str(text)
+    if callable(text):  # langchain-core 0.3 style method
         text = text()
-    if isinstance(text, str):
-        return text
+        if isinstance(text, str):
+            return text
     content = getattr(message, "content", message)
     return content if isinstance(content, str) else str(content)
 
