@@ -100,3 +100,11 @@ def test_verdict_round_trips_as_json(scripted) -> None:
     verdict = judge(scripted("A"), Q, "Malia and Sasha", gold_answers=GOLD)
     again = Verdict.model_validate_json(verdict.model_dump_json())
     assert again == verdict and again.outcome == "correct"
+
+
+def test_braces_in_inputs_stay_literal(scripted) -> None:
+    model = scripted("B")
+    judge(model, "What does {target} mean in {question}?", "{prediction}", gold_answers=['{"a": 1}'])
+    prompt = model.prompt_texts()[0]
+    assert "Question: What does {target} mean in {question}?" in prompt
+    assert "Predicted answer: {prediction}" in prompt and 'Gold target: {"a": 1}' in prompt
