@@ -87,6 +87,7 @@ class LoadedWeights:
         stale = self.adapters.get(key)
         self.adapters[key] = name
         if stale and stale in self.model.peft_config:
+            self.model.set_adapter(name)  # never delete the active adapter (peft warns and picks one)
             self.model.delete_adapter(stale)
         return name
 

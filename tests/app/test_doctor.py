@@ -1,0 +1,47 @@
+"""`mia doctor` offline: a real subprocess, exit 0 with the defaults, exit 1 naming the variable
+when a configured role cannot run."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from mia.app.doctor import collect
+from mia.app.settings import Settings
+
+
+def _run(env_extra: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
+    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
+    env.update({"HF_HUB_OFFLINE": "1", "COLUMNS": "200", **env_extra})
+    return subprocess.run([sys.executable, "-m", "mia.app.cli", "doctor", "--no-device"],
+                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+
+
+def test_doctor_offline_defaults(tmp_path: Path) -> None:
+    done = _run({"MIA_DATA_DIR": str(tmp_path / "data")}, tmp_path)
+    assert done.returncode == 0, done.stdout + done.stderr
+    out = done.stdout
+    for text in ("Roles", "planner", "local:smollm2", "transformers", "langchain-core", "SmolLM2 GGUF",
+                 "converted on first use", str(tmp_path / "data"), "All configured roles can run"):
+        assert text in out, text
+
+
+def test_doctor_fails_when_a_role_cannot_run(tmp_path: Path) -> None:
+    done = _run({"MIA_DATA_DIR": str(tmp_path), "MIA_JUDGE_MODEL": "openai:gpt-4o-mini"}, tmp_path)
+    assert done.returncode == 1
+    assert "OPENAI_API_KEY is not set" in done.stdout and "Unusable roles: judge" in done.stdout
+
+
+def test_report_sees_a_converted_model(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from mia.graph.models.paths import is_converted, smollm2_dir
+
+    report = collect(Settings(data_dir=data_dir), probe_device=False)
+    row = next(c for c in report.paths if c.name == "SmolLM2 converted")
+    assert row.ok == is_converted(smollm2_dir(data_dir))
+    assert report.ok and {c.name for c in report.roles} == {"planner", "executor", "manager", "judge"}
+    versions = {c.name: c.value for c in report.packages}
+    assert versions["langgraph"] not in ("", "-")

@@ -1,0 +1,96 @@
+"""`mia serve-model` for real: a subprocess on a free port, driven over HTTP by langchain-openai
+(the `openai-compatible` backend), with token usage, streaming and tool calls."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+pytestmark = [pytest.mark.server, pytest.mark.real_model]
+
+
+@pytest.fixture(scope="module")
+def server_url(data_dir: Path) -> Iterator[str]:
+    from mia.graph.models.convert import ensure_smollm2
+
+    ensure_smollm2(data_dir)  # convert here (once per machine), not inside the server's start-up
+    env = {**os.environ, "MIA_DEVICE": "cpu", "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mia.app.cli", "serve-model", "--model", "local:smollm2", "--port", "0"],
+        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
+    )
+    url, lines = None, []
+    deadline = time.monotonic() + 240
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            lines.append(line)
+            if match := re.search(r"at (http://127\.0\.0\.1:\d+/v1)", line):
+                url = match.group(1)
+                break
+        assert url, "server did not announce its URL:\n" + "".join(lines)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+
+
+@pytest.fixture(scope="module")
+def client(server_url: str):
+    from mia.graph.models import load_chat_model
+
+    return load_chat_model(f"openai-compatible:smollm2@{server_url}", max_tokens=16)
+
+
+def test_health_and_models(server_url: str) -> None:
+    root = server_url.removesuffix("/v1")
+    assert httpx.get(f"{root}/health", timeout=10).json() == {"status": "ok", "model": "local:smollm2"}
+    models = httpx.get(f"{server_url}/models", timeout=10).json()
+    assert [m["id"] for m in models["data"]] == ["local:smollm2"]
+
+
+def test_completion_with_usage_over_http(client) -> None:
+    msg = client.invoke("What is the capital of France?")
+    assert type(client).__name__ == "ChatOpenAI"
+    assert "Paris" in msg.content
+    assert msg.usage_metadata["input_tokens"] > 10 and msg.usage_metadata["output_tokens"] > 0
+    assert msg.response_metadata["finish_reason"] in ("stop", "length")
+
+
+def test_streaming_with_usage_in_final_chunk(client) -> None:
+    chunks = list(client.stream("What is the capital of France?"))
+    text = "".join(str(c.content) for c in chunks)
+    assert "Paris" in text and len(chunks) > 3
+    usage = [c.usage_metadata for c in chunks if c.usage_metadata]
+    assert usage and usage[-1]["output_tokens"] > 0 and usage[-1]["input_tokens"] > 10
+
+
+def test_tool_calls_pass_through(client) -> None:
+    from langchain_core.tools import tool
+
+    @tool
+    def search(query: str) -> str:
+        """Search the encyclopedia."""
+        return ""
+
+    msg = client.bind_tools([search], tool_choice="search").invoke("Find who wrote Dracula.")
+    assert [c["name"] for c in msg.tool_calls] == ["search"]
+    assert isinstance(msg.tool_calls[0]["args"].get("query"), str)
+
+
+def test_bad_request_is_a_clean_error(server_url: str) -> None:
+    bad = httpx.post(f"{server_url}/chat/completions", json={"messages": [{"role": "robot", "content": "x"}]}, timeout=30)
+    assert bad.status_code == 400 and "unsupported message role" in bad.json()["error"]["message"]
+    empty = httpx.post(f"{server_url}/chat/completions", json={"messages": []}, timeout=30)
+    assert empty.status_code == 422
