@@ -6,6 +6,12 @@ distractor file, the 2WikiMultihopQA distractor file and HippoRAG corpus, and th
 that order, deduplicated by (title, text); the first occurrence keeps its dataset and license.
 
     python scripts/build_demo_corpus.py [--data ../shared/data] [--out graph/tools/data/demo_corpus.jsonl.gz]
+    python scripts/build_demo_corpus.py --embeddings-only   # optional: precompute the demo embeddings
+
+`--embeddings` (or `--embeddings-only`, which leaves the corpus file alone) also writes
+demo_embeddings.npy (float16, one row per paragraph, in file order) and demo_embeddings.json (the
+corpus file's sha256 and the model), which `load_demo_corpus` uses instead of embeddings on a first
+run. Minutes on a GPU, hours on a busy CPU.
 """
 
 from __future__ import annotations
@@ -72,17 +78,43 @@ def write(paragraphs: list[dict], out: Path) -> None:
     tmp.replace(out)
 
 
+def write_embeddings(corpus_file: Path) -> Path:
+    """Embed the corpus file's paragraphs exactly as the index does and save them beside it."""
+    import json as _json
+
+    import numpy as np
+
+    from mia.graph.tools import embedder
+    from mia.graph.tools.loading import demo_embeddings_sidecar
+    from mia.graph.tools.paragraphs import index_text, normalise, read_jsonl_gz
+
+    paragraphs = normalise(read_jsonl_gz(corpus_file))
+    vectors = embedder.embed([index_text(p) for p in paragraphs], progress=True, desc="embedding demo corpus")
+    target = corpus_file.parent / "demo_embeddings.npy"
+    np.save(target, vectors.astype(np.float16))
+    target.with_suffix(".json").write_text(_json.dumps(demo_embeddings_sidecar(corpus_file), indent=2) + "\n",
+                                           encoding="utf-8")
+    return target
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--data", type=Path, default=ROOT.parent / "shared" / "data")
     parser.add_argument("--out", type=Path, default=ROOT / "graph" / "tools" / "data" / "demo_corpus.jsonl.gz")
+    parser.add_argument("--embeddings", action="store_true", help="also precompute demo_embeddings.npy")
+    parser.add_argument("--embeddings-only", action="store_true", help="only (re)compute demo_embeddings.npy")
     args = parser.parse_args()
+    if args.embeddings_only:
+        print(f"wrote {write_embeddings(args.out)}")
+        return
     paragraphs, counts = build(args.data)
     write(paragraphs, args.out)
     size = args.out.stat().st_size
     print(f"wrote {len(paragraphs)} paragraphs to {args.out} ({size / 1e6:.2f} MB)")
     for key, value in sorted(counts.items()):
         print(f"  {key}: {value}")
+    if args.embeddings:
+        print(f"wrote {write_embeddings(args.out)}")
 
 
 if __name__ == "__main__":

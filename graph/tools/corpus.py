@@ -122,12 +122,14 @@ class Corpus:
     @classmethod
     def load_or_build(cls, name: str, digest: str, source: Callable[[], Iterable[Mapping[str, Any]]], *,
                       data_dir: str | Path | None = None, progress: bool | None = None,
-                      known: list[Paragraph] | None = None) -> Corpus:
+                      known: list[Paragraph] | None = None,
+                      precomputed: Callable[[list[Paragraph]], np.ndarray | None] | None = None) -> Corpus:
         """The cached index `<name>-<digest>` if it loads, else index `source()` and cache it.
 
         `digest` must change whenever the paragraphs do; callers that can name their content
         cheaply (the demo corpus: a hash of the file's bytes) skip reading it on a cache hit, since
         the cache holds its own copy of the paragraphs. `known` avoids that copy when given.
+        `precomputed(paragraphs)` may return their embeddings (a shipped matrix) to skip embedding.
         """
         folder = index_cache.index_dir(name, digest, data_dir)
         if folder.exists():
@@ -147,7 +149,8 @@ class Corpus:
             raise ValueError(f"corpus {name!r} has no paragraphs")
         started = time.perf_counter()
         show = len(paras) > 200 if progress is None else progress
-        embeddings, bm25 = cls._index(paras, show, desc=f"indexing {name}")
+        vectors = precomputed(paras) if precomputed is not None else None
+        embeddings, bm25 = cls._index(paras, show, desc=f"indexing {name}", embeddings=vectors)
         meta = {"name": name, "digest": digest, "model": embedder.MODEL_ID,
                 "build_seconds": round(time.perf_counter() - started, 2)}
         index_cache.save(folder, paragraphs=paras, embeddings=embeddings, bm25=bm25, meta=meta)
@@ -163,10 +166,13 @@ class Corpus:
                    index_source="cache", index_path=folder)
 
     @staticmethod
-    def _index(paras: list[Paragraph], progress: bool, desc: str = "embedding") -> tuple[np.ndarray, Any]:
+    def _index(paras: list[Paragraph], progress: bool, desc: str = "embedding",
+               embeddings: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
         texts = [index_text(p) for p in paras]
         bm25 = _build_bm25(texts)
-        return embedder.embed(texts, progress=progress, desc=desc), bm25
+        if embeddings is None:
+            embeddings = embedder.embed(texts, progress=progress, desc=desc)
+        return np.ascontiguousarray(embeddings, dtype=np.float32), bm25
 
     # ------------------------------------------------------------------ searching
     def search(self, queries: Sequence[str], k: int = 3) -> list[list[Hit]]:

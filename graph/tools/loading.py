@@ -7,8 +7,12 @@ a name given to `mia index`), and this is the one place that turns that string i
 from __future__ import annotations
 
 import hashlib
+import json
+import logging
 import threading
 from pathlib import Path
+
+import numpy as np
 
 from mia.graph.tools import index_cache
 from mia.graph.tools.corpus import Corpus
@@ -16,8 +20,13 @@ from mia.graph.tools.documents import read_documents
 from mia.graph.tools.embedder import MODEL_ID
 from mia.graph.tools.paragraphs import INDEX_FORMAT_VERSION, read_jsonl_gz
 
+log = logging.getLogger(__name__)
+
 DEMO_NAME = "demo"
 DEMO_PATH = Path(__file__).resolve().parent / "data" / "demo_corpus.jsonl.gz"
+# Optional: the demo's embeddings computed once (`scripts/build_demo_corpus.py --embeddings`, best on
+# a GPU) and shipped, so a CPU-only first run builds only BM25. Used only if its sidecar matches.
+DEMO_EMBEDDINGS = DEMO_PATH.parent / "demo_embeddings.npy"
 
 _loaded: dict[tuple[str, str], Corpus] = {}
 _lock = threading.Lock()
@@ -35,8 +44,32 @@ def load_demo_corpus(data_dir: str | Path | None = None, *, progress: bool | Non
             # paragraphs in a faster form).
             digest = hashlib.sha256(f"v{INDEX_FORMAT_VERSION}|{MODEL_ID}|".encode() + DEMO_PATH.read_bytes())
             _loaded[key] = Corpus.load_or_build(DEMO_NAME, digest.hexdigest()[:16], lambda: read_jsonl_gz(DEMO_PATH),
-                                                data_dir=data_dir, progress=progress)
+                                                data_dir=data_dir, progress=progress, precomputed=shipped_embeddings)
         return _loaded[key]
+
+
+def demo_embeddings_sidecar(corpus_file: Path) -> dict:
+    """What shipped demo embeddings must have been computed from."""
+    return {"corpus_sha256": hashlib.sha256(corpus_file.read_bytes()).hexdigest(), "model": MODEL_ID}
+
+
+def shipped_embeddings(paragraphs: list) -> np.ndarray | None:
+    """The shipped demo embeddings if present and made from this very file and model, else None."""
+    sidecar = DEMO_EMBEDDINGS.with_suffix(".json")
+    if not (DEMO_EMBEDDINGS.is_file() and sidecar.is_file()):
+        return None
+    try:
+        if json.loads(sidecar.read_text(encoding="utf-8")) != demo_embeddings_sidecar(DEMO_PATH):
+            log.warning("ignoring %s: it was computed from another corpus file or model", DEMO_EMBEDDINGS)
+            return None
+        vectors = np.load(DEMO_EMBEDDINGS, allow_pickle=False).astype(np.float32)
+    except (OSError, ValueError) as err:
+        log.warning("ignoring unreadable %s (%s)", DEMO_EMBEDDINGS, err)
+        return None
+    if vectors.shape != (len(paragraphs), 384):
+        log.warning("ignoring %s: shape %s does not fit %d paragraphs", DEMO_EMBEDDINGS, vectors.shape, len(paragraphs))
+        return None
+    return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
 def index_path(path: str | Path, name: str | None = None, data_dir: str | Path | None = None,

@@ -8,6 +8,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from mia.graph.tools import loading
@@ -75,3 +76,32 @@ def test_missing_demo_file_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setattr(loading, "_loaded", {})
     with pytest.raises(FileNotFoundError, match="demo corpus is missing"):
         load_demo_corpus(tmp_path)
+
+
+def test_shipped_embeddings_skip_embedding_only_when_they_match(tmp_path, monkeypatch, demo_sample):
+    from mia.graph.tools import embedder
+
+    subset = tmp_path / "demo_corpus.jsonl.gz"
+    with gzip.open(subset, "wt", encoding="utf-8") as fh:
+        for para in demo_sample:
+            fh.write(json.dumps(para) + "\n")
+    monkeypatch.setattr(loading, "DEMO_PATH", subset)
+    monkeypatch.setattr(loading, "DEMO_EMBEDDINGS", tmp_path / "demo_embeddings.npy")
+    spec = importlib.util.spec_from_file_location("build_demo_corpus", ROOT / "scripts" / "build_demo_corpus.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    module.write_embeddings(subset)  # what the script's --embeddings-only does
+
+    monkeypatch.setattr(loading, "_loaded", {})
+    before = embedder.EMBED_COUNTER["texts"]
+    corpus = load_demo_corpus(tmp_path / "data")
+    assert corpus.index_source == "built" and embedder.EMBED_COUNTER["texts"] == before
+    assert corpus.search([demo_sample[2]["text"][:60]], k=1)[0][0].id == demo_sample[2]["id"]
+
+    # A sidecar that names another file is ignored (and the corpus is embedded as usual).
+    (tmp_path / "demo_embeddings.json").write_text('{"corpus_sha256": "other", "model": "x"}', encoding="utf-8")
+    monkeypatch.setattr(loading, "_loaded", {})
+    before = embedder.EMBED_COUNTER["texts"]
+    again = load_demo_corpus(tmp_path / "data2")
+    assert embedder.EMBED_COUNTER["texts"] == before + len(demo_sample)
+    np.testing.assert_allclose(again.embeddings, corpus.embeddings, atol=2e-3)  # float16 on disk
