@@ -29,7 +29,7 @@ def doctor(
 
 
 def serve_model(
-    model: str = typer.Option("local:smollm2", "--model", "-m", help="Model spec to serve, e.g. local:smollm2, hf:DIR+ADAPTER, llamacpp:smollm2, openai:gpt-4o-mini."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model spec to serve, e.g. local:smollm2, hf:DIR+ADAPTER, llamacpp:smollm2, openai:gpt-4o-mini. Default: MIA_EXECUTOR_MODEL."),
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes it to the network)."),
     port: int = typer.Option(8000, help="TCP port; 0 picks a free port (the URL is printed)."),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
@@ -42,9 +42,10 @@ def serve_model(
     from mia.app.settings import get_settings
     from mia.graph.models import BackendError
 
-    get_settings().apply_to_environ()
+    settings = get_settings()
+    settings.apply_to_environ()
     try:
-        serve(model, host=host, port=port, log_level=log_level)
+        serve(model or settings.executor_model, host=host, port=port, log_level=log_level)
     except BackendError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from typing import Any
@@ -166,6 +166,31 @@ class TextChatModel(BaseChatModel):
                          run_manager: Any = None, **kwargs: Any) -> ChatResult:
         # Generation is blocking CPU/GPU work; the per-model lock lives in the subclass.
         return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
+
+    async def _astream(
+        self,
+        messages: list[BaseMessage],
+        stop: list[str] | None = None,
+        run_manager: Any = None,
+        **kwargs: Any,
+    ) -> AsyncIterator[ChatGenerationChunk]:
+        # Like BaseChatModel's default (each step in a thread), but the sync generator is closed
+        # when the consumer goes away (a client disconnect), which ends generation and frees the lock.
+        iterator = self._stream(messages, stop, None, **kwargs)
+        done = object()
+        try:
+            while True:
+                item = await asyncio.to_thread(next, iterator, done)
+                if item is done:
+                    break
+                if run_manager and item.text:
+                    await run_manager.on_llm_new_token(item.text, chunk=item)
+                yield item  # type: ignore[misc]
+        finally:
+            try:
+                await asyncio.to_thread(iterator.close)
+            except ValueError:  # still running in its thread (cancelled mid-step): closed when collected
+                pass
 
     def _stream(
         self,

@@ -50,7 +50,7 @@ def server_url(data_dir: Path) -> Iterator[str]:
 def client(server_url: str):
     from mia.graph.models import load_chat_model
 
-    return load_chat_model(f"openai-compatible:smollm2@{server_url}", max_tokens=16)
+    return load_chat_model(f"openai-compatible:smollm2@{server_url}", max_tokens=16, timeout=120, max_retries=0)
 
 
 def test_health_and_models(server_url: str) -> None:
@@ -94,3 +94,24 @@ def test_bad_request_is_a_clean_error(server_url: str) -> None:
     assert bad.status_code == 400 and "unsupported message role" in bad.json()["error"]["message"]
     empty = httpx.post(f"{server_url}/chat/completions", json={"messages": []}, timeout=30)
     assert empty.status_code == 422
+
+
+def test_abandoned_stream_does_not_block_the_model(server_url: str, client) -> None:
+    body = {"messages": [{"role": "user", "content": "Tell me a long story about a dragon."}],
+            "stream": True, "max_tokens": 200}
+    with httpx.stream("POST", f"{server_url}/chat/completions", json=body, timeout=60) as resp:
+        first = next(resp.iter_lines())
+        assert first.startswith("data: ")
+    # the client went away mid-generation; the next request must still be served (lock released)
+    msg = client.invoke("What is the capital of France?", max_tokens=4)
+    assert msg.usage_metadata["output_tokens"] > 0
+
+
+def test_serve_model_rejects_a_bad_spec_at_once() -> None:
+    from typer.testing import CliRunner
+
+    from mia.app.cli import app
+
+    result = CliRunner().invoke(app, ["serve-model", "--model", "gpt4", "--port", "0"])
+    assert result.exit_code == 2
+    assert "Unknown model spec 'gpt4'" in result.output
