@@ -16,7 +16,7 @@ from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
-from .calls import at_temperature_zero, has_native_async, run_async, run_sync
+from .calls import Steps, at_temperature_zero, has_native_async, run_async, run_sync
 from .config import JudgeConfig
 from .grader import GradeResult, grade_steps, metrics_label
 from .metrics import cover_match, exact_match, extract_answer, f1_score
@@ -76,7 +76,7 @@ def resolve_mode(mode: str, has_model: bool, golds: list[str]) -> ResolvedMode:
     return "reviewers" if has_model else "off"
 
 
-def _metric_fields(prediction: str, golds: list[str]) -> dict:
+def _metric_fields(prediction: str, golds: list[str]) -> dict[str, float | bool | None]:
     if not golds:
         return {"em": None, "f1": None, "cover": None}
     return {
@@ -89,7 +89,16 @@ def _metric_fields(prediction: str, golds: list[str]) -> dict:
 class _Plan:
     """One judgement prepared: arguments checked, mode resolved, the model-free parts done."""
 
-    def __init__(self, model, question, answer, trace_text, gold_answers, mode, config) -> None:
+    def __init__(
+        self,
+        model: BaseChatModel | None,
+        question: str,
+        answer: str | None,
+        trace_text: str | None,
+        gold_answers: str | Iterable[str] | None,
+        mode: str,
+        config: JudgeConfig | None,
+    ) -> None:
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the judge needs a non-empty question")
         self.config = config or JudgeConfig()
@@ -120,7 +129,7 @@ class _Plan:
             )
         return None
 
-    def steps(self):
+    def steps(self) -> Steps[GradeResult] | Steps[ReviewResult]:
         if self.mode == "ground_truth":
             return grade_steps(self.question, self.prediction, self.golds, self.config)
         return review_steps(self.question, self.prediction, self.trace, self.config)
