@@ -98,6 +98,7 @@ def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | Non
 
 
 def recursion_limit(context: Context) -> int:
-    """A LangGraph recursion limit large enough for the budgets in `context`."""
-    per_call = 2  # execute + tools
-    return 20 + per_call * (context.max_tool_calls + 2) * (context.max_replans + 1) + 4 * context.max_format_retries
+    """A LangGraph recursion limit that the budgets in `context` can never reach (each attempt:
+    execute + tools per tool call, the malformed retries, the forced turn, reflect and replan)."""
+    per_attempt = 2 * (context.max_tool_calls + 1) + context.max_format_retries + 4
+    return 20 + per_attempt * (context.max_replans + 1)

@@ -31,6 +31,7 @@ _manager = typer.Option(None, "--manager-model", help="Memory-manager model spec
 _judge = typer.Option(None, "--judge-model", help="Judge model spec (env MIA_JUDGE_MODEL).")
 _namespace = typer.Option(None, "--namespace", "-n", help="Memory namespace (env MIA_MEMORY_NAMESPACE, default 'default').")
 _max_tools = typer.Option(None, "--max-tool-calls", help="Most tool calls per question (default 30).")
+_max_replans = typer.Option(None, "--max-replans", help="Most reflect-and-replan rounds (default 1; 0 skips reflection).")
 _max_tokens = typer.Option(None, "--max-tokens", help="Most new tokens per model call, every role (default: per role).")
 _corpus = typer.Option(None, "--corpus", help="'demo' (default) or a path to a corpus to search.")
 _mode = typer.Option(None, "--memory-mode", help="mia (default) | none | trajectory-rag.")
@@ -57,7 +58,7 @@ def ask(
     plan: str = typer.Option(None, "--plan", help="A preset plan (skips the planner)."),
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
-    max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
+    max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
 ) -> None:
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
@@ -76,7 +77,7 @@ def ask(
 def chat(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
-    max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
+    max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir,
 ) -> None:
     """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
@@ -184,6 +185,7 @@ def _context(options: dict[str, Any]) -> Any:
 
     overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES}
     overrides.update(namespace=options.get("namespace"), max_tool_calls=options.get("max_tool_calls"),
+                     max_replans=options.get("max_replans"),
                      corpus=options.get("corpus"), memory_mode=options.get("memory_mode"),
                      judge_mode=options.get("judge_mode"),
                      data_dir=str(options["data_dir"]) if options.get("data_dir") else None)

@@ -14,7 +14,7 @@ from mia.app.cli import app
 
 pytestmark = pytest.mark.real_model
 SAMPLE = Path(__file__).parent / "data" / "hotpotqa_sample.json"
-TIGHT = ["--max-tool-calls", "1", "--max-tokens", "32", "--namespace", "real-test", "--json"]
+TIGHT = ["--max-tokens", "24", "--namespace", "real-test", "--json"]
 
 
 def _last_json(output: str) -> dict:
@@ -30,7 +30,7 @@ def test_ask_real_model_memorises_then_retrieves(tmp_path: Path, monkeypatch: py
     runner = CliRunner()
 
     first = runner.invoke(app, ["ask", record["question"], "--paragraphs", str(paragraphs), "--gold", record["answer"],
-                                "--data-dir", str(tmp_path), *TIGHT])
+                                "--data-dir", str(tmp_path), "--max-tool-calls", "1", *TIGHT])
     assert first.exit_code == 0, first.output
     out = _last_json(first.stdout)
     assert isinstance(out["answer"], str) and out["plan"]
@@ -43,8 +43,10 @@ def test_ask_real_model_memorises_then_retrieves(tmp_path: Path, monkeypatch: py
 
     similar = record["question"].replace("was published first", "came out earlier")
     second = runner.invoke(app, ["ask", similar, "--paragraphs", str(paragraphs), "--data-dir", str(tmp_path),
-                                 "--judge-mode", "off", "--no-memorise", *TIGHT])
+                                 "--judge-mode", "off", "--no-memorise",
+                                 "--max-tool-calls", "0", "--max-replans", "0", *TIGHT])
     assert second.exit_code == 0, second.output
     out2 = _last_json(second.stdout)
     assert out2["used_memory_ids"] == [out["memory_id"]]
-    assert isinstance(out2["answer"], str)
+    assert isinstance(out2["answer"], str) and out2["usage"]["planner"]["calls"] == 1
+    assert out2["stop_reason"] == "forced:budget" and out2["usage"]["executor"]["calls"] == 1
