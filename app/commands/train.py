@@ -98,3 +98,22 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A training output folder 
     if path is None:
         raise typer.BadParameter(f"no reward logged in {run_dir / METRICS_FILE} yet")
     typer.echo(str(path))
+
+
+@app.command("eval")
+def evaluate(config: ConfigOpt,
+             planner: Annotated[str, typer.Option(help="Planner spec: local:smollm2 or hf:<base>+<adapter>.")],
+             executor: Annotated[str | None, typer.Option(help="Frozen executor spec (default: the config's).")] = None,
+             limit: Annotated[int | None, typer.Option(help="Held-out questions (default: data.eval_limit).")] = None,
+             out: Annotated[Path | None, typer.Option(help="Write the summary and per-question rows here (JSON).")] = None,
+             data: DataOpt = None, set_: SetOpt = None) -> None:
+    """Accuracy of planner + frozen executor on the config's held-out slice (greedy, EM/F1)."""
+    import json
+
+    from mia.training.data import load_eval_examples
+    from mia.training.evaluate import evaluate_planner
+
+    cfg = _load(config, None, data, None, set_)
+    examples = load_eval_examples(cfg, limit)
+    summary = evaluate_planner(cfg, planner, examples, out_path=out, executor_spec=executor)
+    typer.echo(json.dumps(summary, indent=2))

@@ -1,0 +1,158 @@
+"""Datasets from QA files and from the memory's trajectory log; the YAML config; the artifacts."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+
+from mia.training.artifacts import plot_reward_curve, read_adapter_meta, read_metrics, reward_series, \
+    write_adapter_meta
+from mia.training.config import TrainConfig
+from mia.training.data import QAExample, executor_rows, load_qa_jsonl, planner_rows, to_dataset
+
+ROOT = Path(__file__).resolve().parents[2]
+CONFIGS = ROOT / "training" / "configs"
+
+RECORDS = [
+    {"id": "a1", "question": "Which magazine was started first, Arthur's Magazine or First for Women?",
+     "answer": "Arthur's Magazine", "answer_aliases": ["Arthurs Magazine"],
+     "paragraphs": [{"title": "Arthur's Magazine", "text": "Arthur's Magazine (1844-1846) was a periodical."},
+                    {"title": "First for Women", "text": "First for Women is a magazine started in 1989."}]},
+    {"id": "a2", "question": "Who wrote Maria Golovin?", "answer": "Gian Carlo Menotti", "answer_aliases": [],
+     "paragraphs": [{"title": "Maria Golovin", "text": "Maria Golovin is an opera by Gian Carlo Menotti."}]},
+    {"id": "a3", "question": "Q3?", "answer": "x", "paragraphs": []},
+]
+
+
+def _write(path: Path, records: list[dict], gz: bool = False) -> Path:
+    text = "".join(json.dumps(r) + "\n" for r in records)
+    if gz:
+        with gzip.open(path, "wt", encoding="utf-8") as fh:
+            fh.write(text)
+    else:
+        path.write_text(text + "\n")  # a trailing blank line is tolerated
+    return path
+
+
+@pytest.mark.parametrize("gz", [False, True])
+def test_load_qa_jsonl_slices_and_aliases(tmp_path: Path, gz: bool) -> None:
+    path = _write(tmp_path / ("qa.jsonl.gz" if gz else "qa.jsonl"), RECORDS, gz)
+    examples = load_qa_jsonl(path)
+    assert [e.id for e in examples] == ["a1", "a2", "a3"]
+    assert examples[0].gold_answers == ["Arthur's Magazine", "Arthurs Magazine"]
+    assert [e.id for e in load_qa_jsonl(path, offset=1, limit=1)] == ["a2"]  # held-out slicing
+
+
+def test_load_qa_jsonl_errors_name_the_problem(tmp_path: Path) -> None:
+    with pytest.raises(FileNotFoundError):
+        load_qa_jsonl(tmp_path / "missing.jsonl")
+    bad = tmp_path / "bad.jsonl"
+    bad.write_text('{"question": "q", "answer": "a"}\nnot json\n')
+    with pytest.raises(ValueError, match="bad.jsonl:2"):
+        load_qa_jsonl(bad)
+    empty_gold = _write(tmp_path / "e.jsonl", [{"question": "q", "answer": ""}])
+    with pytest.raises(ValueError, match="no gold answer"):
+        load_qa_jsonl(empty_gold)
+    with pytest.raises(ValueError, match="no examples"):
+        load_qa_jsonl(_write(tmp_path / "ok.jsonl", RECORDS), offset=10)
+
+
+def test_rows_use_the_graph_prompts_and_carry_reward_columns(tmp_path: Path) -> None:
+    examples = load_qa_jsonl(_write(tmp_path / "qa.jsonl", RECORDS), limit=2)
+    rows = planner_rows(examples, max_words=50)
+    system, user = rows[0]["prompt"]
+    from mia.graph.prompts import load_prompts
+
+    assert system == {"role": "system", "content": load_prompts("planner")["system"].strip()}
+    assert examples[0].question in user["content"] and "50 words" in user["content"]
+    assert rows[0]["gold_answers"] == examples[0].gold_answers and rows[0]["paragraphs"][0]["title"]
+    ex_rows = executor_rows(examples, ["1. Search A.", "1. Search B."])
+    assert "1. Search A." in ex_rows[0]["prompt"][1]["content"] and "<tool_call>" in ex_rows[0]["prompt"][0]["content"]
+    with pytest.raises(ValueError, match="plans"):
+        executor_rows(examples, ["only one"])
+    ds = to_dataset(rows)
+    assert ds.column_names[:2] == ["prompt", "qid"] and len(ds) == 2
+
+
+def test_shared_hotpotqa_file_loads(shared_data: Path) -> None:
+    examples = load_qa_jsonl(shared_data / "hotpotqa" / "hotpotqa_dev_distractor.jsonl", limit=5)
+    assert len(examples) == 5 and all(len(e.paragraphs) >= 2 for e in examples)
+
+
+def test_trajectory_log_becomes_training_data(tmp_path: Path) -> None:
+    from mia.memory.trajectory import Trajectory, TrajectoryStep
+    from mia.memory.trajectory_log import TrajectoryLog
+
+    from mia.training.trajectory_data import (correct_plan_rows, examples_from_trajectory_log,
+                                              plan_preference_pairs, read_trajectories)
+
+    q = "Who wrote Maria Golovin?"
+    steps = [TrajectoryStep(kind="tool_call", content="search", tool="search", args={"query_list": ["Maria Golovin"]}),
+             TrajectoryStep(kind="observation", content="Maria Golovin is an opera by Gian Carlo Menotti."),
+             TrajectoryStep(kind="answer", content="Gian Carlo Menotti")]
+    log = TrajectoryLog(tmp_path / "trajectories.jsonl")
+    log.append(Trajectory(question=q, plan="1. Search the opera.", steps=steps, answer="Gian Carlo Menotti",
+                          outcome="correct", gold_answers=["Gian Carlo Menotti"]))
+    log.append(Trajectory(question=q, plan="1. Guess.", steps=steps[:2], answer="Puccini", outcome="incorrect",
+                          gold_answers=["Gian Carlo Menotti"]))
+    log.append(Trajectory(question="No ground truth?", plan="1. x", steps=steps, answer="42", outcome="correct"))
+    log.append(Trajectory(question="Unjudged?", plan="1. x", steps=steps, answer="y", outcome="unknown"))
+    with (tmp_path / "trajectories.jsonl").open("a") as fh:
+        fh.write('{"torn line')  # a crashed writer: skipped, not fatal
+
+    examples = examples_from_trajectory_log(tmp_path)
+    assert [e.question for e in examples] == [q, "No ground truth?"]
+    assert examples[0].gold_answers == ["Gian Carlo Menotti"]
+    assert examples[1].gold_answers == ["42"]  # the judged-correct answer stands in for ground truth
+    assert "Menotti" in examples[0].paragraphs[0]["text"]  # the sandbox is what the agent read
+    pairs = plan_preference_pairs(read_trajectories(tmp_path))
+    assert len(pairs) == 1 and pairs[0]["chosen"] == "1. Search the opera." and pairs[0]["rejected"] == "1. Guess."
+    rows = correct_plan_rows(read_trajectories(tmp_path / "trajectories.jsonl"))
+    assert rows[0]["messages"][-1] == {"role": "assistant", "content": "1. Search the opera."}
+    with pytest.raises(FileNotFoundError):
+        read_trajectories(tmp_path / "nope.jsonl")
+
+
+@pytest.mark.parametrize("name", ["cpu-smollm2.yaml", "gpu-qwen.yaml", "test-tiny.yaml"])
+def test_committed_configs_load(name: str) -> None:
+    cfg = TrainConfig.from_yaml(CONFIGS / name)
+    assert cfg.grpo["num_generations"] >= 2 and cfg.lora.r > 0
+
+
+def test_config_overrides_typos_and_cpu_defaults(tmp_path: Path) -> None:
+    path = tmp_path / "c.yaml"
+    path.write_text("name: t\ndevice: cpu\ngrpo: {max_steps: 3, num_generations: 2}\nreward: {planner: {final: 0.5}}\n")
+    cfg = TrainConfig.from_yaml(path, {"grpo.learning_rate": 1e-3, "budget.max_tool_calls": 1})
+    assert cfg.reward.planner.final == 0.5 and cfg.reward.planner.first == 0.2
+    assert cfg.budget.max_tool_calls == 1
+    args = cfg.grpo_args(tmp_path / "out")
+    assert args.learning_rate == 1e-3 and args.max_steps == 3 and args.num_generations == 2
+    assert args.bf16 is False and args.gradient_checkpointing is False and args.use_cpu is True
+    assert args.beta == 0.0
+    path.write_text("name: t\nbudgte: {max_tool_calls: 1}\n")
+    with pytest.raises(ValueError, match="budgte"):
+        TrainConfig.from_yaml(path)
+
+
+def test_metrics_curve_and_adapter_metadata(tmp_path: Path) -> None:
+    metrics = tmp_path / "metrics.jsonl"
+    metrics.write_text("".join(json.dumps({"stage": "planner", "step": s, "reward": 0.1 * s}) + "\n"
+                               for s in range(1, 8)) + '{"torn')
+    records = read_metrics(metrics)
+    assert reward_series(records, "planner") == (list(range(1, 8)), [pytest.approx(0.1 * s) for s in range(1, 8)])
+    png = plot_reward_curve(records, tmp_path / "curve.png")
+    assert png is not None and png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert plot_reward_curve([], tmp_path / "none.png") is None
+    write_adapter_meta(tmp_path, base_model="/models/base", stage="planner", steps=7, reward=0.7)
+    meta = read_adapter_meta(tmp_path)
+    assert meta["spec"] == f"hf:/models/base+{tmp_path.resolve()}" and meta["steps"] == 7
+    with pytest.raises(FileNotFoundError, match="mia train"):
+        read_adapter_meta(tmp_path / "elsewhere")
+
+
+def test_qa_example_row_keeps_title_and_text_only() -> None:
+    ex = QAExample("i", "q", ["a"], [{"title": "T", "text": "x", "sentences": ["x"]}])
+    assert ex.row()["paragraphs"] == [{"title": "T", "text": "x"}]

@@ -1,0 +1,127 @@
+"""What a training run leaves behind: metrics.jsonl, reward_curve.png and the adapter folder with
+its mia_adapter.json, so that `hf:<base>+<adapter>` works in every other command."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+ADAPTER_META = "mia_adapter.json"
+METRICS_FILE = "metrics.jsonl"
+CURVE_FILE = "reward_curve.png"
+
+
+def metrics_callback(path: Path, stage: str) -> Any:
+    """A transformers TrainerCallback that appends every log record to a JSONL file."""
+    from transformers import TrainerCallback
+
+    class _JsonlMetrics(TrainerCallback):
+        def on_log(self, args: Any, state: Any, control: Any, logs: dict[str, Any] | None = None, **kw: Any) -> None:
+            if not logs:
+                return
+            record = {"stage": stage, "step": state.global_step, "time": round(time.time(), 1)}
+            record.update({k: v for k, v in logs.items() if isinstance(v, (int, float, str))})
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("a", encoding="utf-8") as fh:
+                fh.write(json.dumps(record) + "\n")
+
+    return _JsonlMetrics()
+
+
+def time_limit_callback(minutes: float) -> Any:
+    """Stop training after `minutes` (saving a checkpoint), for runs that must fit a time slot."""
+    from transformers import TrainerCallback
+
+    class _TimeLimit(TrainerCallback):
+        def __init__(self) -> None:
+            self.deadline = time.time() + minutes * 60
+
+        def on_step_end(self, args: Any, state: Any, control: Any, **kw: Any) -> None:
+            if time.time() >= self.deadline:
+                control.should_training_stop = True
+                control.should_save = True
+
+    return _TimeLimit()
+
+
+def read_metrics(path: Path) -> list[dict[str, Any]]:
+    """The records of a metrics.jsonl; a torn last line (a killed run) is skipped."""
+    if not path.is_file():
+        return []
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue
+    return out
+
+
+def reward_series(records: Sequence[dict[str, Any]], stage: str | None = None) -> tuple[list[int], list[float]]:
+    """(steps, mean reward) of the training log records, deduplicated by step (last wins)."""
+    by_step: dict[int, float] = {}
+    for rec in records:
+        if stage and rec.get("stage") != stage:
+            continue
+        value = rec.get("reward")
+        if isinstance(value, (int, float)) and not math.isnan(value):
+            by_step[int(rec["step"])] = float(value)
+    steps = sorted(by_step)
+    return steps, [by_step[s] for s in steps]
+
+
+def plot_reward_curve(records: Sequence[dict[str, Any]], out: Path, title: str = "GRPO reward",
+                      window: int = 5) -> Path | None:
+    """Reward per step (and a moving average) for every stage in the log; None if nothing logged."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    stages = sorted({r.get("stage", "") for r in records if "reward" in r})
+    if not stages:
+        return None
+    fig, ax = plt.subplots(figsize=(7, 4))
+    for stage in stages:
+        steps, rewards = reward_series(records, stage)
+        if not steps:
+            continue
+        ax.plot(steps, rewards, marker=".", alpha=0.45, label=f"{stage} reward")
+        if len(rewards) >= window:
+            avg = [sum(rewards[max(0, i - window + 1): i + 1]) / len(rewards[max(0, i - window + 1): i + 1])
+                   for i in range(len(rewards))]
+            ax.plot(steps, avg, linewidth=2, label=f"{stage} moving avg ({window})")
+    ax.set_xlabel("optimizer step")
+    ax.set_ylabel("mean reward of the group")
+    ax.set_title(title)
+    ax.grid(alpha=0.3)
+    ax.legend()
+    fig.tight_layout()
+    out.parent.mkdir(parents=True, exist_ok=True)
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
+def write_adapter_meta(adapter_dir: Path, **meta: Any) -> Path:
+    """Write mia_adapter.json (base model, data, steps, reward, ...) next to the adapter weights."""
+    from mia import __version__
+
+    record = {"format": 1, "mia_version": __version__, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
+    record.update(meta)
+    record["spec"] = f"hf:{meta['base_model']}+{adapter_dir.resolve()}"
+    path = adapter_dir / ADAPTER_META
+    path.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
+    return path
+
+
+def read_adapter_meta(adapter_dir: str | Path) -> dict[str, Any]:
+    """The adapter's metadata; a clear error when the folder is not a mia adapter."""
+    path = Path(adapter_dir) / ADAPTER_META
+    if not path.is_file():
+        raise FileNotFoundError(f"{path} not found: not an adapter saved by `mia train`")
+    return json.loads(path.read_text(encoding="utf-8"))

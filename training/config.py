@@ -1,0 +1,179 @@
+"""Training configuration: one YAML file per run (see training/configs/).
+
+`grpo:` is passed to TRL's GRPOConfig as is (any GRPOConfig field), after our CPU-safe defaults;
+everything else is ours: the policy, the data, the frozen partner, the budgets, LoRA, the rewards.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Literal
+
+from mia.training.rewards import AccuracyMetric, ExecutorRewardWeights, PlannerRewardWeights
+
+Stage = Literal["planner", "executor", "alternate"]
+
+
+@dataclass
+class DataConfig:
+    """Where the questions come from, and which slice is training vs held-out evaluation."""
+
+    path: str = ""  # a normalised QA JSONL(.gz) file (or a folder holding one)
+    offset: int = 0
+    limit: int | None = 64
+    eval_offset: int | None = None  # held-out slice for before/after evaluation
+    eval_limit: int = 30
+    trajectories: str | None = None  # the memory's trajectory log JSONL: recorded episodes as data
+    trajectories_only_correct: bool = False
+    memory_dir: str | None = None  # a MemoryStore folder: retrieved memories go into planner prompts
+    namespace: str = "default"
+    k_pos: int = 2
+    k_neg: int = 2
+
+
+@dataclass
+class PlannerStageConfig:
+    """Planner stage: the policy writes plans, a frozen executor carries them out."""
+
+    executor_model: str = "local:smollm2"  # frozen executor (spec); hf:<base>+<executor-adapter> after alternate
+    episode_backend: Literal["local", "graph"] = "local"
+    plan_max_words: int = 60
+    max_replans: int = 0  # graph backend: reflection rounds (the paper's 1)
+    graph_context: dict[str, Any] = field(default_factory=dict)  # extra Context fields (graph backend)
+
+
+@dataclass
+class ExecutorStageConfig:
+    """Executor stage: the policy learns multi-turn tool use on plans from a frozen planner."""
+
+    planner_model: str = "local:smollm2"  # frozen planner that writes the plans (once, cached)
+    plan_max_tokens: int = 64
+    plans_file: str | None = None  # JSONL {qid, plan} to reuse instead of generating
+
+
+@dataclass
+class BudgetConfig:
+    """Executor budgets inside an episode (tight on CPU so an episode takes seconds)."""
+
+    max_tool_calls: int = 2
+    max_turn_tokens: int = 96
+    max_answer_tokens: int = 32
+    search_top_k: int = 2
+
+
+@dataclass
+class LoraSettings:
+    """LoRA adapter of the policy."""
+
+    r: int = 8
+    alpha: int = 16
+    dropout: float = 0.0
+    target_modules: list[str] | str = field(default_factory=lambda: ["q_proj", "v_proj"])
+
+
+@dataclass
+class RewardConfig:
+    """Reward weights (the paper's by default) and how accuracy is measured."""
+
+    accuracy: AccuracyMetric = "f1"
+    planner: PlannerRewardWeights = field(default_factory=PlannerRewardWeights)
+    executor: ExecutorRewardWeights = field(default_factory=ExecutorRewardWeights)
+
+
+@dataclass
+class TrainConfig:
+    """A whole training run."""
+
+    name: str = "run"
+    base_model: str = "local:smollm2"  # the policy's base; hf:<dir>+<adapter> continues an adapter
+    output_dir: str = "runs/training/run"
+    device: str = "cpu"
+    dtype: str = "float32"
+    seed: int = 0
+    # Torch CPU threads. On a shared machine 1 is several times faster than the default: with
+    # more processes than cores, OpenMP threads spin-wait on each other (measured 6-10x).
+    torch_threads: int | None = None
+    # Stop a stage cleanly (checkpoint + adapter) after this many minutes; None: no limit.
+    time_limit_minutes: float | None = None
+    data: DataConfig = field(default_factory=DataConfig)
+    planner: PlannerStageConfig = field(default_factory=PlannerStageConfig)
+    executor: ExecutorStageConfig = field(default_factory=ExecutorStageConfig)
+    budget: BudgetConfig = field(default_factory=BudgetConfig)
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    reward: RewardConfig = field(default_factory=RewardConfig)
+    grpo: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def from_dict(cls, raw: dict[str, Any]) -> TrainConfig:
+        """Build from a (YAML) dict; unknown keys are an error so a typo cannot be ignored."""
+        return _build(cls, raw or {}, "config")
+
+    @classmethod
+    def from_yaml(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
+        """Load a YAML config; `overrides` ({"grpo.max_steps": 3, ...}) are applied on top."""
+        import yaml
+
+        path = Path(path)
+        if not path.is_file():
+            raise FileNotFoundError(f"training config not found: {path}")
+        raw = yaml.safe_load(path.read_text()) or {}
+        for dotted, value in (overrides or {}).items():
+            node = raw
+            *parents, leaf = dotted.split(".")
+            for key in parents:
+                node = node.setdefault(key, {})
+            node[leaf] = value
+        return cls.from_dict(raw)
+
+    def to_dict(self) -> dict[str, Any]:
+        """Plain dict (saved next to the checkpoints, so a run documents itself)."""
+        return asdict(self)
+
+    def grpo_args(self, output_dir: Path, max_steps: int | None = None) -> Any:
+        """TRL GRPOConfig: CPU-safe defaults (no bf16, no gradient checkpointing, use_cpu) under
+        whatever `grpo:` says."""
+        from trl import GRPOConfig
+
+        on_cpu = self.device == "cpu"
+        if self.torch_threads:
+            import torch
+
+            torch.set_num_threads(int(self.torch_threads))
+        args: dict[str, Any] = {
+            "output_dir": str(output_dir),
+            "report_to": "none",
+            "logging_steps": 1,
+            "save_strategy": "steps",
+            "save_steps": 10,
+            "save_total_limit": 2,
+            "seed": self.seed,
+            "beta": 0.0,
+            "use_cpu": on_cpu,
+            "bf16": False if on_cpu else self.dtype == "bfloat16",
+            "fp16": False,
+            "gradient_checkpointing": False if on_cpu else True,
+            "disable_tqdm": False,
+            "remove_unused_columns": False,
+        }
+        args.update(self.grpo)
+        if max_steps is not None:
+            args["max_steps"] = max_steps
+        return GRPOConfig(**args)
+
+
+def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ValueError(f"{where}: expected a mapping, got {type(raw).__name__}")
+    known = {f.name: f for f in fields(cls)}
+    unknown = sorted(set(raw) - set(known))
+    if unknown:
+        raise ValueError(f"{where}: unknown key(s) {unknown}; known: {sorted(known)}")
+    kwargs: dict[str, Any] = {}
+    for name, value in raw.items():
+        default = known[name].default_factory() if callable(known[name].default_factory) else None  # type: ignore[misc]
+        if default is not None and hasattr(default, "__dataclass_fields__") and isinstance(value, dict):
+            kwargs[name] = _build(type(default), value, f"{where}.{name}")
+        else:
+            kwargs[name] = value
+    return cls(**kwargs)

@@ -1,0 +1,115 @@
+"""Carry out one plan with a frozen executor and report what happened (the planner's reward input).
+
+Two backends with one result type:
+- `GraphEpisodeRunner`: the real graph, with the plan preset (the planner node is skipped), the
+  frozen executor and the graph's own reflection/replan; this is what inference does.
+- `LocalEpisodeRunner`: training's token-level ReAct loop over the same sandbox search and
+  prompts, without reflection; much cheaper, for tight CPU budgets and tests.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
+from mia.training.rewards import AccuracyMetric, answer_accuracy
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class EpisodeOutcome:
+    """What a plan led to: first and final answers, their accuracy, whether a replan happened."""
+
+    answer: str | None
+    first_answer: str | None
+    acc_first: float
+    acc_final: float
+    replanned: bool = False
+    decision: str | None = None  # the reflection's raw yes/no text, when the graph reflected
+    replan: str | None = None
+    tool_calls: int = 0
+    trace: str = ""
+    error: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+class EpisodeRunner(Protocol):
+    """Anything that turns (question, plan, paragraphs, golds) into an EpisodeOutcome."""
+
+    def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
+            gold_answers: Sequence[str]) -> EpisodeOutcome: ...
+
+
+class LocalEpisodeRunner:
+    """The frozen executor as a transformers model in this process, greedy, no reflection."""
+
+    def __init__(self, model: Any, tokenizer: Any, budget: ReactBudget, metric: AccuracyMetric = "f1",
+                 search_top_k: int = 2, sample: bool = False) -> None:
+        self.react = ReactRunner(model, tokenizer, SandboxSearch(top_k=search_top_k), budget)
+        self.metric, self.sample = metric, sample
+
+    def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
+            gold_answers: Sequence[str]) -> EpisodeOutcome:
+        from mia.training.prompts import executor_messages
+
+        ep = self.react.run(executor_messages(question, plan), paragraphs, sample=self.sample)
+        acc = answer_accuracy(ep.answer, gold_answers, self.metric)
+        return EpisodeOutcome(answer=ep.answer, first_answer=ep.answer, acc_first=acc, acc_final=acc,
+                              tool_calls=ep.tool_calls, trace=ep.trace())
+
+
+class GraphEpisodeRunner:
+    """The real graph with a preset plan: frozen executor, the graph's reflection and replan."""
+
+    def __init__(self, context_overrides: dict[str, Any], metric: AccuracyMetric = "f1") -> None:
+        from mia import Context, build_graph
+
+        overrides = {"memory_mode": "mia", "memorise": False, "judge_mode": "ground_truth", **context_overrides}
+        self.context = Context(**overrides)
+        self.graph = build_graph()
+        self.metric = metric
+
+    def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
+            gold_answers: Sequence[str]) -> EpisodeOutcome:
+        state = {"question": question, "plan": plan, "gold_answers": list(gold_answers),
+                 "paragraphs": [dict(p) for p in paragraphs]}
+        try:
+            out = self.graph.invoke(state, context=self.context)
+        except Exception as exc:  # a broken episode costs the plan its reward, not the run
+            log.warning("graph episode failed: %s", exc)
+            return EpisodeOutcome(None, None, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
+        return outcome_from_graph(out, gold_answers, self.metric)
+
+
+def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric: AccuracyMetric) -> EpisodeOutcome:
+    """Read first/final answers and the replan off the graph's output trajectory."""
+    traj = out.get("trajectory")
+    steps = list(getattr(traj, "steps", None) or (traj or {}).get("steps", []) if traj is not None else [])
+
+    def _get(step: Any, key: str) -> Any:
+        return getattr(step, key, None) if not isinstance(step, dict) else step.get(key)
+
+    answers, replanned, decision, tool_calls = [], False, None, 0
+    for step in steps:
+        kind = _get(step, "kind")
+        if kind == "answer":
+            answers.append(_get(step, "content"))
+        elif kind == "replan":
+            replanned = True
+        elif kind == "reflection":
+            decision = _get(step, "content")
+        elif kind == "tool_call":
+            tool_calls += 1
+    final = out.get("answer") or (answers[-1] if answers else None)
+    first = answers[0] if answers and replanned else final
+    acc_final = answer_accuracy(final, gold_answers, metric)
+    acc_first = answer_accuracy(first, gold_answers, metric) if replanned else acc_final
+    trace = traj.to_trace_text() if hasattr(traj, "to_trace_text") else ""
+    replan = out.get("replan") or getattr(traj, "replan", None)
+    return EpisodeOutcome(answer=final, first_answer=first, acc_first=acc_first, acc_final=acc_final,
+                          replanned=replanned, decision=decision, replan=replan, tool_calls=tool_calls,
+                          trace=trace)

@@ -1,0 +1,158 @@
+"""Executor stage: the executor policy learns multi-turn tool use on plans from a frozen planner.
+
+TRL 1.16 has multi-turn tool support (`tools=` / `environment_factory=`), but it needs a chat
+template with native tool calling and parses calls with the tokenizer's response schema; MIA's
+executor speaks a text protocol (`<tool_call>{json}</tool_call>`) that must match inference, and
+small local models (SmolLM2) have no tool template. So we feed GRPOTrainer our own
+`rollout_func`: it plays each episode with the policy (training.react), returns the token ids
+with the tool responses masked out (`env_mask` 0), and hands the turns to the reward function
+(0.7 accuracy + 0.2 tool use + 0.1 format).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mia.training.config import TrainConfig
+from mia.training.data import QAExample
+from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
+from mia.training.rewards import (ExecutorRewardWeights, answer_accuracy, executor_format_ok, executor_reward,
+                                  tool_use_score)
+
+log = logging.getLogger(__name__)
+
+
+def _prompt_key(prompt: Any) -> str:
+    """Rows are found again from their prompt (TRL hands the rollout function prompts only)."""
+    return json.dumps(prompt, sort_keys=True) if not isinstance(prompt, str) else prompt
+
+
+class ExecutorRollout:
+    """TRL `rollout_func`: one policy episode per prompt (the prompts come already repeated
+    num_generations times), token ids plus env_mask, and the turns for the reward."""
+
+    def __init__(self, rows: Sequence[dict[str, Any]], budget: ReactBudget, search_top_k: int = 2) -> None:
+        self.paragraphs = {_prompt_key(r["prompt"]): r["paragraphs"] for r in rows}
+        self.budget, self.search = budget, SandboxSearch(top_k=search_top_k)
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        model = trainer.accelerator.unwrap_model(trainer.model)
+        budget = ReactBudget(**{**self.budget.__dict__, "temperature": trainer.temperature})
+        runner = ReactRunner(model, trainer.processing_class, self.search, budget)
+        was_training = model.training
+        model.eval()
+        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [],
+                                "episode_turns": [], "episode_answer": [], "episode_tool_calls": []}
+        try:
+            for prompt in prompts:
+                ep = runner.run(list(prompt), self.paragraphs.get(_prompt_key(prompt), []), sample=True)
+                if not ep.completion_ids:  # an empty generation still needs one token for GRPO
+                    ep.completion_ids, ep.env_mask = [trainer.processing_class.eos_token_id], [1]
+                out["prompt_ids"].append(ep.prompt_ids)
+                out["completion_ids"].append(ep.completion_ids)
+                out["env_mask"].append(ep.env_mask)
+                out["episode_turns"].append(ep.turns)
+                out["episode_answer"].append(ep.answer or "")
+                out["episode_tool_calls"].append(ep.tool_calls)
+        finally:
+            if was_training:
+                model.train()
+        return out
+
+
+class ExecutorEpisodeReward:
+    """GRPO reward of the executor stage, computed from the rollout's turns."""
+
+    __name__ = "executor_reward"
+
+    def __init__(self, weights: ExecutorRewardWeights = ExecutorRewardWeights(), metric: str = "f1",
+                 log_path: Path | None = None) -> None:
+        self.weights, self.metric, self.log_path = weights, metric, log_path
+
+    def __call__(self, completions: Sequence[Any], gold_answers: Sequence[Sequence[str]],
+                 episode_turns: Sequence[Sequence[str]], episode_answer: Sequence[str], **kwargs: Any) -> list[float]:
+        rewards, accs, tools, formats = [], [], [], []
+        for golds, turns, answer in zip(gold_answers, episode_turns, episode_answer, strict=True):
+            acc = answer_accuracy(answer, golds, self.metric, max_chars=self.weights.max_answer_chars)
+            tool = tool_use_score([list(turns)])
+            fmt = executor_format_ok(list(turns))
+            rewards.append(executor_reward(acc, True, tool, fmt, self.weights))
+            accs.append(acc), tools.append(tool), formats.append(float(fmt))
+        log_metric = kwargs.get("log_metric")
+        if log_metric and rewards:
+            n = len(rewards)
+            log_metric("episode/accuracy", sum(accs) / n)
+            log_metric("episode/tool_use", sum(tools) / n)
+            log_metric("episode/format_ok", sum(formats) / n)
+        if self.log_path is not None:
+            state = kwargs.get("trainer_state")
+            with self.log_path.open("a", encoding="utf-8") as fh:
+                for q, golds, turns, answer, r in zip(kwargs.get("question", [""] * len(rewards)), gold_answers,
+                                                      episode_turns, episode_answer, rewards, strict=False):
+                    fh.write(json.dumps({"step": getattr(state, "global_step", None), "question": q,
+                                         "gold_answers": list(golds), "turns": list(turns), "answer": answer,
+                                         "reward": r}) + "\n")
+        return rewards
+
+
+def frozen_plans(cfg: TrainConfig, examples: Sequence[QAExample], out: Path, planner_spec: str | None = None) -> list[str]:
+    """Plans of the frozen planner for every question, generated once (greedy) and cached in
+    `plans.jsonl`, so a resumed run and the alternate pipeline reuse them."""
+    from tqdm.auto import tqdm
+
+    from mia.training.policy import load_model, load_tokenizer, resolve_weights
+    from mia.training.prompts import planner_messages
+    from mia.training.rewards import strip_think
+
+    cache_path = Path(cfg.executor.plans_file) if cfg.executor.plans_file else out / "plans.jsonl"
+    cached: dict[str, str] = {}
+    if cache_path.is_file():
+        for line in cache_path.read_text(encoding="utf-8").splitlines():
+            if line.strip():
+                rec = json.loads(line)
+                cached[rec["qid"]] = rec["plan"]
+    missing = [ex for ex in examples if ex.id not in cached]
+    if missing:
+        import torch
+
+        base, adapter = resolve_weights(planner_spec or cfg.executor.planner_model)
+        model, tok = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device), load_tokenizer(base)
+        with cache_path.open("a", encoding="utf-8") as fh:
+            for ex in tqdm(missing, desc="frozen planner: writing plans", unit="plan"):
+                ids = tok.apply_chat_template(planner_messages(ex.question, ex.memories, cfg.planner.plan_max_words),
+                                              add_generation_prompt=True, return_tensors="pt", return_dict=True)
+                with torch.no_grad():
+                    gen = model.generate(**ids.to(model.device), max_new_tokens=cfg.executor.plan_max_tokens,
+                                         do_sample=False, pad_token_id=tok.pad_token_id)
+                plan = strip_think(tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))
+                cached[ex.id] = plan
+                fh.write(json.dumps({"qid": ex.id, "question": ex.question, "plan": plan}) + "\n")
+        del model
+    return [cached[ex.id] for ex in examples]
+
+
+def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume: bool = True,
+                   max_steps: int | None = None, output_dir: Path | None = None):
+    """Run the executor stage; returns a StageResult (adapter folder, steps, final reward)."""
+    from mia.training.data import executor_rows, load_training_examples, to_dataset
+    from mia.training.trainer_setup import make_policy, run_trainer
+
+    out = Path(output_dir or cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    examples = load_training_examples(cfg)
+    plans = frozen_plans(cfg, examples, out, planner_spec)
+    rows = executor_rows(examples, plans)
+    budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
+                         max_answer_tokens=cfg.budget.max_answer_tokens)
+    model, tokenizer, peft_config, base = make_policy(cfg)
+    rollout = ExecutorRollout(rows, budget, cfg.budget.search_top_k)
+    reward = ExecutorEpisodeReward(cfg.reward.executor, cfg.reward.accuracy, log_path=out / "rollouts.jsonl")
+    return run_trainer(cfg, "executor", out, reward_funcs=[reward], dataset=to_dataset(rows), model=model,
+                       tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume,
+                       rollout_func=rollout, max_steps=max_steps,
+                       extra_meta={"role": "executor", "frozen_planner": planner_spec or cfg.executor.planner_model,
+                                   "questions": len(examples)})

@@ -1,0 +1,127 @@
+"""Planner stage: the planner policy (the LoRA being trained) writes plans, a frozen executor
+carries each plan out (through the real graph with a preset plan, or training's ReAct loop), and
+the episode's outcome is the reward (0.7 final + 0.2 first + 0.05 format + 0.05 decision)."""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from mia.training.config import TrainConfig
+from mia.training.episodes import EpisodeOutcome, EpisodeRunner
+from mia.training.rewards import PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward, strip_think
+
+log = logging.getLogger(__name__)
+
+
+def completion_text(completion: Any) -> str:
+    """The text of a TRL completion (conversational list of messages, or a plain string)."""
+    if isinstance(completion, str):
+        return completion
+    if isinstance(completion, list) and completion:
+        return str(completion[-1].get("content", ""))
+    return ""
+
+
+class PlannerEpisodeReward:
+    """GRPO reward function: run each sampled plan through the frozen executor and score it.
+
+    Every rollout is appended to `rollouts.jsonl` (question, plan, answers, reward), which is
+    also what the memory-to-weights loop and debugging read."""
+
+    __name__ = "planner_reward"
+
+    def __init__(self, runner: EpisodeRunner, weights: PlannerRewardWeights = PlannerRewardWeights(),
+                 log_path: Path | None = None, max_words: int | None = None) -> None:
+        self.runner, self.weights, self.log_path, self.max_words = runner, weights, log_path, max_words
+
+    def score(self, plan_text: str, outcome: EpisodeOutcome) -> float:
+        """The planner reward of one plan given what it led to."""
+        format_ok = plan_format_ok(plan_text, decision=outcome.decision, replan=outcome.replan,
+                                   max_words=self.max_words)
+        decision_ok = decision_correct(outcome.acc_first >= 0.5, outcome.replanned)
+        return planner_reward(outcome.acc_final, outcome.acc_first, format_ok, decision_ok, self.weights)
+
+    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], question: Sequence[str],
+                 gold_answers: Sequence[Sequence[str]], paragraphs: Sequence[Sequence[dict]], **kwargs: Any) -> list[float]:
+        rewards, outcomes = [], []
+        for completion, q, golds, paras in zip(completions, question, gold_answers, paragraphs, strict=True):
+            text = completion_text(completion)
+            started = time.perf_counter()
+            outcome = self.runner.run(q, strip_think(text), paras, golds)
+            reward = self.score(text, outcome)
+            rewards.append(reward)
+            outcomes.append(outcome)
+            self._log(q, golds, text, outcome, reward, time.perf_counter() - started, kwargs.get("trainer_state"))
+        log_metric = kwargs.get("log_metric")
+        if log_metric and outcomes:
+            n = len(outcomes)
+            log_metric("episode/acc_final", sum(o.acc_final for o in outcomes) / n)
+            log_metric("episode/acc_first", sum(o.acc_first for o in outcomes) / n)
+            log_metric("episode/tool_calls", sum(o.tool_calls for o in outcomes) / n)
+            log_metric("episode/replanned", sum(o.replanned for o in outcomes) / n)
+        return rewards
+
+    def _log(self, question: str, golds: Sequence[str], plan: str, outcome: EpisodeOutcome, reward: float,
+             seconds: float, state: Any) -> None:
+        if self.log_path is None:
+            return
+        record = {"step": getattr(state, "global_step", None), "question": question, "gold_answers": list(golds),
+                  "plan": plan, "answer": outcome.answer, "first_answer": outcome.first_answer,
+                  "acc_first": outcome.acc_first, "acc_final": outcome.acc_final, "replanned": outcome.replanned,
+                  "tool_calls": outcome.tool_calls, "reward": reward, "seconds": round(seconds, 2),
+                  "error": outcome.error}
+        with self.log_path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(record) + "\n")
+
+
+def make_runner(cfg: TrainConfig, executor_spec: str | None = None) -> EpisodeRunner:
+    """The frozen executor of the planner stage, as the config asks (local loop or real graph)."""
+    from mia.training.react import ReactBudget
+
+    spec = executor_spec or cfg.planner.executor_model
+    budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
+                         max_answer_tokens=cfg.budget.max_answer_tokens)
+    if cfg.planner.episode_backend == "graph":
+        from mia.training.episodes import GraphEpisodeRunner
+
+        overrides = {"executor_model": spec, "planner_model": cfg.planner.graph_context.get("planner_model", spec),
+                     "judge_model": cfg.planner.graph_context.get("judge_model", spec),
+                     "max_tool_calls": cfg.budget.max_tool_calls, "max_replans": cfg.planner.max_replans,
+                     "executor_max_tokens": cfg.budget.max_turn_tokens, "search_top_k": cfg.budget.search_top_k,
+                     **cfg.planner.graph_context}
+        return GraphEpisodeRunner(overrides, metric=cfg.reward.accuracy)
+    from mia.training.episodes import LocalEpisodeRunner
+    from mia.training.policy import load_model, load_tokenizer, resolve_weights
+
+    base, adapter = resolve_weights(spec)
+    model = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device)
+    return LocalEpisodeRunner(model, load_tokenizer(base), budget, metric=cfg.reward.accuracy,
+                              search_top_k=cfg.budget.search_top_k)
+
+
+def train_planner(cfg: TrainConfig, *, executor_spec: str | None = None, resume: bool = True,
+                  max_steps: int | None = None, output_dir: Path | None = None,
+                  extra_reward_funcs: Sequence[Any] = ()):
+    """Run the planner stage; returns a StageResult (adapter folder, steps, final reward).
+    `extra_reward_funcs` (TRL reward functions) are added to the episode reward, e.g. shaping."""
+    from mia.training.data import load_training_examples, planner_rows, to_dataset
+    from mia.training.trainer_setup import make_policy, run_trainer
+
+    out = Path(output_dir or cfg.output_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    examples = load_training_examples(cfg)
+    dataset = to_dataset(planner_rows(examples, max_words=cfg.planner.plan_max_words))
+    model, tokenizer, peft_config, base = make_policy(cfg)
+    runner = make_runner(cfg, executor_spec)
+    reward = PlannerEpisodeReward(runner, cfg.reward.planner, log_path=out / "rollouts.jsonl",
+                                  max_words=cfg.planner.plan_max_words)
+    return run_trainer(cfg, "planner", out, reward_funcs=[reward, *extra_reward_funcs], dataset=dataset, model=model,
+                       tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume, max_steps=max_steps,
+                       extra_meta={"role": "planner", "frozen_executor": executor_spec or cfg.planner.executor_model,
+                                   "episode_backend": cfg.planner.episode_backend,
+                                   "questions": len(examples)})

@@ -1,0 +1,171 @@
+"""A token-level ReAct loop over the sandbox search, for training.
+
+Why not the graph's executor node: GRPO needs the exact token ids the policy produced, with the
+tool responses masked out (env_mask 0) so that only the model's own tokens are trained. This loop
+speaks the graph's text protocol (`<tool_call>{json}</tool_call>`, `<tool_response>`,
+`<answer>`) with the graph's executor prompts, so a policy trained here behaves the same in the
+graph. It also serves as the frozen executor of the planner stage when the graph is not used.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from mia.training.prompts import force_answer_message, observation_message
+from mia.training.rewards import extract_answer, parse_tool_calls, tool_call_ok
+
+_PLACEHOLDER = "\u2063PLACEHOLDER\u2063"
+
+
+@dataclass
+class Episode:
+    """One executor episode: token ids for GRPO, the assistant turns and what happened."""
+
+    prompt_ids: list[int]
+    completion_ids: list[int] = field(default_factory=list)
+    env_mask: list[int] = field(default_factory=list)  # 1 = the policy's own token, 0 = tool output
+    turns: list[str] = field(default_factory=list)
+    observations: list[str] = field(default_factory=list)
+    tool_calls: int = 0
+    answer: str | None = None
+    forced: bool = False
+
+    def trace(self) -> str:
+        """Readable trace (assistant turns interleaved with tool responses)."""
+        parts = []
+        for i, turn in enumerate(self.turns):
+            parts.append(turn.strip())
+            if i < len(self.observations):
+                parts.append(f"<tool_response>{self.observations[i]}</tool_response>")
+        return "\n".join(parts)
+
+
+class SandboxSearch:
+    """Search over one question's own paragraphs (the distractor setting); the graph's
+    `corpus_from_paragraphs` memoises the small index per question."""
+
+    def __init__(self, top_k: int = 2, max_chars: int = 600) -> None:
+        self.top_k, self.max_chars = top_k, max_chars
+
+    def __call__(self, queries: Sequence[str], paragraphs: Sequence[dict[str, str]]) -> str:
+        if not paragraphs:
+            return "No documents are available for this question."
+        from mia.graph.tools import corpus_from_paragraphs
+
+        corpus = corpus_from_paragraphs(list(paragraphs))
+        blocks, seen = [], set()
+        for query, hits in zip(queries, corpus.search(list(queries), k=self.top_k), strict=False):
+            for hit in hits:
+                if hit.id in seen:
+                    continue
+                seen.add(hit.id)
+                blocks.append(f"[{hit.title}] {hit.text[: self.max_chars]}")
+        return "\n".join(blocks) if blocks else f"No results for {list(queries)!r}."
+
+
+@dataclass
+class ReactBudget:
+    """Budgets of one episode (tight on CPU so that an episode takes seconds)."""
+
+    max_tool_calls: int = 2
+    max_turn_tokens: int = 96
+    max_answer_tokens: int = 32
+    temperature: float = 1.0
+    top_p: float = 1.0
+
+
+class ReactRunner:
+    """Runs the text ReAct protocol with a transformers model, keeping token-level bookkeeping."""
+
+    def __init__(self, model: Any, tokenizer: Any, search: SandboxSearch | None = None,
+                 budget: ReactBudget | None = None) -> None:
+        self.model, self.tokenizer = model, tokenizer
+        self.search = search or SandboxSearch()
+        self.budget = budget or ReactBudget()
+        self._suffix_cache: dict[str, tuple[str, str]] = {}
+
+    # ------------------------------------------------------------------ chat-template glue
+    def _render(self, messages: list[dict[str, str]], add_generation_prompt: bool) -> str:
+        return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=add_generation_prompt)
+
+    def _env_text(self, messages: list[dict[str, str]], user_message: dict[str, str], ended_with_eos: bool) -> str:
+        """The template text between the end of the assistant's turn and the next generation:
+        found by rendering with a placeholder turn, so it works for any chat template."""
+        probe = messages + [{"role": "assistant", "content": _PLACEHOLDER}]
+        before = self._render(probe, add_generation_prompt=False)
+        after = self._render(probe + [user_message], add_generation_prompt=True)
+        closing = before.split(_PLACEHOLDER, 1)[1]
+        suffix = after[len(before):] if after.startswith(before) else after.split(_PLACEHOLDER, 1)[1][len(closing):]
+        eos = self.tokenizer.eos_token or ""
+        if ended_with_eos and eos and closing.startswith(eos):
+            closing = closing[len(eos):]
+        return closing + suffix
+
+    def _encode(self, text: str) -> list[int]:
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    # ------------------------------------------------------------------ generation
+    def _generate(self, ids: list[int], max_new_tokens: int, sample: bool) -> list[int]:
+        import torch
+
+        device = next(self.model.parameters()).device
+        input_ids = torch.tensor([ids], device=device)
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": max_new_tokens,
+            "stop_strings": ["</tool_call>", "</answer>"],
+            "tokenizer": self.tokenizer,
+            "pad_token_id": self.tokenizer.pad_token_id or self.tokenizer.eos_token_id,
+            "do_sample": sample,
+        }
+        if sample:
+            kwargs.update(temperature=self.budget.temperature, top_p=self.budget.top_p)
+        with torch.no_grad():
+            out = self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids), **kwargs)
+        return out[0, len(ids):].tolist()
+
+    def run(self, messages: list[dict[str, str]], paragraphs: Sequence[dict[str, str]], sample: bool = True) -> Episode:
+        """Play one episode: generate, call search on each valid tool call, stop at an answer or
+        when the budget is spent (then one forced answer turn)."""
+        history = list(messages)
+        ids = self._encode(self._render(history, add_generation_prompt=True))
+        ep = Episode(prompt_ids=list(ids))
+        eos_ids = {self.tokenizer.eos_token_id}
+        budget = self.budget
+        while True:
+            forced = ep.tool_calls >= budget.max_tool_calls
+            new = self._generate(ids, budget.max_answer_tokens if forced else budget.max_turn_tokens, sample)
+            text = self.tokenizer.decode(new, skip_special_tokens=True)
+            ep.completion_ids += new
+            ep.env_mask += [1] * len(new)
+            ids += new
+            ep.turns.append(text)
+            history.append({"role": "assistant", "content": text})
+            answer = extract_answer(text)
+            calls = parse_tool_calls(text)
+            if answer is not None or forced:
+                ep.answer = answer if answer is not None else (text.strip() or None)
+                ep.forced = forced and answer is None
+                return ep
+            ended = bool(new) and new[-1] in eos_ids
+            if calls:
+                call = calls[0]
+                ep.tool_calls += 1
+                if tool_call_ok(call):
+                    observation = self.search(call.arguments["query_list"], paragraphs)
+                else:
+                    observation = f"Error: malformed tool call ({call.error or 'expected search with query_list'})."
+                ep.observations.append(observation)
+                user = observation_message(observation)
+            else:
+                # Neither a tool call nor an answer: the turn breaks the protocol; ask for an answer.
+                ep.tool_calls = budget.max_tool_calls
+                user = force_answer_message()
+            if ep.tool_calls >= budget.max_tool_calls and calls:
+                user = {"role": "user", "content": user["content"] + "\n\n" + force_answer_message()["content"]}
+            env = self._encode(self._env_text(history[:-1], user, ended))
+            ep.completion_ids += env
+            ep.env_mask += [0] * len(env)
+            ids += env
+            history.append(user)

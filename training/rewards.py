@@ -1,0 +1,225 @@
+"""Reward functions of the two GRPO stages, as plain functions of an episode's outcome.
+
+They follow the paper's code (mia-reference §5.1, §5.2, §9 items 12-13):
+
+- planner: R = 0.7 * acc_final + 0.2 * acc_first + 0.05 * format + 0.05 * decision
+- executor: R = 0.7 * acc + 0.2 * tool + 0.1 * format, where acc is 1 + bonus (paper: 1.2) for a
+  correct first attempt and 0 for an answer longer than 100 characters; tool is averaged over the
+  plan/replan segments.
+
+Kept free of torch/TRL so they are cheap to test and reuse (test-time learning scores rollouts
+with the same functions).
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Literal
+
+from mia.graph.judge.metrics import cover_match, exact_match, f1_score, normalize_answer
+
+AccuracyMetric = Literal["em", "f1", "contains"]
+
+
+@dataclass(frozen=True)
+class PlannerRewardWeights:
+    """Weights of the planner reward (the paper's 0.7 / 0.2 / 0.05 / 0.05)."""
+
+    final: float = 0.7
+    first: float = 0.2
+    format: float = 0.05
+    decision: float = 0.05
+
+
+@dataclass(frozen=True)
+class ExecutorRewardWeights:
+    """Weights of the executor reward (the paper's 0.7 / 0.2 / 0.1, first-try bonus 0.2)."""
+
+    accuracy: float = 0.7
+    tool: float = 0.2
+    format: float = 0.1
+    first_attempt_bonus: float = 0.2
+    max_answer_chars: int = 100
+
+
+# --------------------------------------------------------------------------- answer matching
+
+
+def contains_match(prediction: str, golds: Sequence[str]) -> float:
+    """The paper's judge fallback: a gold answer appears (token-wise) inside the prediction."""
+    return float(cover_match(prediction, golds))
+
+
+_METRICS: dict[str, Callable[[str, Sequence[str]], float]] = {
+    "em": exact_match,
+    "f1": f1_score,
+    "contains": contains_match,
+}
+
+
+def answer_accuracy(
+    prediction: str | None, golds: Sequence[str], metric: AccuracyMetric = "em", max_chars: int | None = 100
+) -> float:
+    """Accuracy in [0, 1] of one answer. Answers over `max_chars` characters score 0, as in the
+    paper's length guard (it stops a policy from listing every candidate)."""
+    if not prediction or not prediction.strip():
+        return 0.0
+    if max_chars is not None and len(normalize_answer(prediction)) > max_chars:
+        return 0.0
+    try:
+        fn = _METRICS[metric]
+    except KeyError:
+        raise ValueError(f"unknown accuracy metric {metric!r}; expected one of {sorted(_METRICS)}") from None
+    golds = [g for g in golds if isinstance(g, str) and g.strip()]
+    if not golds:
+        raise ValueError("answer_accuracy needs at least one non-empty gold answer")
+    return fn(prediction, golds)
+
+
+# --------------------------------------------------------------------------- format checks
+
+_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
+_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
+_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
+
+
+def think_balanced(text: str) -> bool:
+    """Every <think> is closed (the paper's format check on plans, decisions and replans)."""
+    return text.count(_THINK_OPEN) == text.count(_THINK_CLOSE)
+
+
+def strip_think(text: str) -> str:
+    """The text after the last </think> (what the paper reads as the plan or the decision)."""
+    return text.rsplit(_THINK_CLOSE, 1)[-1].strip() if _THINK_CLOSE in text else text.strip()
+
+
+def plan_format_ok(plan: str, decision: str | None = None, replan: str | None = None, max_chars: int = 4000,
+                   max_words: int | None = None) -> bool:
+    """A plan is well formed when it is non-empty, not runaway (within `max_words`, the limit its
+    prompt states), with balanced think tags; a reflection decision must be a bare yes/no after
+    think; a replan must be balanced too."""
+    if not plan or not strip_think(plan) or len(plan) > max_chars or not think_balanced(plan):
+        return False
+    if max_words is not None and len(strip_think(plan).split()) > max_words:
+        return False
+    if decision is not None:
+        if not think_balanced(decision) or strip_think(decision).lower().strip(" .!") not in ("yes", "no"):
+            return False
+    if replan is not None and (not think_balanced(replan) or not strip_think(replan)):
+        return False
+    return True
+
+
+def decision_correct(first_correct: bool, replanned: bool) -> bool:
+    """The reflection decision was right: replan after a wrong first answer, keep a right one."""
+    return replanned != first_correct
+
+
+@dataclass(frozen=True)
+class ToolCall:
+    """One parsed `<tool_call>{json}</tool_call>` block; `error` says why it is malformed."""
+
+    name: str | None
+    arguments: dict | None
+    error: str | None = None
+
+
+def parse_tool_calls(text: str) -> list[ToolCall]:
+    """All tool-call blocks of an assistant turn, malformed ones included (with `error` set)."""
+    calls = []
+    for raw in _TOOL_CALL.findall(text or ""):
+        try:
+            obj = json.loads(raw.strip())
+        except json.JSONDecodeError as exc:
+            calls.append(ToolCall(None, None, f"invalid JSON: {exc.msg}"))
+            continue
+        if not isinstance(obj, dict):
+            calls.append(ToolCall(None, None, "not a JSON object"))
+            continue
+        args = obj.get("arguments", obj.get("args"))
+        if isinstance(args, str):
+            try:
+                args = json.loads(args)
+            except json.JSONDecodeError:
+                args = None
+        calls.append(ToolCall(obj.get("name"), args if isinstance(args, dict) else None))
+    return calls
+
+
+def tool_call_ok(call: ToolCall, allowed: Sequence[str] = ("search",)) -> bool:
+    """The paper's strict validator: a known tool and, for search, exactly {"query_list": [str, ...]}."""
+    if call.error or call.name not in allowed or call.arguments is None:
+        return False
+    if call.name == "search":
+        queries = call.arguments.get("query_list")
+        return (
+            set(call.arguments) == {"query_list"}
+            and isinstance(queries, list)
+            and bool(queries)
+            and all(isinstance(q, str) and q.strip() for q in queries)
+        )
+    return True
+
+
+def extract_answer(text: str) -> str | None:
+    """The content of the last <answer>...</answer> block, or None."""
+    found = _ANSWER.findall(text or "")
+    return found[-1].strip() if found else None
+
+
+def executor_format_ok(turns: Sequence[str], allowed_tools: Sequence[str] = ("search",)) -> bool:
+    """The executor's assistant turns are well formed: balanced think tags, every tool call valid,
+    and exactly one final <answer> block with balanced tags in the last turn."""
+    if not turns:
+        return False
+    for turn in turns:
+        if not think_balanced(turn) or turn.count("<answer>") != turn.count("</answer>"):
+            return False
+        if turn.count("<tool_call>") != turn.count("</tool_call>"):
+            return False
+        if not all(tool_call_ok(c, allowed_tools) for c in parse_tool_calls(turn)):
+            return False
+    return extract_answer(turns[-1]) is not None
+
+
+def tool_use_score(segments: Sequence[Sequence[str]], tools: Sequence[str] = ("search",)) -> float:
+    """Share of plan/replan segments in which the executor called a tool at all (paper §5.1)."""
+    if not segments:
+        return 0.0
+    used = [any(c.name in tools for turn in seg for c in parse_tool_calls(turn)) for seg in segments]
+    return sum(used) / len(used)
+
+
+# --------------------------------------------------------------------------- rewards
+
+
+def planner_reward(
+    acc_final: float,
+    acc_first: float,
+    format_ok: bool,
+    decision_ok: bool,
+    weights: PlannerRewardWeights = PlannerRewardWeights(),
+) -> float:
+    """R = w_final * acc_final + w_first * acc_first + w_format * format + w_decision * decision."""
+    return (
+        weights.final * acc_final
+        + weights.first * acc_first
+        + weights.format * float(format_ok)
+        + weights.decision * float(decision_ok)
+    )
+
+
+def executor_reward(
+    accuracy: float,
+    first_attempt: bool,
+    tool_score: float,
+    format_ok: bool,
+    weights: ExecutorRewardWeights = ExecutorRewardWeights(),
+) -> float:
+    """R = w_acc * acc + w_tool * tool + w_format * format; a correct first attempt earns the
+    paper's bonus (acc 1.2), so a policy that needs no replan is preferred."""
+    acc = accuracy * (1.0 + weights.first_attempt_bonus) if first_attempt and accuracy > 0 else accuracy
+    return weights.accuracy * acc + weights.tool * tool_score + weights.format * float(format_ok)

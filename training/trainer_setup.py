@@ -1,0 +1,111 @@
+"""What both GRPO stages share: the policy (base + LoRA), the trainer, resumption and the
+artifacts written when a stage ends."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mia.training.artifacts import CURVE_FILE, METRICS_FILE, metrics_callback, plot_reward_curve, read_metrics, \
+    reward_series, time_limit_callback, write_adapter_meta
+from mia.training.config import TrainConfig
+from mia.training.policy import load_model, load_tokenizer, resolve_weights
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class StageResult:
+    """Where a finished stage put its adapter, and what it measured."""
+
+    stage: str
+    adapter_dir: Path
+    base_model: Path
+    steps: int
+    final_reward: float | None
+    metrics_path: Path
+    curve_path: Path | None
+
+    @property
+    def spec(self) -> str:
+        """The model spec that loads this adapter anywhere: hf:<base>+<adapter>."""
+        return f"hf:{self.base_model}+{self.adapter_dir.resolve()}"
+
+
+def lora_config(cfg: TrainConfig) -> Any:
+    """peft LoraConfig from the run's `lora:` section."""
+    from peft import LoraConfig
+
+    return LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
+                      target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
+
+
+def make_policy(cfg: TrainConfig) -> tuple[Any, Any, Any, Path]:
+    """(model, tokenizer, peft_config or None, base folder). A `+adapter` base continues training
+    that adapter (no new LoRA); otherwise a fresh LoRA is added by the trainer."""
+    import torch
+
+    torch.manual_seed(cfg.seed)
+    if cfg.torch_threads:
+        torch.set_num_threads(int(cfg.torch_threads))
+    base, adapter = resolve_weights(cfg.base_model)
+    tokenizer = load_tokenizer(base)
+    if adapter is not None:
+        model = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device, trainable_adapter=True)
+        return model, tokenizer, None, base
+    from transformers import AutoModelForCausalLM
+
+    from mia.training.policy import torch_dtype
+
+    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch_dtype(cfg.dtype))
+    return model, tokenizer, lora_config(cfg), base
+
+
+def latest_checkpoint(output_dir: Path) -> Path | None:
+    """The newest checkpoint-N folder of a run, to resume from."""
+    found = [p for p in output_dir.glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
+    return max(found, key=lambda p: int(p.name.split("-")[-1])) if found else None
+
+
+def run_trainer(cfg: TrainConfig, stage: str, output_dir: Path, *, reward_funcs: list[Callable], dataset: Any,
+                model: Any, tokenizer: Any, peft_config: Any, base: Path, resume: bool = True,
+                rollout_func: Callable | None = None, max_steps: int | None = None,
+                extra_meta: dict[str, Any] | None = None) -> StageResult:
+    """Train one stage with GRPOTrainer, then save the adapter, its metadata and the curve."""
+    os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
+    from trl import GRPOTrainer
+
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2, default=str))
+    metrics_path = output_dir / METRICS_FILE
+    args = cfg.grpo_args(output_dir, max_steps=max_steps)
+    callbacks = [metrics_callback(metrics_path, stage)]
+    if cfg.time_limit_minutes:
+        callbacks.append(time_limit_callback(cfg.time_limit_minutes))
+    trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
+                          processing_class=tokenizer, peft_config=peft_config, rollout_func=rollout_func,
+                          callbacks=callbacks)
+    checkpoint = latest_checkpoint(output_dir) if resume else None
+    if checkpoint is not None:
+        log.info("resuming %s from %s", stage, checkpoint)
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+
+    adapter_dir = output_dir / "adapter"
+    trainer.save_model(str(adapter_dir))
+    records = read_metrics(metrics_path)
+    _, rewards = reward_series(records, stage)
+    tail = rewards[-5:]
+    final_reward = sum(tail) / len(tail) if tail else None
+    write_adapter_meta(adapter_dir, base_model=str(base), base_spec=cfg.base_model, stage=stage,
+                       data={"path": cfg.data.path, "offset": cfg.data.offset, "limit": cfg.data.limit,
+                             "trajectories": cfg.data.trajectories},
+                       steps=trainer.state.global_step, reward=final_reward, reward_first=rewards[0] if rewards else None,
+                       lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
+                       config_name=cfg.name, **(extra_meta or {}))
+    curve = plot_reward_curve(records, output_dir / CURVE_FILE, title=f"{cfg.name}: {stage} GRPO reward")
+    return StageResult(stage, adapter_dir, base, trainer.state.global_step, final_reward, metrics_path, curve)
