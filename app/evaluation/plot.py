@@ -18,8 +18,8 @@ def _err(est) -> tuple[float, float]:
 
 
 def plot_runs(summaries: list[RunSummary], path: Path, title: str = "") -> Path:
-    """Left: judge accuracy (EM when there was no judge) with 95% intervals; right: prompt and
-    completion tokens per question (stacked), with the interval of the total prompt tokens."""
+    """Left: judge accuracy, EM, F1 and cover with 95% intervals; right: tokens per question,
+    stacked by role (the judge's share is evaluation overhead, the rest is what the agent costs)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -29,23 +29,31 @@ def plot_runs(summaries: list[RunSummary], path: Path, title: str = "") -> Path:
     x = list(range(len(summaries)))
     fig, (ax_acc, ax_tok) = plt.subplots(1, 2, figsize=(max(8, 2.2 * len(summaries) + 4), 4.2))
 
-    use_judge = all(s.accuracy.value is not None for s in summaries)
-    metric = [s.accuracy if use_judge else s.em for s in summaries]
-    vals = [m.value or 0.0 for m in metric]
-    errs = list(zip(*[_err(m) for m in metric])) if summaries else [[], []]
-    ax_acc.bar(x, vals, yerr=errs, capsize=4, color="#4C72B0")
-    ax_acc.set_ylabel("LLM-judge accuracy" if use_judge else "exact match")
-    ax_acc.set_ylim(0, 1)
-    for xi, v in zip(x, vals):
-        ax_acc.text(xi, v + 0.02, f"{v:.2f}", ha="center", fontsize=8)
+    metrics = [("judge acc.", "accuracy"), ("EM", "em"), ("F1", "f1"), ("cover", "cover")]
+    metrics = [(name, key) for name, key in metrics if any(getattr(s, key).value is not None for s in summaries)]
+    width = 0.8 / max(1, len(metrics))
+    colours = ["#4C72B0", "#8172B2", "#64B5CD", "#CCB974"]
+    for j, (name, key) in enumerate(metrics):
+        ests = [getattr(s, key) for s in summaries]
+        xs = [xi - 0.4 + width * (j + 0.5) for xi in x]
+        vals = [e.value or 0.0 for e in ests]
+        errs = list(zip(*[_err(e) for e in ests]))
+        ax_acc.bar(xs, vals, width=width, yerr=errs, capsize=3, color=colours[j % len(colours)], label=name)
+    ax_acc.set_ylabel("score (95% CI)")
+    ax_acc.set_ylim(0, 1.22)
+    ax_acc.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
+    ax_acc.legend(fontsize=7, ncol=len(metrics), loc="upper center")
 
-    prompt = [s.prompt_tokens.value or 0.0 for s in summaries]
-    compl = [s.completion_tokens.value or 0.0 for s in summaries]
-    perr = list(zip(*[_err(s.prompt_tokens) for s in summaries])) if summaries else [[], []]
-    ax_tok.bar(x, prompt, yerr=perr, capsize=4, color="#DD8452", label="prompt")
-    ax_tok.bar(x, compl, bottom=prompt, color="#55A868", label="completion")
-    ax_tok.set_ylabel("tokens per question (all roles)")
-    ax_tok.legend(fontsize=8)
+    bottom = [0.0] * len(summaries)
+    role_colours = {"planner": "#C44E52", "executor": "#DD8452", "manager": "#55A868", "judge": "#BBBBBB"}
+    for role, colour in role_colours.items():
+        heights = [(s.per_role[role].prompt_tokens + s.per_role[role].completion_tokens) if role in s.per_role else 0.0
+                   for s in summaries]
+        if any(heights):
+            ax_tok.bar(x, heights, bottom=bottom, color=colour, label=role)
+            bottom = [b + h for b, h in zip(bottom, heights)]
+    ax_tok.set_ylabel("tokens per question (prompt + completion)")
+    ax_tok.legend(fontsize=8, title="role", title_fontsize=8)
 
     for ax in (ax_acc, ax_tok):
         ax.set_xticks(x)

@@ -68,5 +68,7 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
         (out_dir / "comparison.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
         from mia.app.evaluation.plot import plot_runs
 
-        plot_runs(summaries, out_dir / "comparison.png", title=f"{', '.join(datasets)}: accuracy and cost (95% CI)")
+        n = summaries[0].n if len(sizes) == 1 else f"{min(sizes)}-{max(sizes)}"
+        plot_title = title if title != "Comparison" else ", ".join(datasets)
+        plot_runs(summaries, out_dir / "comparison.png", title=f"{plot_title}: accuracy and cost (n={n}, 95% CI)")
     return summaries, md

@@ -40,6 +40,7 @@ class RunSummary(BaseModel):
     tool_calls: Estimate
     llm_calls: Estimate
     prompt_tokens: Estimate
+    agent_prompt_tokens: Estimate  # without the judge role: what answering costs, not grading
     completion_tokens: Estimate
     wall_s: Estimate
     per_role: dict[str, RoleSummary]
@@ -94,6 +95,7 @@ def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSumma
         tool_calls=mean_ci([float(r.tool_calls) for r in results]),
         llm_calls=mean_ci([float(r.llm_calls) for r in results]),
         prompt_tokens=mean_ci([float(r.prompt_tokens) for r in results]),
+        agent_prompt_tokens=mean_ci([float(r.prompt_tokens - r.role("judge").input_tokens) for r in results]),
         completion_tokens=mean_ci([float(r.completion_tokens) for r in results]),
         wall_s=mean_ci([r.wall_s for r in results]),
         per_role=per_role,
@@ -111,14 +113,15 @@ def markdown_table(summaries: list[RunSummary]) -> str:
     """One row per configuration: accuracy and cost per question, each with its 95% interval."""
     head = (
         "| run | n | judge accuracy | EM | F1 | cover | tool calls/q | LLM calls/q | prompt tokens/q | "
-        "completion tokens/q | s/q |\n|---|---|---|---|---|---|---|---|---|---|---|\n"
+        "agent prompt tokens/q (no judge) | completion tokens/q | s/q |\n"
+        "|---|---|---|---|---|---|---|---|---|---|---|---|\n"
     )
     rows = []
     for s in summaries:
         err = f" ({s.errors} err)" if s.errors else ""
         rows.append(
             f"| {s.label} | {s.n}{err} | {s.accuracy.fmt(3)} | {s.em.fmt(3)} | {s.f1.fmt(3)} | {s.cover.fmt(3)} | "
-            f"{_num(s.tool_calls, 2)} | {_num(s.llm_calls, 2)} | {_num(s.prompt_tokens)} | "
+            f"{_num(s.tool_calls, 2)} | {_num(s.llm_calls, 2)} | {_num(s.prompt_tokens)} | {_num(s.agent_prompt_tokens)} | "
             f"{_num(s.completion_tokens)} | {_num(s.wall_s, 1)} |"
         )
     return head + "\n".join(rows) + "\n"

@@ -64,6 +64,8 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     # prompt tokens: 450, 665, 335, 1380 -> total 2830; completion: 61, 86, 26, 201 -> 374
     assert s.total_prompt_tokens == 2830 and s.total_completion_tokens == 374
     assert s.prompt_tokens.value == pytest.approx(2830 / 4)
+    # without the judge (50 + 55 + 45 + 60 = 210): (2830 - 210) / 4
+    assert s.agent_prompt_tokens.value == pytest.approx((2830 - 210) / 4)
     assert s.completion_tokens.value == pytest.approx(374 / 4)
     # per role: executor prompt 300+500+200+800 = 1800 -> 450/q; manager only on q4: 400/4 = 100/q
     assert s.per_role["executor"].prompt_tokens == 450 and s.per_role["executor"].total_prompt_tokens == 1800
