@@ -78,5 +78,4 @@ class State(InputState, OutputState, total=False):
     format_retries: int
     replans: int
     reflections: int
-    force_answer: str
     last_turn: str

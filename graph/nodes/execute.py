@@ -74,8 +74,8 @@ def make_execute(deps: Deps):
             new = initial_messages(state, ctx, tools, native)
         conversation = history + new
 
-        reason = state.get("force_answer") or ""
-        if not reason and state.get("tool_calls", 0) >= ctx.max_tool_calls:
+        reason = ""
+        if state.get("tool_calls", 0) >= ctx.max_tool_calls:
             reason = "budget"
         if not reason and sum(estimate_tokens(text_of(m)) for m in conversation) > ctx.max_context_tokens:
             reason = "context"
@@ -138,7 +138,7 @@ def forced_answer(model: Any, conversation: list[BaseMessage], new: list[BaseMes
     kept = AIMessage(content=text)
     steps = [{"kind": "answer", "content": answer}]
     return {"messages": new + [order, kept], "steps": steps, "usage": usage, "last_turn": "answer",
-            "answer": answer, "stop_reason": f"forced:{reason}", "force_answer": "", "pending_tool": None}
+            "answer": answer, "stop_reason": f"forced:{reason}", "pending_tool": None}
 
 
 def _add(a: dict, b: dict) -> dict:

@@ -25,7 +25,7 @@ def fresh_question_state() -> dict[str, Any]:
         "usage": {RESET: True, **{role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}},
         "memory_text": "", "used_memory_ids": [], "planner_messages": [], "replan": "",
         "pending_tool": None, "tool_calls": 0, "format_retries": 0, "replans": 0, "reflections": 0,
-        "force_answer": "", "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
+        "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
         "judgement": None, "memory_id": None, "warnings": [RESET],
     }
 
