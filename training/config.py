@@ -38,7 +38,7 @@ class PlannerStageConfig:
 
     executor_model: str = "local:smollm2"  # frozen executor (spec); hf:<base>+<executor-adapter> after alternate
     episode_backend: Literal["local", "graph"] = "local"
-    plan_max_words: int = 60
+    plan_max_words: int | None = None  # None: the graph plan node's own limit
     max_replans: int = 0  # graph backend: reflection rounds (the paper's 1)
     graph_context: dict[str, Any] = field(default_factory=dict)  # extra Context fields (graph backend)
 

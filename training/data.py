@@ -108,7 +108,7 @@ def attach_memories(examples: Iterable[QAExample], store: Any, namespace: str = 
     return out
 
 
-def planner_rows(examples: Sequence[QAExample], max_words: int = 120) -> list[dict[str, Any]]:
+def planner_rows(examples: Sequence[QAExample], max_words: int | None = None) -> list[dict[str, Any]]:
     """Rows of the planner stage: the planner prompt (conversational) plus the reward columns."""
     return [{"prompt": planner_messages(ex.question, ex.memories, max_words=max_words), **ex.row()}
             for ex in examples]

@@ -70,15 +70,18 @@ class GraphEpisodeRunner:
 
         overrides = {"memory_mode": "mia", "memorise": False, "judge_mode": "ground_truth", **context_overrides}
         self.context = Context(**overrides)
+        from mia.graph.builder import recursion_limit
+
         self.graph = build_graph()
         self.metric = metric
+        self.config = {"recursion_limit": recursion_limit(self.context)}
 
     def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
             gold_answers: Sequence[str]) -> EpisodeOutcome:
         state = {"question": question, "plan": plan, "gold_answers": list(gold_answers),
                  "paragraphs": [dict(p) for p in paragraphs]}
         try:
-            out = self.graph.invoke(state, context=self.context)
+            out = self.graph.invoke(state, context=self.context, config=self.config)
         except Exception as exc:  # a broken episode costs the plan its reward, not the run
             log.warning("graph episode failed: %s", exc)
             return EpisodeOutcome(None, None, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
@@ -87,8 +90,12 @@ class GraphEpisodeRunner:
 
 def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric: AccuracyMetric) -> EpisodeOutcome:
     """Read first/final answers and the replan off the graph's output trajectory."""
-    traj = out.get("trajectory")
-    steps = list(getattr(traj, "steps", None) or (traj or {}).get("steps", []) if traj is not None else [])
+    traj = out.get("trajectory") or {}
+    if isinstance(traj, dict) and traj.get("question"):
+        from mia.memory.trajectory import Trajectory
+
+        traj = Trajectory.model_validate(traj)
+    steps = list(traj.get("steps", []) if isinstance(traj, dict) else getattr(traj, "steps", []))
 
     def _get(step: Any, key: str) -> Any:
         return getattr(step, key, None) if not isinstance(step, dict) else step.get(key)
@@ -109,7 +116,7 @@ def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric:
     acc_final = answer_accuracy(final, gold_answers, metric)
     acc_first = answer_accuracy(first, gold_answers, metric) if replanned else acc_final
     trace = traj.to_trace_text() if hasattr(traj, "to_trace_text") else ""
-    replan = out.get("replan") or getattr(traj, "replan", None)
+    replan = out.get("replan") or getattr(traj, "replan", None) or None
     return EpisodeOutcome(answer=final, first_answer=first, acc_first=acc_first, acc_final=acc_final,
                           replanned=replanned, decision=decision, replan=replan, tool_calls=tool_calls,
                           trace=trace)

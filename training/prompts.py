@@ -9,45 +9,47 @@ from typing import Any
 
 from mia.graph.prompts import load_prompts, render
 
-#: Shown to the planner when memory holds nothing relevant (a cold start).
-NO_MEMORIES = "(No past workflows yet.)"
-#: The one tool of the sandbox setting, as the executor's system prompt lists it.
-SEARCH_TOOL_LINE = (
-    '- search: search the documents. Arguments: {"query_list": ["query", ...]}. '
-    "Returns the best matching passages for each query."
-)
+def no_memories() -> str:
+    """What the graph's plan node shows when memory holds nothing (a cold start)."""
+    return render("memory", "header") + "\nNone found."
+
+
+def search_tool_lines() -> str:
+    """The search tool's signature line, rendered by the graph's own executor node."""
+    from mia.graph.nodes.execute import tool_lines
+    from mia.graph.tools.search_tool import SearchTool
+
+    return tool_lines([SearchTool.model_construct()])
 
 
 def render_memories(retrieved: Any) -> str:
-    """Render retrieved memories (a mia.memory.Retrieved, or ready text) for the planner prompt."""
+    """Retrieved memories (a mia.memory.Retrieved, or ready text) as the graph's plan node shows them."""
     if retrieved is None:
         return ""
     if isinstance(retrieved, str):
         return retrieved.strip()
-    lines = []
-    for label, items in (("correct", getattr(retrieved, "positives", [])),
-                         ("incorrect", getattr(retrieved, "negatives", []))):
-        for item in items:
-            record = getattr(item, "record", item)
-            text = next((getattr(record, a) for a in ("workflow", "text", "content")
-                         if isinstance(getattr(record, a, None), str)), str(record))
-            question = getattr(record, "question", "")
-            lines.append(f"Past question ({label}): {question}\nWorkflow: {text}".strip())
-    return "\n\n".join(lines)
+    from mia.graph.nodes.retrieve import render_memories as graph_render
+
+    return graph_render(retrieved)
 
 
-def planner_messages(question: str, memories: str = "", max_words: int = 120) -> list[dict[str, str]]:
-    """The planner's conversational prompt for one question (memories already rendered)."""
+def planner_messages(question: str, memories: str = "", max_words: int | None = None) -> list[dict[str, str]]:
+    """The planner's conversational prompt for one question (memories already rendered), exactly
+    as the graph's plan node builds it; `max_words` defaults to the graph's plan length."""
+    if max_words is None:
+        from mia.graph.nodes.plan import PLAN_WORDS
+
+        max_words = PLAN_WORDS
     return [
-        {"role": "system", "content": load_prompts("planner")["system"].strip()},
-        {"role": "user", "content": render("planner", "plan", memories=memories or NO_MEMORIES,
+        {"role": "system", "content": render("planner", "system")},
+        {"role": "user", "content": render("planner", "plan", memories=memories or no_memories(),
                                            max_words=max_words, question=question)},
     ]
 
 
 def executor_messages(question: str, plan: str) -> list[dict[str, str]]:
     """The executor's conversational prompt: the text tool protocol, then the question and plan."""
-    tools = render("executor", "tools", tool_lines=SEARCH_TOOL_LINE)
+    tools = render("executor", "tools", tool_lines=search_tool_lines())
     plan_block = render("executor", "plan_block", plan=plan.strip()) + "\n" if plan.strip() else ""
     return [
         {"role": "system", "content": render("executor", "system", tools=tools)},

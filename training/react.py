@@ -43,26 +43,22 @@ class Episode:
 
 
 class SandboxSearch:
-    """Search over one question's own paragraphs (the distractor setting); the graph's
-    `corpus_from_paragraphs` memoises the small index per question."""
+    """The graph's search tool over one question's own paragraphs (the distractor setting), so
+    observations read exactly as at inference; `corpus_from_paragraphs` memoises each index."""
 
-    def __init__(self, top_k: int = 2, max_chars: int = 600) -> None:
-        self.top_k, self.max_chars = top_k, max_chars
+    def __init__(self, top_k: int = 2, max_words: int = 512) -> None:
+        self.top_k, self.max_words = top_k, max_words
 
     def __call__(self, queries: Sequence[str], paragraphs: Sequence[dict[str, str]]) -> str:
         if not paragraphs:
             return "No documents are available for this question."
-        from mia.graph.tools import corpus_from_paragraphs
+        from mia.graph.nodes.tools import run_tool
+        from mia.graph.tools import SearchTool, corpus_from_paragraphs
 
-        corpus = corpus_from_paragraphs(list(paragraphs))
-        blocks, seen = [], set()
-        for query, hits in zip(queries, corpus.search(list(queries), k=self.top_k), strict=False):
-            for hit in hits:
-                if hit.id in seen:
-                    continue
-                seen.add(hit.id)
-                blocks.append(f"[{hit.title}] {hit.text[: self.max_chars]}")
-        return "\n".join(blocks) if blocks else f"No results for {list(queries)!r}."
+        tool = SearchTool(corpus_from_paragraphs(list(paragraphs)), top_k=self.top_k)
+        text, _ = run_tool([tool], "search", {"query_list": list(queries)})
+        words = text.split(" ")
+        return text if len(words) <= self.max_words else " ".join(words[: self.max_words]) + " ..."
 
 
 @dataclass

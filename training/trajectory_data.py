@@ -70,7 +70,7 @@ def examples_from_trajectory_log(path: str | Path, only_correct: bool = False,
     return examples_from_trajectories(read_trajectories(path, namespace), only_correct=only_correct)
 
 
-def plan_preference_pairs(trajectories: Iterable[Any], max_words: int = 120) -> list[dict[str, Any]]:
+def plan_preference_pairs(trajectories: Iterable[Any], max_words: int | None = None) -> list[dict[str, Any]]:
     """{prompt, chosen, rejected} per question with both a correct and an incorrect plan (the
     paper's plan-pair memory, as training data). The shortest correct plan is chosen."""
     groups: dict[str, dict[str, list[str]]] = defaultdict(lambda: {"correct": [], "incorrect": []})
@@ -86,7 +86,7 @@ def plan_preference_pairs(trajectories: Iterable[Any], max_words: int = 120) -> 
     return pairs
 
 
-def correct_plan_rows(trajectories: Iterable[Any], max_words: int = 120) -> list[dict[str, Any]]:
+def correct_plan_rows(trajectories: Iterable[Any], max_words: int | None = None) -> list[dict[str, Any]]:
     """Conversational SFT rows (planner prompt + a plan that led to a correct answer)."""
     rows = []
     for traj in trajectories:

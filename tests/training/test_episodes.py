@@ -1,0 +1,77 @@
+"""Episode outcomes -> planner rewards (logic with stub runners; the real runs are in test_cpu_run)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mia.training.episodes import EpisodeOutcome, outcome_from_graph
+from mia.training.planner_stage import PlannerEpisodeReward, completion_text
+
+GOLD = ["Gian Carlo Menotti"]
+
+
+def _graph_output(first: str, final: str, replanned: bool) -> dict:
+    steps = [{"kind": "tool_call", "content": "", "tool": "search", "args": {"query_list": ["Maria Golovin"]}},
+             {"kind": "observation", "content": "Maria Golovin is an opera by Gian Carlo Menotti."},
+             {"kind": "answer", "content": first}]
+    if replanned:
+        steps += [{"kind": "reflection", "content": "yes"}, {"kind": "replan", "content": "1. Search again."},
+                  {"kind": "answer", "content": final}]
+    else:
+        steps += [{"kind": "reflection", "content": "no"}]
+    traj = {"question": "Who wrote Maria Golovin?", "plan": "1. Search.", "steps": steps, "answer": final,
+            "replan": "1. Search again." if replanned else ""}
+    return {"answer": final, "trajectory": traj, "replan": traj["replan"]}
+
+
+def test_outcome_from_graph_reads_first_and_final_answers() -> None:
+    fixed = outcome_from_graph(_graph_output("Puccini", "Gian Carlo Menotti", True), GOLD, "em")
+    assert (fixed.acc_first, fixed.acc_final, fixed.replanned, fixed.decision) == (0.0, 1.0, True, "yes")
+    assert fixed.first_answer == "Puccini" and fixed.tool_calls == 1 and "Menotti" in fixed.trace
+    kept = outcome_from_graph(_graph_output("Gian Carlo Menotti", "Gian Carlo Menotti", False), GOLD, "em")
+    assert (kept.acc_first, kept.acc_final, kept.replanned, kept.decision) == (1.0, 1.0, False, "no")
+    empty = outcome_from_graph({"answer": ""}, GOLD, "f1")
+    assert empty.acc_final == 0.0 and empty.answer is None
+
+
+class _StubRunner:
+    """Answers correctly only when the plan mentions 'opera' (a stand-in for a good plan)."""
+
+    def __init__(self) -> None:
+        self.calls: list[str] = []
+
+    def run(self, question, plan, paragraphs, gold_answers) -> EpisodeOutcome:
+        self.calls.append(plan)
+        ok = "opera" in plan
+        answer = "Gian Carlo Menotti" if ok else "Puccini"
+        return EpisodeOutcome(answer=answer, first_answer=answer, acc_first=float(ok), acc_final=float(ok))
+
+
+def test_planner_episode_reward_scores_plans_by_their_outcome(tmp_path: Path) -> None:
+    runner = _StubRunner()
+    reward = PlannerEpisodeReward(runner, log_path=tmp_path / "rollouts.jsonl", max_words=20)
+    metrics: dict[str, float] = {}
+    completions = [[{"role": "assistant", "content": "<think>hm</think>1. Search the opera's composer."}],
+                   [{"role": "assistant", "content": "1. Search the singer."}],
+                   [{"role": "assistant", "content": "word " * 30}]]
+    rewards = reward(prompts=[None] * 3, completions=completions, question=["Who wrote Maria Golovin?"] * 3,
+                     gold_answers=[GOLD] * 3, paragraphs=[[]] * 3,
+                     log_metric=lambda k, v: metrics.__setitem__(k, v))
+    # correct first try, kept: 0.7 + 0.2 + 0.05 format + 0.05 decision
+    assert rewards[0] == pytest.approx(1.0)
+    # wrong, no replan: format only (the decision not to replan was wrong)
+    assert rewards[1] == pytest.approx(0.05)
+    assert rewards[2] == pytest.approx(0.0)  # over the word limit: format fails too
+    assert runner.calls[0] == "1. Search the opera's composer."  # think stripped before execution
+    assert metrics["episode/acc_final"] == pytest.approx(1 / 3)
+    logged = [json.loads(line) for line in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["reward"] for r in logged] == pytest.approx(rewards)
+
+
+def test_completion_text_accepts_both_formats() -> None:
+    assert completion_text("plain") == "plain"
+    assert completion_text([{"role": "assistant", "content": "chat"}]) == "chat"
+    assert completion_text([]) == ""
