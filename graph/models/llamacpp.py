@@ -55,7 +55,7 @@ def load_llama(path: str, n_ctx: int, n_threads: int | None) -> _Loaded:
         llama_cpp = _import_llama_cpp()
         from llama_cpp.llama_chat_format import Jinja2ChatFormatter
 
-        llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, verbose=False)
+        llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False)
         eos = llm.detokenize([llm.token_eos()], special=True).decode("utf-8", "ignore")
         bos = llm.detokenize([llm.token_bos()], special=True).decode("utf-8", "ignore")
         template = llm.metadata.get("tokenizer.chat_template") or _CHATML

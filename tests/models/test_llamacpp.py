@@ -29,17 +29,17 @@ def cpp():
 
 
 def test_generates_with_usage(cpp) -> None:
-    msg = cpp.invoke("What is the capital of France?")
+    msg = cpp.invoke("What is the capital of France? Answer in one sentence.")
     assert "Paris" in msg.content
     assert msg.usage_metadata["input_tokens"] > 10 and 0 < msg.usage_metadata["output_tokens"] <= 24
-    assert cpp.invoke("What is the capital of France?").content == msg.content  # greedy
+    assert cpp.invoke("What is the capital of France? Answer in one sentence.").content == msg.content  # greedy
 
 
 def test_stop_and_stream(cpp) -> None:
-    full = cpp.invoke("What is the capital of France?").content
-    cut = cpp.invoke("What is the capital of France?", stop=[" of"]).content
+    full = cpp.invoke("What is the capital of France? Answer in one sentence.").content
+    cut = cpp.invoke("What is the capital of France? Answer in one sentence.", stop=[" of"]).content
     assert " of" not in cut and full.startswith(cut)
-    chunks = list(cpp.stream("What is the capital of France?"))
+    chunks = list(cpp.stream("What is the capital of France? Answer in one sentence."))
     assert "".join(c.content for c in chunks) == full
     assert chunks[-1].usage_metadata["output_tokens"] > 0
 
