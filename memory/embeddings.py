@@ -45,6 +45,21 @@ def minilm_path() -> Path:
     return path
 
 
+def _folder_dim(path: Path) -> int | None:
+    """The output size from the folder's config, without loading torch (so opening a store for
+    `mia memory list` is instant): the pooling size when no Dense layer follows."""
+    import json
+
+    try:
+        modules = json.loads((path / "modules.json").read_text())
+        if any("Dense" in m.get("type", "") for m in modules):
+            return None
+        pooling = next(m for m in modules if "Pooling" in m.get("type", ""))
+        return int(json.loads((path / pooling["path"] / "config.json").read_text())["word_embedding_dimension"])
+    except (OSError, ValueError, KeyError, StopIteration):
+        return None
+
+
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim == 1:
@@ -76,6 +91,8 @@ class SentenceTransformerEmbedder:
 
     @property
     def dim(self) -> int:
+        if self._dim is None:
+            self._dim = _folder_dim(Path(self.path))
         if self._dim is None:
             model = self.model
             getter = getattr(model, "get_embedding_dimension", None) or model.get_sentence_embedding_dimension

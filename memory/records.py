@@ -17,12 +17,10 @@ from mia.memory.trajectory import Outcome, new_id
 
 SCHEMA_VERSION = 1
 
-# Fields kept as Chroma metadata (scalar values only); the question is the Chroma document.
-_META_FIELDS = (
-    "namespace", "caption", "workflow", "plan", "outcome", "judge_feedback", "usage_count",
-    "success_count", "created_at", "last_used_at", "source", "dataset", "trajectory_id",
-    "trace_tokens", "workflow_tokens", "compression",
-)
+# The whole record is one JSON string under this Chroma metadata key: Chroma stores metadata as
+# one SQLite row per key, and fetching 17 keys for 100 candidates cost more than the ANN search.
+# No key is needed for filtering: namespaces and outcomes are separate collections.
+META_KEY = "mia"
 
 
 class MemoryRecord(BaseModel):
@@ -63,16 +61,18 @@ class MemoryRecord(BaseModel):
         return embed_text(self.question, self.caption)
 
     def to_metadata(self) -> dict[str, Any]:
-        """Flatten to Chroma metadata (str/int/float only)."""
-        data = self.model_dump()
-        return {key: data[key] for key in _META_FIELDS}
+        """Chroma metadata: the record as one JSON string."""
+        return {META_KEY: self.model_dump_json(exclude={"id"})}
 
     @classmethod
-    def from_chroma(cls, record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord:
+    def from_chroma(cls, record_id: str, document: str | None = None, metadata: dict[str, Any] | None = None) -> MemoryRecord:
         """Rebuild from a Chroma row (raises pydantic.ValidationError when the row is damaged)."""
-        meta = dict(metadata or {})
-        meta.pop("id", None)
-        return cls(id=record_id, question=document or "", **meta)
+        raw = (metadata or {}).get(META_KEY)
+        if not isinstance(raw, str):
+            raise ValueError(f"memory {record_id}: no {META_KEY!r} metadata")
+        record = cls.model_validate_json(raw)
+        record.id = record_id
+        return record
 
 
 def embed_text(question: str, caption: str = "") -> str:

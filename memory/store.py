@@ -11,6 +11,7 @@ beside the store, indexed by question in one more collection per namespace.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import re
 import time
@@ -26,8 +27,8 @@ from mia.memory.compression import CompressionResult, Compressor, extractive_wor
 from mia.memory.embeddings import count_tokens, resolve_embedder
 from mia.memory.errors import MemoryStoreError, SchemaMismatchError, StoreLockedError
 from mia.memory.locking import FolderLock, WriteLock
-from mia.memory.records import SCHEMA_VERSION, MemoryRecord, Retrieved, ScoredMemory, embed_text
-from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split
+from mia.memory.records import META_KEY, SCHEMA_VERSION, MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
 from mia.memory.trajectory import Outcome, Trajectory
 from mia.memory.trajectory_log import TrajectoryLog
 from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, target_size
@@ -292,15 +293,19 @@ class MemoryStore:
                 got = col.get(ids=wanted, include=["metadatas"])
                 if not got["ids"]:
                     continue
-                metas = []
-                for meta in got["metadatas"]:
-                    meta = dict(meta)
-                    meta["usage_count"] = int(meta.get("usage_count", 0)) + 1
-                    meta["success_count"] = int(meta.get("success_count", 0)) + int(bool(success))
-                    meta["last_used_at"] = now
-                    metas.append(meta)
-                col.update(ids=got["ids"], metadatas=metas)
-                updated += len(got["ids"])
+                ids, metas = [], []
+                for rid, meta in zip(got["ids"], got["metadatas"]):
+                    rec = _parse(rid, None, meta)
+                    if rec is None:
+                        continue
+                    rec.usage_count += 1
+                    rec.success_count += int(bool(success))
+                    rec.last_used_at = now
+                    ids.append(rid)
+                    metas.append(rec.to_metadata())
+                if ids:
+                    col.update(ids=ids, metadatas=metas)
+                updated += len(ids)
                 wanted = [i for i in wanted if i not in set(got["ids"])]
                 if not wanted:
                     break
@@ -362,39 +367,71 @@ class MemoryStore:
         """The k_pos best positive and k_neg best negative memories for a question.
 
         Candidates: the ANN top-N (N = n_candidates, default 50) of the namespace's positive and
-        negative collections; then exact rescoring of that pool with `scoring.combined_scores`.
-        Memories with outcome 'unknown' are never shown (they are neither lesson nor example)."""
+        of its negative collection, with their cosine distances (hnswlib computes them exactly
+        for the points it returns: only *which* points are found is approximate). The pool is
+        then rescored exactly (`rescore`). Memories with outcome 'unknown' are never shown."""
         ns = namespace or config.namespace()
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(embed_text(question, caption)))
         n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
-        records: list[MemoryRecord] = []
-        vectors: list[Any] = []
+        pool: list[tuple[str, str, float]] = []  # (id, metadata JSON, cosine)
         for suffix, k in (("pos", k_pos), ("neg", k_neg)):
             col = self._collection(ns, suffix, create=False) if k > 0 else None
             if col is None:
                 continue
-            try:
-                got = col.query(query_embeddings=[query], n_results=n, include=["documents", "metadatas", "embeddings"])
+            try:  # ids + distances only: fetching metadata inside an ANN query is several times slower
+                hits = col.query(query_embeddings=[query], n_results=n, include=["distances"])
+                ids, distances = hits["ids"][0], hits["distances"][0]
+                rows = col.get(ids=ids, include=["metadatas"]) if ids else {"ids": [], "metadatas": []}
             except Exception as err:  # noqa: BLE001
                 raise MemoryStoreError(f"retrieval from {col.name} failed: {type(err).__name__}: {err}") from err
-            for rid, doc, meta, vec in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["embeddings"][0]):
-                rec = _parse(rid, doc, meta)
-                if rec is not None:
-                    records.append(rec)
-                    vectors.append(vec)
-        return self.rescore(query, records, np.asarray(vectors, dtype=np.float32), k_pos, k_neg)
+            meta_of = dict(zip(rows["ids"], rows["metadatas"]))
+            pool += [(rid, (meta_of.get(rid) or {}).get(META_KEY, ""), 1.0 - float(dist)) for rid, dist in zip(ids, distances)]
+        # score fields only for the pool; full records only for the k + k shown
+        fields, kept = [], []
+        for rid, raw, sim in pool:
+            light = _score_fields(raw)
+            if light is None:
+                log.warning("memory %s skipped: damaged record", rid)
+                continue
+            fields.append(light)
+            kept.append((rid, raw, sim))
+        if not kept:
+            return Retrieved()
+        sims = np.array([sim for _, _, sim in kept])
+        outcomes = [f[0] for f in fields]
+        usage = np.array([f[1] for f in fields], dtype=np.float64)
+        success = np.array([f[2] for f in fields], dtype=np.float64)
+        scores, normalised, rates, pos, neg = self._rank(sims, outcomes, usage, success, k_pos, k_neg)
+
+        def scored(i: int) -> ScoredMemory | None:
+            rec = _parse(kept[i][0], None, {META_KEY: kept[i][1]})
+            if rec is None:
+                return None
+            return ScoredMemory(record=rec, score=float(scores[i]), similarity=float(sims[i]),
+                                normalised_similarity=float(normalised[i]), win_rate=float(rates[i]))
+
+        return Retrieved(positives=[m for m in map(scored, pos) if m], negatives=[m for m in map(scored, neg) if m],
+                         candidate_ids=[rid for rid, _, _ in kept])
+
+    def _rank(self, sims: np.ndarray, outcomes: list[str], usage: np.ndarray, success: np.ndarray, k_pos: int,
+              k_neg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int]]:
+        """The one scoring path: min-max over the pool, win rate from raw counts, split by label."""
+        rates = win_rates(success, usage, self.weights)
+        scores, normalised = combined_scores(sims, rates, self.weights)
+        positive = np.array([o == "correct" for o in outcomes])
+        negative = np.array([o == "incorrect" for o in outcomes])
+        pos, neg = top_k_split(scores, positive, negative, k_pos, k_neg)
+        return scores, normalised, rates, pos, neg
 
     def rescore(self, query: np.ndarray, records: list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int) -> Retrieved:
-        """Exact scoring of a candidate pool (public so the benchmark and tests can check it)."""
+        """Score a pool of full records from their vectors (float64 cosine), e.g. a full scan."""
         if not records:
             return Retrieved()
         sims = cosine(query, vectors)
-        rates = np.array([r.win_rate(self.weights.prior_success, self.weights.prior_failure) for r in records])
-        scores, normalised = combined_scores(sims, rates, self.weights)
-        positive = np.array([r.outcome == "correct" for r in records])
-        negative = np.array([r.outcome == "incorrect" for r in records])
-        pos, neg = top_k_split(scores, positive, negative, k_pos, k_neg)
+        scores, normalised, rates, pos, neg = self._rank(
+            sims, [r.outcome for r in records], np.array([r.usage_count for r in records], dtype=np.float64),
+            np.array([r.success_count for r in records], dtype=np.float64), k_pos, k_neg)
 
         def scored(i: int) -> ScoredMemory:
             return ScoredMemory(record=records[i], score=float(scores[i]), similarity=float(sims[i]),
@@ -640,10 +677,22 @@ def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) ->
         workflow_tokens=count_tokens(result.workflow), compression=result.method)
 
 
+def _score_fields(raw: str) -> tuple[str, int, int] | None:
+    """(outcome, usage, success) from a record's JSON, without building the whole record."""
+    try:
+        data = json.loads(raw)
+        outcome, usage, success = data["outcome"], data.get("usage_count", 0), data.get("success_count", 0)
+    except (ValueError, TypeError, KeyError):
+        return None
+    if outcome not in LABEL_OF or not isinstance(usage, int) or not isinstance(success, int):
+        return None
+    return outcome, usage, success
+
+
 def _parse(record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord | None:
     try:
         return MemoryRecord.from_chroma(record_id, document, metadata)
-    except ValidationError as err:
+    except (ValidationError, ValueError) as err:
         log.warning("memory %s skipped: damaged record (%s)", record_id, str(err).splitlines()[0])
         return None
 

@@ -1,7 +1,225 @@
-"""CLI commands: mia memory ... (placeholder until its issue lands)."""
+"""`mia memory ...`: inspect and maintain the workflow memory (list, show, search, stats,
+export, import, prune, reset). Options default to the MIA_* environment variables; the memory
+layer is imported inside the commands so `mia --help` stays instant."""
 
 from __future__ import annotations
 
+import datetime as dt
+import json
+from pathlib import Path
+from typing import Any, Optional
+
 import typer
 
-app = typer.Typer(help="memory commands", no_args_is_help=True)
+app = typer.Typer(help="Inspect and maintain MIA's workflow memory.", no_args_is_help=True)
+
+
+def _state(ctx: typer.Context) -> dict[str, Any]:
+    return ctx.ensure_object(dict)
+
+
+@app.callback()
+def _options(
+    ctx: typer.Context,
+    data_dir: Optional[Path] = typer.Option(None, "--data-dir", envvar="MIA_DATA_DIR",
+                                            help="Data folder; the store is DATA_DIR/memory [default: ~/.local/share/mia]."),
+    namespace: str = typer.Option("default", "--namespace", "-n", envvar="MIA_MEMORY_NAMESPACE",
+                                  help="Namespace (a user, tenant or project)."),
+    chroma_mode: str = typer.Option("persistent", "--chroma-mode", envvar="MIA_CHROMA_MODE",
+                                    help="persistent (embedded store in DATA_DIR) or http (a Chroma server)."),
+    chroma_host: str = typer.Option("localhost", "--chroma-host", envvar="MIA_CHROMA_HOST", help="Chroma server host (http mode)."),
+    chroma_port: int = typer.Option(8000, "--chroma-port", envvar="MIA_CHROMA_PORT", help="Chroma server port (http mode)."),
+) -> None:
+    _state(ctx).update(data_dir=data_dir, namespace=namespace, mode=chroma_mode, host=chroma_host, port=chroma_port)
+
+
+def _open(ctx: typer.Context) -> Any:
+    """Open the store or exit with the store's own message (no stack trace)."""
+    from mia.memory import MemoryStore, MemoryStoreError
+
+    opts = _state(ctx)
+    folder = (Path(opts["data_dir"]).expanduser() if opts["data_dir"] else Path.home() / ".local" / "share" / "mia") / "memory"
+    try:
+        if opts["mode"] == "http":
+            return MemoryStore.open_http(opts["host"], opts["port"], log_dir=folder)
+        if opts["mode"] != "persistent":
+            raise MemoryStoreError(f"--chroma-mode must be 'persistent' or 'http', not {opts['mode']!r}")
+        return MemoryStore.open(folder)
+    except MemoryStoreError as err:
+        _fail(str(err))
+
+
+def _fail(message: str) -> None:
+    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+    raise typer.Exit(1)
+
+
+def _when(ts: float) -> str:
+    return dt.datetime.fromtimestamp(ts, dt.timezone.utc).strftime("%Y-%m-%d %H:%M")
+
+
+def _console() -> Any:
+    from rich.console import Console
+
+    return Console()
+
+
+def _short(text: str, width: int) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "\u2026"
+
+
+@app.command("list")
+def list_(ctx: typer.Context,
+          outcome: Optional[str] = typer.Option(None, help="Only correct, incorrect or unknown."),
+          limit: int = typer.Option(20, help="How many, newest first."),
+          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+          as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table.")) -> None:
+    """List memories, newest first."""
+    from rich.table import Table
+
+    store = _open(ctx)
+    ns = None if all_namespaces else _state(ctx)["namespace"]
+    records = store.list(ns, outcome=outcome, limit=limit)
+    if as_json:
+        for rec in records:
+            typer.echo(rec.model_dump_json())
+        return
+    table = Table(title=f"memories in {ns or 'all namespaces'} ({store.count(ns)} in all)")
+    for column in ("id", "namespace", "outcome", "win rate", "used", "created", "question"):
+        table.add_column(column)
+    for rec in records:
+        table.add_row(rec.id[:12], rec.namespace, rec.outcome, f"{rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}",
+                      str(rec.usage_count), _when(rec.created_at), _short(rec.question, 60))
+    _console().print(table)
+
+
+@app.command()
+def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, or a unique prefix of it.")) -> None:
+    """Show one memory in full."""
+    store = _open(ctx)
+    rec = store.get(memory_id)
+    if rec is None:
+        matches = [r for r in store.list(None) if r.id.startswith(memory_id)]
+        if len(matches) != 1:
+            _fail(f"no memory with id {memory_id!r}" if not matches else f"{len(matches)} memories start with {memory_id!r}")
+        rec = matches[0]
+    console = _console()
+    console.print(f"[bold]{rec.id}[/bold]  namespace={rec.namespace}  outcome={rec.outcome}  "
+                  f"used={rec.usage_count}  succeeded={rec.success_count}  "
+                  f"win rate={rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}")
+    console.print(f"created {_when(rec.created_at)}  last used {_when(rec.last_used_at)}  source={rec.source or '-'}  "
+                  f"dataset={rec.dataset or '-'}  trajectory={rec.trajectory_id or '-'}")
+    console.print(f"tokens: trace {rec.trace_tokens} -> workflow {rec.workflow_tokens} ({rec.compression})")
+    console.print(f"\n[bold]Question[/bold]\n{rec.question}")
+    if rec.caption:
+        console.print(f"\n[bold]Image caption[/bold]\n{rec.caption}")
+    console.print(f"\n[bold]Workflow[/bold]\n{rec.workflow}", markup=False, highlight=False)
+    if rec.plan:
+        console.print(f"\n[bold]Plan[/bold]\n{rec.plan}", markup=False, highlight=False)
+    if rec.judge_feedback:
+        console.print(f"\n[bold]Judge feedback[/bold]\n{rec.judge_feedback}", markup=False, highlight=False)
+
+
+@app.command()
+def search(ctx: typer.Context, question: str = typer.Argument(..., help="The question to retrieve memories for."),
+           k_pos: int = typer.Option(2, help="Positive memories (judged correct)."),
+           k_neg: int = typer.Option(2, help="Negative memories (judged incorrect)."),
+           as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
+           prompt: bool = typer.Option(False, "--prompt", help="Print the block the planner would see.")) -> None:
+    """Retrieve memories for a question, as the planner would (score = 0.7 similarity + 0.3 win rate)."""
+    from rich.table import Table
+
+    store = _open(ctx)
+    got = store.retrieve(question, _state(ctx)["namespace"], k_pos=k_pos, k_neg=k_neg)
+    if as_json:
+        typer.echo(got.model_dump_json(indent=2))
+        return
+    if prompt:
+        typer.echo(got.to_prompt_text())
+        return
+    table = Table(title=f"{len(got)} memories from {len(got.candidate_ids)} candidates")
+    for column in ("kind", "id", "score", "similarity", "win rate", "question"):
+        table.add_column(column)
+    for kind, items in (("positive", got.positives), ("negative", got.negatives)):
+        for item in items:
+            table.add_row(kind, item.record.id[:12], f"{item.score:.3f}", f"{item.similarity:.3f}", f"{item.win_rate:.2f}",
+                          _short(item.record.question, 60))
+    _console().print(table)
+
+
+@app.command()
+def stats(ctx: typer.Context,
+          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+          as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
+    """Counts, usage, win rates, sizes and compression ratio per namespace."""
+    from rich.table import Table
+
+    store = _open(ctx)
+    data = store.stats(None if all_namespaces else _state(ctx)["namespace"])
+    logged = store.trajectory_log.count()
+    if as_json:
+        typer.echo(json.dumps({"namespaces": data, "logged_trajectories": logged, "location": store.location}, indent=2))
+        return
+    table = Table(title=f"memory at {store.location} ({logged} raw trajectories logged)")
+    for column in ("namespace", "memories", "correct", "incorrect", "unknown", "used", "mean win rate",
+                   "trace -> workflow tokens", "ratio"):
+        table.add_column(column)
+    for ns, row in data.items():
+        ratio = f"{row['compression_ratio']:.1f}x" if row["compression_ratio"] else "-"
+        sizes = (f"{row['mean_trace_tokens']:.0f} -> {row['mean_workflow_tokens']:.0f}" if row["memories"] else "-")
+        table.add_row(ns, str(row["memories"]), str(row["correct"]), str(row["incorrect"]), str(row["unknown"]), str(row["used"]),
+                      f"{row['mean_win_rate']:.2f}" if row["mean_win_rate"] is not None else "-", sizes, ratio)
+    _console().print(table)
+
+
+@app.command()
+def export(ctx: typer.Context, path: Path = typer.Argument(..., help="JSONL file to write."),
+           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace.")) -> None:
+    """Export memories as JSONL (a header line, then one record per line; no vectors)."""
+    store = _open(ctx)
+    n = store.export_jsonl(path, None if all_namespaces else _state(ctx)["namespace"])
+    typer.echo(f"exported {n} memories to {path}")
+
+
+@app.command("import")
+def import_(ctx: typer.Context, path: Path = typer.Argument(..., exists=True, dir_okay=False, help="A file from `mia memory export`."),
+            keep_namespaces: bool = typer.Option(False, "--keep-namespaces", help="Keep each record's namespace instead of --namespace."),
+            dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Resolve near-duplicates (the better memory survives).")) -> None:
+    """Import memories from JSONL (re-embedded; unreadable lines are skipped and counted)."""
+    store = _open(ctx)
+    counts = store.import_jsonl(path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup)
+    typer.echo(", ".join(f"{key.replace('_', ' ')} {value}" for key, value in counts.items()))
+
+
+@app.command()
+def prune(ctx: typer.Context,
+          max_size: Optional[int] = typer.Option(None, help="Keep at most this many memories (evict the least valuable)."),
+          consolidate: bool = typer.Option(True, "--consolidate/--no-consolidate", help="Merge near-duplicates first."),
+          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace.")) -> None:
+    """Merge near-duplicates and evict memories with a low win rate that were long unused."""
+    store = _open(ctx)
+    ns = None if all_namespaces else _state(ctx)["namespace"]
+    if consolidate:
+        for name, row in store.consolidate(ns).items():
+            typer.echo(f"{name}: merged {row['merged']}, re-indexed {row['reindexed']} trajectories")
+    if max_size is not None:
+        evicted = store.prune(ns, max_size=max_size)
+        typer.echo(f"evicted {len(evicted)} memories")
+    typer.echo(f"{store.count(ns)} memories left")
+
+
+@app.command()
+def reset(ctx: typer.Context,
+          yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+          include_log: bool = typer.Option(False, "--include-log", help="Also move the raw trajectory log aside (all namespaces only).")) -> None:
+    """Delete the memories of a namespace (the raw trajectory log is kept unless --include-log)."""
+    ns = None if all_namespaces else _state(ctx)["namespace"]
+    what = "ALL namespaces" if ns is None else f"namespace {ns!r}"
+    if not yes and not typer.confirm(f"Delete every memory in {what}?", default=False):
+        typer.echo("aborted")
+        raise typer.Exit(1)
+    store = _open(ctx)
+    removed = store.reset(ns, include_log=include_log and ns is None)
+    typer.echo(f"deleted {removed} memories from {what}")

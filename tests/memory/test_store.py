@@ -200,7 +200,7 @@ def test_damaged_record_is_skipped_not_fatal(tmp_path):
     st.add(MemoryRecord(id="ok", question="q", workflow="1. w", outcome="correct"), np.array([1.0, 0.0]))
     st.add(MemoryRecord(id="bad", question="q2", workflow="1. w", outcome="correct"), np.array([0.9, 0.1]))
     col = st._collection("default", "pos", create=False)
-    col.update(ids=["bad"], metadatas=[{"usage_count": "lots"}])
+    col.update(ids=["bad"], metadatas=[{"mia": '{"question": "q2", "usage_count": "lots"'}])
     got = st.retrieve("q", query_embedding=np.array([1.0, 0.0]))
     assert got.ids == ["ok"]
     st.close()

@@ -1,0 +1,265 @@
+"""Memory store benchmark: add and retrieve latency at 1k..1M memories, against the paper's
+brute-force NumPy scan, with an exactness check of the returned scores.
+
+    nice .venv/bin/python bench/memory/bench_store.py --sizes 1000 10000 100000 1000000
+    .venv/bin/python bench/memory/bench_store.py --report-only      # rewrite results.md from the json
+
+Vectors are random unit-normalised 384-d (MiniLM's size), precomputed: the store is opened with a
+`PrecomputedEmbedder`, so the figures are the store's own cost; the MiniLM query embedding is
+timed separately and stated beside them. Stores are kept in --workdir and a run resumes a
+partial build (ids and vectors are deterministic), so the 1M build can be spread over runs.
+Results are merged into results.json (one entry per size) and rendered to results.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+
+from mia.memory import MemoryRecord, MemoryStore
+from mia.memory.embeddings import PrecomputedEmbedder
+
+HERE = Path(__file__).resolve().parent
+DIM = 384
+WORKFLOW = " ".join(["1. Identify the entities in the question (question -> entity names)",
+                     "2. Search each entity (query \"entity founded\" -> dates)",
+                     "3. Cross-check the dates with a second search (query \"entity history\" -> confirmation)",
+                     "4. Compare and answer (dates -> earlier entity; judged correct)"])  # ~45 words, a typical workflow
+
+
+def vectors(n: int, seed: int = 0, start: int = 0, stop: int | None = None) -> np.ndarray:
+    """Deterministic unit vectors, generated in blocks of 100k so a resumed build gets the same ones."""
+    stop = n if stop is None else stop
+    out = []
+    block = 100_000
+    for b in range(start // block, (stop - 1) // block + 1):
+        rng = np.random.default_rng(seed * 1_000_003 + b)
+        chunk = rng.standard_normal((block, DIM)).astype(np.float32)
+        chunk /= np.linalg.norm(chunk, axis=1, keepdims=True)
+        lo, hi = max(start, b * block), min(stop, (b + 1) * block)
+        out.append(chunk[lo - b * block: hi - b * block])
+    return np.vstack(out)
+
+
+def counts(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Deterministic usage/success counts per record index (a third never used)."""
+    usage = (i * 7919) % 9
+    usage[i % 3 == 0] = 0
+    success = (i * 104729) % (usage + 1)
+    return usage, success
+
+
+def record(i: int, usage: int, success: int, now: float) -> MemoryRecord:
+    return MemoryRecord(id=f"b{i}", namespace="bench", question=f"benchmark question number {i}?", workflow=WORKFLOW,
+                        outcome="correct" if i % 2 == 0 else "incorrect", usage_count=int(usage),
+                        success_count=int(success), created_at=now, trace_tokens=1500, workflow_tokens=70)
+
+
+def build(store: MemoryStore, n: int, batch: int = 5000) -> dict[str, float]:
+    from tqdm import tqdm
+
+    have = store.count("bench")
+    start = have - have % batch if have < n else n
+    now = time.time()
+    t0 = time.perf_counter()
+    added = 0
+    with tqdm(total=n, initial=start, desc=f"build {n:,}", unit="mem", file=sys.stderr) as bar:
+        for lo in range(start, n, batch):
+            hi = min(n, lo + batch)
+            idx = np.arange(lo, hi)
+            usage, success = counts(idx)
+            recs = [record(int(i), u, s, now) for i, u, s in zip(idx, usage, success)]
+            store.add_many(recs, vectors(n, start=lo, stop=hi))
+            added += hi - lo
+            bar.update(hi - lo)
+    seconds = time.perf_counter() - t0
+    return {"resumed_from": start, "added": added, "build_s": seconds,
+            "build_per_s": added / seconds if added else None}
+
+
+def brute_force(E: np.ndarray, usage: np.ndarray, success: np.ndarray, positive: np.ndarray, q: np.ndarray,
+                k: int = 2) -> tuple[list[int], list[int]]:
+    """The paper's method: cosine against every memory of the bucket, min-max over all of them,
+    0.7 * s + 0.3 * win rate, top k per label (here with the same Laplace prior as the store)."""
+    sims = E @ q
+    s = (sims - sims.min()) / (sims.max() - sims.min() + 1e-8)
+    scores = 0.7 * s + 0.3 * (success + 1.0) / (usage + 2.0)
+    pos_scores = np.where(positive, scores, -np.inf)
+    neg_scores = np.where(~positive, scores, -np.inf)
+    top_p = np.argpartition(-pos_scores, k)[:k]
+    top_n = np.argpartition(-neg_scores, k)[:k]
+    return ([int(i) for i in top_p[np.argsort(-pos_scores[top_p])]],
+            [int(i) for i in top_n[np.argsort(-neg_scores[top_n])]])
+
+
+def rescore_candidates(E: np.ndarray, usage: np.ndarray, success: np.ndarray, idx: np.ndarray, q: np.ndarray) -> np.ndarray:
+    """Independent re-implementation of the store's scoring over a candidate set (float64)."""
+    cand = E[idx].astype(np.float64)
+    sims = cand @ q.astype(np.float64) / (np.linalg.norm(cand, axis=1) * np.linalg.norm(q))
+    s = (sims - sims.min()) / (sims.max() - sims.min() + 1e-8)
+    return 0.7 * s + 0.3 * (success[idx] + 1.0) / (usage[idx] + 2.0)
+
+
+def pct(values: list[float], q: float) -> float:
+    return float(np.percentile(np.array(values) * 1000.0, q))
+
+
+def bench_size(n: int, workdir: Path, queries: int, n_candidates: int) -> dict:
+    store = MemoryStore.open(workdir / f"n{n}", embedder=PrecomputedEmbedder(DIM, "bench-random-384"),
+                             n_candidates=n_candidates)
+    built = build(store, n)
+    E = vectors(n)
+    idx_all = np.arange(n)
+    usage, success = counts(idx_all)
+    positive = idx_all % 2 == 0
+    rng = np.random.default_rng(12345)
+    # queries near stored memories (a paraphrase lands near its original), plus noise
+    targets = rng.integers(0, n, queries)
+    Q = E[targets] + rng.standard_normal((queries, DIM)).astype(np.float32) * 0.05
+    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+
+    for q in Q[:5]:  # warm the HNSW index into memory
+        store.retrieve("", "bench", query_embedding=q)
+    ann_t, ann_cpu, bf_t, bf_cpu = [], [], [], []
+    max_diff, same_rank, agree = 0.0, 0, 0
+    for q in Q:
+        t, c = time.perf_counter(), time.process_time()
+        got = store.retrieve("", "bench", query_embedding=q)
+        ann_t.append(time.perf_counter() - t)
+        ann_cpu.append(time.process_time() - c)
+        t, c = time.perf_counter(), time.process_time()
+        bf_pos, bf_neg = brute_force(E, usage, success, positive, q)
+        bf_t.append(time.perf_counter() - t)
+        bf_cpu.append(time.process_time() - c)
+        # exactness: rescore the candidate set independently, compare scores and ranks
+        cand = np.array([int(c[1:]) for c in got.candidate_ids])
+        ref = rescore_candidates(E, usage, success, cand, q)
+        ref_of = dict(zip(cand.tolist(), ref.tolist()))
+        mine = [(int(m.record.id[1:]), m.score) for m in got.positives + got.negatives]
+        max_diff = max(max_diff, max(abs(ref_of[i] - s) for i, s in mine))
+        pos_c = [i for i in cand if i % 2 == 0]
+        neg_c = [i for i in cand if i % 2 == 1]
+        want_pos = sorted(pos_c, key=lambda i: -ref_of[i])[:2]
+        want_neg = sorted(neg_c, key=lambda i: -ref_of[i])[:2]
+        same_rank += [i for i, _ in mine] == want_pos + want_neg
+        agree += len(set(i for i, _ in mine) & set(bf_pos + bf_neg))
+
+    adds = []
+    now = time.time()
+    extra = vectors(1000, seed=99)
+    for j in range(30):
+        rec = MemoryRecord(id=f"extra{j}", namespace="bench", question="extra", workflow=WORKFLOW, outcome="correct",
+                           created_at=now)
+        t = time.perf_counter()
+        store.add(rec, extra[j])
+        adds.append(time.perf_counter() - t)
+    store.delete([f"extra{j}" for j in range(30)], namespace="bench")
+    disk = sum(f.stat().st_size for f in (workdir / f"n{n}").rglob("*") if f.is_file())
+    store.close()
+    return {
+        "n": n, **built, "queries": queries, "n_candidates_per_label": n_candidates,
+        "retrieve_p50_ms": pct(ann_t, 50), "retrieve_p95_ms": pct(ann_t, 95), "retrieve_p99_ms": pct(ann_t, 99),
+        "retrieve_cpu_p50_ms": pct(ann_cpu, 50), "bruteforce_cpu_p50_ms": pct(bf_cpu, 50),
+        "bruteforce_p50_ms": pct(bf_t, 50), "bruteforce_p95_ms": pct(bf_t, 95),
+        "add_one_p50_ms": pct(adds, 50), "add_one_p95_ms": pct(adds, 95),
+        "candidate_rescoring_max_abs_diff": max_diff, "candidate_rescoring_same_ranking": same_rank / queries,
+        "topk_agreement_with_full_scan": agree / (4 * queries),
+        "disk_bytes": disk, "disk_bytes_per_memory": disk / n,
+        "loadavg": os.getloadavg(), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
+    }
+
+
+def embed_query_ms(repeats: int = 30) -> float | None:
+    try:
+        from mia.memory.embeddings import default_embedder
+
+        emb = default_embedder()
+        emb.embed_query("warm up")
+        times = []
+        for i in range(repeats):
+            t = time.perf_counter()
+            emb.embed_query(f"Which magazine was started first, Arthur's Magazine or First for Women? ({i})")
+            times.append(time.perf_counter() - t)
+        return pct(times, 50)
+    except Exception as err:  # noqa: BLE001
+        print("query embedding not measured:", err, file=sys.stderr)
+        return None
+
+
+def render(results: dict) -> str:
+    meta = results.get("machine", {})
+    emb = results.get("embed_query_p50_ms")
+    lines = ["# Memory store benchmark", "",
+             f"Machine: {meta.get('cpus')} CPUs ({meta.get('platform')}), Python {meta.get('python')}. "
+             "**Shared with up to 8 engineers working at once**: each row gives the load average while it ran; "
+             "latencies on an idle machine are lower.", "",
+             "Store: Chroma embedded (PersistentClient), one collection per (namespace, outcome), HNSW cosine, "
+             f"ef_search 128; retrieval = ANN top-{results.get('n_candidates', 50)} of the positive and of the "
+             "negative collection, then exact rescoring (0.7 min-max cosine + 0.3 Laplace win rate), top 2 + 2. "
+             "Baseline: the paper's brute-force NumPy scan over every memory of the bucket (float32 matrix in RAM, "
+             "BLAS on all cores). Vectors: random unit 384-d, precomputed (queries: stored vectors plus noise).", "",
+             "| memories | build (mem/s) | add one p50 / p95 ms | retrieve p50 / p95 / p99 ms | retrieve CPU p50 ms "
+             "| brute force p50 / p95 ms | brute force CPU p50 ms "
+             "| candidate rescoring max abs diff | same ranking | top-k agreement with full scan | disk / memory | load avg |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    for key in sorted(results["sizes"], key=int):
+        r = results["sizes"][key]
+        build = f"{r['build_per_s']:.0f}" if r.get("build_per_s") else "reused"
+        lines.append(
+            f"| {r['n']:,} | {build} | {r['add_one_p50_ms']:.1f} / {r['add_one_p95_ms']:.1f} "
+            f"| {r['retrieve_p50_ms']:.1f} / {r['retrieve_p95_ms']:.1f} / {r['retrieve_p99_ms']:.1f} "
+            f"| {r.get('retrieve_cpu_p50_ms', float('nan')):.1f} "
+            f"| {r['bruteforce_p50_ms']:.1f} / {r['bruteforce_p95_ms']:.1f} | {r.get('bruteforce_cpu_p50_ms', float('nan')):.1f} "
+            f"| {r['candidate_rescoring_max_abs_diff']:.1e} | {r['candidate_rescoring_same_ranking']:.0%} "
+            f"| {r['topk_agreement_with_full_scan']:.0%} | {r['disk_bytes_per_memory'] / 1024:.1f} KiB "
+            f"| {r['loadavg'][0]:.1f} |")
+    lines += ["", f"Query embedding (MiniLM-L6, one sentence, CPU): p50 {emb:.1f} ms; add it to the retrieve column "
+              "for the latency of a retrieval from question text." if emb else "Query embedding: not measured.", ""]
+    lines += ["*CPU* columns are the process CPU time per call (all threads): on a machine this loaded the wall "
+              "clock mostly measures waiting for a core; CPU time is close to the latency on an idle machine.", ""]
+    lines += ["Columns: *candidate rescoring* compares the scores the store returns with an independent NumPy "
+              "rescoring of the same candidate set (the exactness check); *top-k agreement* is the share of the "
+              "2 + 2 memories that the paper's full scan (min-max over the whole bucket) also returns: the two "
+              "differ because the ANN pool's min-max range is narrower than the whole bucket's, not because of "
+              "missed neighbours.", ""]
+    if results.get("notes"):
+        lines += ["Notes:", ""] + [f"- {note}" for note in results["notes"]] + [""]
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=int, nargs="+", default=[1000, 10000, 100000, 1000000])
+    parser.add_argument("--queries", type=int, default=200)
+    parser.add_argument("--n-candidates", type=int, default=50)
+    parser.add_argument("--workdir", type=Path, default=Path(os.environ.get("MIA_BENCH_DIR", "/tmp/mia-bench-memory")))
+    parser.add_argument("--out", type=Path, default=HERE / "results.json")
+    parser.add_argument("--report-only", action="store_true")
+    parser.add_argument("--note", action="append", default=[])
+    args = parser.parse_args()
+    results = json.loads(args.out.read_text()) if args.out.exists() else {"sizes": {}}
+    results.setdefault("notes", [])
+    results["notes"] += [n for n in args.note if n not in results["notes"]]
+    if not args.report_only:
+        results["machine"] = {"cpus": os.cpu_count(), "platform": platform.platform(), "python": platform.python_version()}
+        results["n_candidates"] = args.n_candidates
+        results["embed_query_p50_ms"] = embed_query_ms()
+        for n in args.sizes:
+            print(f"== {n:,} memories", file=sys.stderr, flush=True)
+            results["sizes"][str(n)] = bench_size(n, args.workdir, args.queries, args.n_candidates)
+            args.out.write_text(json.dumps(results, indent=2))
+            (args.out.with_suffix(".md")).write_text(render(results))
+            print(json.dumps(results["sizes"][str(n)], indent=1), file=sys.stderr, flush=True)
+    args.out.with_suffix(".md").write_text(render(results))
+    print(render(results))
+
+
+if __name__ == "__main__":
+    main()

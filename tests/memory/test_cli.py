@@ -1,0 +1,68 @@
+"""`mia memory ...` on a real store on disk (Typer's runner, in-process)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from typer.testing import CliRunner
+
+from mia.app.commands.memory import app
+from mia.memory import MemoryStore
+
+from .conftest import make_trajectory
+
+
+@pytest.fixture()
+def data_dir(tmp_path, embedder):
+    with MemoryStore.open(tmp_path / "memory", embedder=embedder) as st:
+        st.memorise(make_trajectory("Which river is longer, the Danube or the Rhine?", queries=("Danube length",)))
+        st.memorise(make_trajectory("Who wrote the novel Dracula?", outcome="incorrect"))
+        st.memorise(make_trajectory("Who painted the Mona Lisa?", namespace="art"))
+    return tmp_path
+
+
+def run(data_dir, *args, input=None):
+    result = CliRunner().invoke(app, ["--data-dir", str(data_dir), *args], input=input, env={"MIA_CHROMA_MODE": "persistent", "COLUMNS": "200"})
+    return result
+
+
+def test_list_show_search_stats(data_dir):
+    out = run(data_dir, "list", "--json")
+    assert out.exit_code == 0, out.output
+    rows = [json.loads(line) for line in out.output.splitlines()]
+    assert {r["question"] for r in rows} == {"Which river is longer, the Danube or the Rhine?", "Who wrote the novel Dracula?"}
+    assert "Mona Lisa" in run(data_dir, "--namespace", "art", "list").output
+    assert len(run(data_dir, "list", "-A", "--json").output.splitlines()) == 3
+    river = next(r for r in rows if "Danube" in r["question"])
+    shown = run(data_dir, "show", river["id"][:10])
+    assert shown.exit_code == 0 and "Danube length" in shown.output and "Workflow" in shown.output
+    assert run(data_dir, "show", "nope").exit_code == 1
+    found = json.loads(run(data_dir, "search", "Is the Rhine longer than the Danube?", "--json").output)
+    assert found["positives"][0]["record"]["id"] == river["id"]
+    assert "Negative Examples" in run(data_dir, "search", "Dracula author", "--prompt").output
+    stats = json.loads(run(data_dir, "stats", "-A", "--json").output)
+    assert stats["namespaces"]["default"]["memories"] == 2 and stats["logged_trajectories"] == 3
+    assert "mean win rate" in run(data_dir, "stats").output
+
+
+def test_export_import_prune_reset(data_dir, tmp_path):
+    file = tmp_path / "out.jsonl"
+    assert "exported 2 memories" in run(data_dir, "export", str(file)).output
+    out = run(data_dir, "--namespace", "copy", "import", str(file))
+    assert out.exit_code == 0 and "added 2" in out.output
+    assert "merged 0" in run(data_dir, "--namespace", "copy", "prune").output
+    out = run(data_dir, "--namespace", "copy", "prune", "--max-size", "1")
+    assert "evicted 1" in out.output and "1 memories left" in out.output
+    out = run(data_dir, "--namespace", "copy", "reset", input="n\n")
+    assert out.exit_code == 1 and "aborted" in out.output
+    out = run(data_dir, "--namespace", "copy", "reset", input="y\n")
+    assert out.exit_code == 0 and "deleted 1 memories" in out.output
+    assert "deleted 2 memories" in run(data_dir, "reset", "--yes").output
+    assert len(run(data_dir, "list", "-A", "--json").output.splitlines()) == 1  # 'art' is untouched
+
+
+def test_bad_store_gives_a_message_not_a_traceback(tmp_path):
+    out = CliRunner().invoke(app, ["--chroma-mode", "http", "--chroma-port", "1", "--data-dir", str(tmp_path), "stats"])
+    assert out.exit_code == 1 and "cannot reach the Chroma server" in out.output
+    assert out.exception is None or isinstance(out.exception, SystemExit)
