@@ -7,7 +7,7 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
-from mia.graph.models.check import API_KEYS, check_model_spec, gguf_for
+from mia.graph.models.check import check_model_spec, gguf_for
 from mia.graph.models.device import resolve_device
 from mia.graph.models.errors import BackendNotInstalledError
 from mia.graph.models.spec import ModelSpec
@@ -70,9 +70,11 @@ def load_chat_model(
         )
     from langchain.chat_models import init_chat_model
 
-    extra: dict[str, Any] = {"api_key": os.environ.get(API_KEYS[parsed.backend])}
+    # The provider packages read their key (ANTHROPIC_API_KEY, GOOGLE_API_KEY) from the environment;
+    # Settings.apply_to_environ() puts keys from .env there.
+    extra: dict[str, Any] = {}
     if parsed.backend == "openai":
-        extra["stream_usage"] = True
+        extra.update(api_key=os.environ.get("OPENAI_API_KEY"), stream_usage=True)
         if os.environ.get("OPENAI_BASE_URL"):
             extra["base_url"] = os.environ["OPENAI_BASE_URL"]
     try:
