@@ -4,6 +4,7 @@ planner conversation is still built so that reflection and replanning can follow
 
 from __future__ import annotations
 
+from types import SimpleNamespace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
@@ -12,6 +13,7 @@ from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
+from mia.graph.nodes.retrieve import render_memories
 from mia.graph.prompts import render
 from mia.graph.protocol import strip_think
 from mia.graph.state import State
@@ -29,7 +31,7 @@ def to_messages(conversation: list[dict[str, str]]) -> list[BaseMessage]:
 def make_plan(deps: Deps):
     def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        memories = state.get("memory_text") or render("memory", "header") + "\nNone found."
+        memories = state.get("memory_text") or render_memories(SimpleNamespace(positives=[], negatives=[]))
         conversation = [
             {"role": "system", "content": render("planner", "system")},
             {"role": "user", "content": render("planner", "plan", memories=memories, max_words=PLAN_WORDS,
