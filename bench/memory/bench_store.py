@@ -62,7 +62,9 @@ def record(i: int, usage: int, success: int, now: float) -> MemoryRecord:
                         success_count=int(success), created_at=now, trace_tokens=1500, workflow_tokens=70)
 
 
-def build(store: MemoryStore, n: int, batch: int = 5000) -> dict[str, float]:
+def build(store: MemoryStore, n: int, batch: int = 5000, budget_s: float | None = None) -> dict[str, float]:
+    """Add the missing memories in batches; stop early once `budget_s` is spent (the next run
+    resumes from there)."""
     from tqdm import tqdm
 
     have = store.count("bench")
@@ -79,9 +81,11 @@ def build(store: MemoryStore, n: int, batch: int = 5000) -> dict[str, float]:
             store.add_many(recs, vectors(n, start=lo, stop=hi))
             added += hi - lo
             bar.update(hi - lo)
+            if budget_s is not None and time.perf_counter() - t0 > budget_s:
+                break
     seconds = time.perf_counter() - t0
     return {"resumed_from": start, "added": added, "build_s": seconds,
-            "build_per_s": added / seconds if added else None}
+            "build_per_s": added / seconds if added else None, "built": start + added}
 
 
 def brute_force(E: np.ndarray, usage: np.ndarray, success: np.ndarray, positive: np.ndarray, q: np.ndarray,
@@ -111,10 +115,11 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values) * 1000.0, q))
 
 
-def bench_size(n: int, workdir: Path, queries: int, n_candidates: int) -> dict:
+def bench_size(n: int, workdir: Path, queries: int, n_candidates: int, budget_s: float | None = None) -> dict:
     store = MemoryStore.open(workdir / f"n{n}", embedder=PrecomputedEmbedder(DIM, "bench-random-384"),
                              n_candidates=n_candidates)
-    built = build(store, n)
+    built = build(store, n, budget_s=budget_s)
+    target, n = n, store.count("bench")  # a budgeted build measures the size it reached
     E = vectors(n)
     idx_all = np.arange(n)
     usage, success = counts(idx_all)
@@ -128,7 +133,7 @@ def bench_size(n: int, workdir: Path, queries: int, n_candidates: int) -> dict:
     for q in Q[:5]:  # warm the HNSW index into memory
         store.retrieve("", "bench", query_embedding=q)
     ann_t, ann_cpu, bf_t, bf_cpu = [], [], [], []
-    max_diff, same_rank, agree = 0.0, 0, 0
+    max_diff, same_rank, agree, recall = 0.0, 0, 0, 0.0
     for q in Q:
         t, c = time.perf_counter(), time.process_time()
         got = store.retrieve("", "bench", query_embedding=q)
@@ -150,6 +155,11 @@ def bench_size(n: int, workdir: Path, queries: int, n_candidates: int) -> dict:
         want_neg = sorted(neg_c, key=lambda i: -ref_of[i])[:2]
         same_rank += [i for i, _ in mine] == want_pos + want_neg
         agree += len(set(i for i, _ in mine) & set(bf_pos + bf_neg))
+        # ANN recall: the exact 10 nearest of each label, found among the candidates?
+        sims = E @ q
+        exact = np.concatenate([np.argpartition(-np.where(positive, sims, -np.inf), 10)[:10],
+                                np.argpartition(-np.where(~positive, sims, -np.inf), 10)[:10]])
+        recall += len(set(exact.tolist()) & set(cand.tolist())) / 20
 
     adds = []
     now = time.time()
@@ -164,13 +174,13 @@ def bench_size(n: int, workdir: Path, queries: int, n_candidates: int) -> dict:
     disk = sum(f.stat().st_size for f in (workdir / f"n{n}").rglob("*") if f.is_file())
     store.close()
     return {
-        "n": n, **built, "queries": queries, "n_candidates_per_label": n_candidates,
+        "n": n, "target_n": target, "partial_build": n < target, **built, "queries": queries, "n_candidates_per_label": n_candidates,
         "retrieve_p50_ms": pct(ann_t, 50), "retrieve_p95_ms": pct(ann_t, 95), "retrieve_p99_ms": pct(ann_t, 99),
         "retrieve_cpu_p50_ms": pct(ann_cpu, 50), "bruteforce_cpu_p50_ms": pct(bf_cpu, 50),
         "bruteforce_p50_ms": pct(bf_t, 50), "bruteforce_p95_ms": pct(bf_t, 95),
         "add_one_p50_ms": pct(adds, 50), "add_one_p95_ms": pct(adds, 95),
         "candidate_rescoring_max_abs_diff": max_diff, "candidate_rescoring_same_ranking": same_rank / queries,
-        "topk_agreement_with_full_scan": agree / (4 * queries),
+        "topk_agreement_with_full_scan": agree / (4 * queries), "ann_recall_at_10": recall / queries,
         "disk_bytes": disk, "disk_bytes_per_memory": disk / n,
         "loadavg": os.getloadavg(), "measured_at": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
     }
@@ -207,17 +217,19 @@ def render(results: dict) -> str:
              "BLAS on all cores). Vectors: random unit 384-d, precomputed (queries: stored vectors plus noise).", "",
              "| memories | build (mem/s) | add one p50 / p95 ms | retrieve p50 / p95 / p99 ms | retrieve CPU p50 ms "
              "| brute force p50 / p95 ms | brute force CPU p50 ms "
-             "| candidate rescoring max abs diff | same ranking | top-k agreement with full scan | disk / memory | load avg |",
-             "|---|---|---|---|---|---|---|---|---|---|---|---|"]
+             "| candidate rescoring max abs diff | same ranking | ANN recall@10 | top-k agreement with full scan | disk / memory | load avg |",
+             "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for key in sorted(results["sizes"], key=int):
         r = results["sizes"][key]
         build = f"{r['build_per_s']:.0f}" if r.get("build_per_s") else "reused"
+        size = f"{r['n']:,}" + (f" (partial build towards {r['target_n']:,})" if r.get("partial_build") else "")
         lines.append(
-            f"| {r['n']:,} | {build} | {r['add_one_p50_ms']:.1f} / {r['add_one_p95_ms']:.1f} "
+            f"| {size} | {build} | {r['add_one_p50_ms']:.1f} / {r['add_one_p95_ms']:.1f} "
             f"| {r['retrieve_p50_ms']:.1f} / {r['retrieve_p95_ms']:.1f} / {r['retrieve_p99_ms']:.1f} "
             f"| {r.get('retrieve_cpu_p50_ms', float('nan')):.1f} "
             f"| {r['bruteforce_p50_ms']:.1f} / {r['bruteforce_p95_ms']:.1f} | {r.get('bruteforce_cpu_p50_ms', float('nan')):.1f} "
             f"| {r['candidate_rescoring_max_abs_diff']:.1e} | {r['candidate_rescoring_same_ranking']:.0%} "
+            f"| {r.get('ann_recall_at_10', float('nan')):.0%} "
             f"| {r['topk_agreement_with_full_scan']:.0%} | {r['disk_bytes_per_memory'] / 1024:.1f} KiB "
             f"| {r['loadavg'][0]:.1f} |")
     lines += ["", f"Query embedding (MiniLM-L6, one sentence, CPU): p50 {emb:.1f} ms; add it to the retrieve column "
@@ -225,10 +237,10 @@ def render(results: dict) -> str:
     lines += ["*CPU* columns are the process CPU time per call (all threads): on a machine this loaded the wall "
               "clock mostly measures waiting for a core; CPU time is close to the latency on an idle machine.", ""]
     lines += ["Columns: *candidate rescoring* compares the scores the store returns with an independent NumPy "
-              "rescoring of the same candidate set (the exactness check); *top-k agreement* is the share of the "
+              "rescoring of the same candidate set (the exactness check; the store takes the cosine that hnswlib computed, in float32, for each returned point); *ANN recall@10* is the share of the exact 10 nearest memories of each label that are in the candidate pool; *top-k agreement* is the share of the "
               "2 + 2 memories that the paper's full scan (min-max over the whole bucket) also returns: the two "
-              "differ because the ANN pool's min-max range is narrower than the whole bucket's, not because of "
-              "missed neighbours.", ""]
+              "differ mainly by design: the pool's min-max range is narrower than the whole bucket's, so similarity "
+              "keeps its 0.7 weight among the candidates however large the store grows (see docs/memory.md).", ""]
     if results.get("notes"):
         lines += ["Notes:", ""] + [f"- {note}" for note in results["notes"]] + [""]
     return "\n".join(lines)
@@ -243,6 +255,8 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=HERE / "results.json")
     parser.add_argument("--report-only", action="store_true")
     parser.add_argument("--note", action="append", default=[])
+    parser.add_argument("--build-budget-s", type=float, default=None,
+                        help="Stop building after this long and measure at the size reached (resumable).")
     args = parser.parse_args()
     results = json.loads(args.out.read_text()) if args.out.exists() else {"sizes": {}}
     results.setdefault("notes", [])
@@ -253,7 +267,8 @@ def main() -> None:
         results["embed_query_p50_ms"] = embed_query_ms()
         for n in args.sizes:
             print(f"== {n:,} memories", file=sys.stderr, flush=True)
-            results["sizes"][str(n)] = bench_size(n, args.workdir, args.queries, args.n_candidates)
+            row = bench_size(n, args.workdir, args.queries, args.n_candidates, args.build_budget_s)
+            results["sizes"][str(n)] = row
             args.out.write_text(json.dumps(results, indent=2))
             (args.out.with_suffix(".md")).write_text(render(results))
             print(json.dumps(results["sizes"][str(n)], indent=1), file=sys.stderr, flush=True)
