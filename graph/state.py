@@ -60,6 +60,7 @@ class OutputState(TypedDict, total=False):
     usage: Annotated[dict[str, dict[str, int]], merge_usage]
     memory_id: str | None
     used_memory_ids: list[str]
+    memories: list[dict[str, Any]]
     tool_calls: int
     stop_reason: str
     warnings: Annotated[list[str], append_steps]

@@ -20,7 +20,7 @@ import typer
 
 EXIT_CONFIG = 2
 ROLES = ("planner", "executor", "manager", "judge")
-OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids",
+OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
                "tool_calls", "stop_reason", "warnings", "trajectory")
 
 # ---------------------------------------------------------------------------------- options
@@ -250,8 +250,10 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
     from rich.panel import Panel
 
     if node == "retrieve_memory":
-        ids = v.get("used_memory_ids") or []
-        console.print(f"[bold]memory[/] {len(ids)} memories used" + (f": {', '.join(i[:8] for i in ids)}" if ids else ""))
+        used = v.get("memories") or []
+        console.print(f"[bold]memory[/] {len(used)} memories used")
+        for m in used:
+            console.print(f"  [dim]{m['id'][:8]}[/] {m['outcome']:<9} {m['question'][:80]}", markup=True, highlight=False)
     elif node == "plan" and v.get("plan"):
         console.print(Panel(v["plan"], title="plan", border_style="cyan"))
     elif node == "execute":

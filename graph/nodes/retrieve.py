@@ -23,7 +23,7 @@ def fresh_question_state() -> dict[str, Any]:
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "steps": [RESET],
         "usage": {RESET: True, **{role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}},
-        "memory_text": "", "used_memory_ids": [], "planner_messages": [], "replan": "",
+        "memory_text": "", "used_memory_ids": [], "memories": [], "planner_messages": [], "replan": "",
         "pending_tool": None, "tool_calls": 0, "format_retries": 0, "replans": 0, "reflections": 0,
         "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
         "judgement": None, "memory_id": None, "warnings": [RESET],
@@ -49,6 +49,13 @@ def render_memories(retrieved: Any) -> str:
     return "\n".join(lines)
 
 
+def summarise(scored: Any) -> dict[str, Any]:
+    """A short, JSON-able view of one used memory (for the CLI and the output)."""
+    rec = getattr(scored, "record", scored)
+    return {"id": rec.id, "outcome": str(getattr(rec, "outcome", "unknown")), "question": rec.question,
+            "score": round(float(getattr(scored, "score", 0.0) or 0.0), 4)}
+
+
 def render_trajectories(found: Any, max_words: int) -> str:
     """Raw past trajectories for the trajectory-rag baseline (each cut to max_words)."""
     items = []
@@ -72,6 +79,7 @@ def make_retrieve_memory(deps: Deps):
                 got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg)
                 update["memory_text"] = render_memories(got)
                 update["used_memory_ids"] = list(got.ids)
+                update["memories"] = [summarise(m) for m in list(got.positives) + list(got.negatives)]
             else:
                 found = store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg)
                 update["memory_text"] = render_trajectories(found, max_words=300)

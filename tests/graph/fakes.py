@@ -75,7 +75,7 @@ class FakeStore:
 
 def memory(id_: str, question: str, workflow: str, outcome: str) -> Any:
     return SimpleNamespace(record=SimpleNamespace(id=id_, question=question, caption="", workflow=workflow,
-                                                  outcome=outcome))
+                                                  outcome=outcome), score=0.5)
 
 
 def search_tool(results: dict[str, str] | None = None, fail: bool = False) -> StructuredTool:

@@ -57,6 +57,7 @@ def test_tool_call_then_answer_and_no_replan() -> None:
     assert kinds(out) == ["thought", "tool_call", "observation", "thought", "answer", "reflection"]
     assert out["tool_calls"] == 1 and out["replan"] == ""
     assert out["used_memory_ids"] == ["p1", "n1"]
+    assert [(m["id"], m["outcome"]) for m in out["memories"]] == [("p1", "correct"), ("n1", "incorrect")]
     # the planner saw positives and negatives in separate sections
     plan_prompt = m["fake:planner"].prompts[0][1].content
     assert "Successful strategies (1)" in plan_prompt and "Failure lessons (1)" in plan_prompt
