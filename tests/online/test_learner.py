@@ -1,0 +1,141 @@
+"""The learner thread's logic with a fake trainer: answers never wait on a training step, the
+adapter version changes during a run, failures are survived, rollback swaps the served adapter."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+from mia.training.online.learner import OnlineLearner
+from mia.training.online.registry import BASE, AdapterRegistry, RollbackPolicy
+from tests.online.fakes import GatedTrainer, SwapRecorder, episode
+
+
+def wait_for(predicate, timeout: float = 30.0) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.01)
+    return False
+
+
+def make(tmp_path, trainer, k=2, policy=None, loop=None):
+    swaps = SwapRecorder()
+    reg = AdapterRegistry(tmp_path / "adapters", policy)
+    learner = OnlineLearner(tmp_path / "online", trainer, reg, batch_questions=k, on_swap=swaps, memory_loop=loop,
+                            poll_s=0.05)
+    return learner, reg, swaps
+
+
+def test_answers_flow_while_a_training_step_is_held_open(tmp_path) -> None:
+    trainer = GatedTrainer(hold=True)
+    learner, reg, swaps = make(tmp_path, trainer)
+    learner.start()
+    try:
+        learner.submit(episode(0))
+        learner.submit(episode(1))
+        assert trainer.entered.wait(30), "the learner never started a batch"
+        assert learner.training.is_set()
+        # The training step is in progress and cannot finish until we open the gate: if the
+        # answer path waited on it, this loop would deadlock (and the test time out).
+        served: list[str] = []
+        for i in range(2, 8):
+            served.append(reg.current)  # what the answer path reads to tag its episode
+            learner.submit(episode(i, adapter_version=reg.current))
+        assert learner.training.is_set() and not trainer.steps, "answers completed while the step was held"
+        assert served == [BASE] * 6
+        trainer.gate.set()
+        assert wait_for(lambda: reg.current == "v0004"), reg.current  # 8 episodes / K=2 = 4 updates
+        assert learner.drain(30)
+    finally:
+        learner.close()
+    assert trainer.batches == [["e0", "e1"], ["e2", "e3"], ["e4", "e5"], ["e6", "e7"]]
+    assert [v for _, v in swaps.swaps] == ["v0001", "v0002", "v0003", "v0004"]
+    assert all((f / "mia_adapter.json").is_file() for f, _ in swaps.swaps)
+    assert learner.queue.cursor() == 8
+
+
+def test_a_failing_step_is_retried_then_skipped_and_the_thread_survives(tmp_path) -> None:
+    trainer = GatedTrainer(fail_times=1)
+    learner, reg, _ = make(tmp_path, trainer)
+    learner.start()
+    try:
+        learner.submit(episode(0))
+        learner.submit(episode(1))
+        assert wait_for(lambda: reg.current == "v0001")
+        assert "simulated training failure" in (learner.last_error or "")
+        assert learner.alive
+    finally:
+        learner.close()
+    assert trainer.batches == [["e0", "e1"]]  # the retried batch, learned once it worked
+
+
+def test_persistent_failure_skips_the_batch_but_keeps_its_episodes(tmp_path) -> None:
+    trainer = GatedTrainer(fail_times=100)
+    learner, reg, _ = make(tmp_path, trainer)
+    learner.max_retries = 1
+    learner.start()
+    try:
+        learner.submit(episode(0))
+        learner.submit(episode(1))
+        assert wait_for(lambda: learner.queue.cursor() == 2)
+        assert learner.alive and reg.current == BASE
+    finally:
+        learner.close()
+    assert [e.id for e in learner.queue.read_all()] == ["e0", "e1"]
+
+
+def test_rollback_swaps_the_served_adapter_back_and_resets_the_policy(tmp_path) -> None:
+    trainer = GatedTrainer()
+    learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1))
+    learner.start()
+    try:
+        learner.submit(episode(0, reward=0.9, adapter_version=BASE))
+        learner.submit(episode(1, reward=0.9, adapter_version=BASE))
+        assert wait_for(lambda: reg.current == "v0001")
+        learner.submit(episode(2, reward=0.0, adapter_version="v0001"))
+        learner.submit(episode(3, reward=0.0, adapter_version="v0001"))
+        assert wait_for(lambda: any(v == BASE for _, v in swaps.swaps)), swaps.swaps
+    finally:
+        learner.close()
+    assert reg.info("v0001")["status"] == "rolled_back"
+    assert (None, BASE) in swaps.swaps and None in trainer.resets
+
+
+def test_memory_loop_gets_every_episode_with_its_rollouts(tmp_path) -> None:
+    seen: list[tuple[str, int]] = []
+    ends: list[str | None] = []
+
+    class Loop:
+        def absorb(self, ep, rollouts):
+            seen.append((ep.id, len(rollouts)))
+
+        def end_batch(self, namespace=None):
+            ends.append(namespace)
+
+    learner, _, _ = make(tmp_path, GatedTrainer(), loop=Loop())
+    learner.start()
+    try:
+        for i in range(4):
+            learner.submit(episode(i))
+        assert wait_for(lambda: learner.queue.cursor() == 4)
+    finally:
+        learner.close()
+    assert seen == [("e0", 2), ("e1", 2), ("e2", 2), ("e3", 2)] and len(ends) == 2
+
+
+def test_concurrent_submitters_lose_nothing(tmp_path) -> None:
+    learner, _, _ = make(tmp_path, GatedTrainer(), k=5)
+    learner.start()
+    try:
+        threads = [threading.Thread(target=lambda j=j: [learner.submit(episode(j * 100 + i)) for i in range(10)])
+                   for j in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        assert wait_for(lambda: learner.queue.cursor() == 40)
+    finally:
+        learner.close()
+    assert len({e.id for e in learner.queue.read_all()}) == 40

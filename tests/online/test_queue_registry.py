@@ -1,0 +1,95 @@
+"""The durable episode queue and the versioned adapter registry (pure logic, files on disk)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from mia.training.online.episodes import EpisodeQueue
+from mia.training.online.registry import BASE, AdapterRegistry, RollbackPolicy
+from tests.online.fakes import episode, write_fake_adapter
+
+
+def test_queue_appends_durably_and_resumes_at_cursor(tmp_path) -> None:
+    q = EpisodeQueue(tmp_path)
+    for i in range(5):
+        q.append(episode(i))
+    assert [e.id for e in q.pending()] == ["e0", "e1", "e2", "e3", "e4"]
+    q.advance(2)
+    again = EpisodeQueue(tmp_path)  # a restarted learner
+    assert again.cursor() == 2
+    assert [e.id for e in again.pending()] == ["e2", "e3", "e4"]
+
+
+def test_torn_last_line_is_skipped_and_next_append_is_whole(tmp_path) -> None:
+    q = EpisodeQueue(tmp_path)
+    q.append(episode(0))
+    with q.path.open("a") as fh:  # a kill in the middle of a write
+        fh.write('{"id": "torn", "question": "half')
+    assert [e.id for e in q.read_all()] == ["e0"]
+    q.append(episode(1))
+    assert [e.id for e in q.read_all()] == ["e0", "e1"]
+
+
+def test_damaged_cursor_restarts_from_the_beginning_without_losing_episodes(tmp_path) -> None:
+    q = EpisodeQueue(tmp_path)
+    q.append(episode(0))
+    q.cursor_path.write_text("{not json")
+    assert q.cursor() == 0
+    assert len(q.pending()) == 1
+
+
+def test_registry_versions_publish_and_persist(tmp_path) -> None:
+    reg = AdapterRegistry(tmp_path)
+    assert reg.current == BASE and reg.current_path() is None
+    v1 = reg.next_dir()
+    write_fake_adapter(v1)
+    assert reg.publish(v1) == "v0001"
+    v2 = reg.next_dir()
+    write_fake_adapter(v2)
+    reg.publish(v2, {"stats": {"loss": 1.0}})
+    again = AdapterRegistry(tmp_path)
+    assert again.current == "v0002" and again.versions() == ["v0001", "v0002"]
+    assert again.info("v0002")["parent"] == "v0001"
+    assert again.current_path() == tmp_path / "v0002"
+    with pytest.raises(ValueError, match="not a version folder"):
+        reg.publish(tmp_path / "elsewhere")
+
+
+def test_rollback_when_rolling_reward_drops(tmp_path) -> None:
+    reg = AdapterRegistry(tmp_path, RollbackPolicy(window=3, tolerance=0.1))
+    for _ in range(3):
+        reg.record_reward(None, 0.8)  # the base planner served these
+    v1 = reg.next_dir()
+    write_fake_adapter(v1)
+    reg.publish(v1)
+    reg.record_reward("v0001", 0.0)
+    reg.record_reward("v0001", 0.0)
+    assert reg.check_rollback() is None  # not a full window yet
+    reg.record_reward("v0001", 0.0)
+    assert reg.check_rollback() == BASE
+    assert reg.current == BASE and reg.info("v0001")["status"] == "rolled_back"
+    assert "rolling reward" in reg.info("v0001")["rollback_reason"]
+    state = json.loads((tmp_path / "registry.json").read_text())
+    assert state["current"] == BASE
+
+
+def test_no_rollback_within_tolerance(tmp_path) -> None:
+    reg = AdapterRegistry(tmp_path, RollbackPolicy(window=2, tolerance=0.1))
+    reg.record_reward(None, 0.5)
+    reg.record_reward(None, 0.5)
+    v1 = reg.next_dir()
+    write_fake_adapter(v1)
+    reg.publish(v1)
+    reg.record_reward("v0001", 0.45)
+    reg.record_reward("v0001", 0.45)
+    assert reg.check_rollback() is None and reg.current == "v0001"
+
+
+def test_bad_policy_and_damaged_registry_are_clear_errors(tmp_path) -> None:
+    with pytest.raises(ValueError, match="window"):
+        RollbackPolicy(window=0)
+    (tmp_path / "registry.json").write_text("[]")
+    with pytest.raises(ValueError, match="damaged"):
+        AdapterRegistry(tmp_path)

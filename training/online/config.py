@@ -1,0 +1,44 @@
+"""Settings of test-time learning (defaults: the paper's TTRL where a CPU can afford it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from mia.training.config import BudgetConfig, LoraSettings
+from mia.training.rewards import AccuracyMetric, PlannerRewardWeights
+
+#: Planner backends whose weights cannot be fine-tuned here: learning falls back to memory only.
+CLOSED_PREFIXES = ("openai:", "anthropic:", "google_genai:", "openai-compatible:", "llamacpp:")
+
+
+@dataclass
+class OnlineConfig:
+    """One test-time learning session."""
+
+    batch_questions: int = 4  # K: a GRPO update after every K answered questions (paper: 32)
+    rollouts: int = 4  # n plans sampled per question (paper: 4)
+    learning_rate: float = 1e-5  # paper 1e-6 for an 8B full fine-tune; a LoRA on 135M needs more
+    plan_max_tokens: int = 48
+    plan_max_words: int = 40
+    temperature: float = 1.0
+    max_grad_norm: float = 1.0
+    ground_truth: bool = True  # False: the reviewer panel's verdict is the reward
+    metric: AccuracyMetric = "f1"
+    weights: PlannerRewardWeights = field(default_factory=PlannerRewardWeights)
+    nogt_verdict_weight: float = 0.9  # paper's no-GT reward: 0.9 * [arbiter correct] + 0.1 * format
+    budget: BudgetConfig = field(default_factory=BudgetConfig)  # the rollouts' frozen executor
+    lora: LoraSettings = field(default_factory=LoraSettings)
+    consolidate_every: int = 2  # batches between memory consolidations (0: never)
+    rollback_window: int = 20
+    rollback_tolerance: float = 0.05
+    store_rollouts: bool = True  # the bidirectional loop: rollouts become memories
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if self.batch_questions < 1 or self.rollouts < 2:
+            raise ValueError("test-time learning needs batch_questions >= 1 and rollouts >= 2 (GRPO compares a group)")
+
+
+def is_closed_model(spec: str) -> bool:
+    """True for planner specs served by an API or a GGUF file: no LoRA can be trained on them."""
+    return str(spec).strip().startswith(CLOSED_PREFIXES)

@@ -1,0 +1,87 @@
+"""`mia eval --test-time-learning [--no-ground-truth]`: the evaluation harness answers through a
+LearningSession, and every answered question is handed to the learner.
+
+Each question is answered by the current planner adapter and the current memory; the learner
+updates both in the background (the paper's single-pass, on-the-fly TTRL, reference 6.1). With
+`--no-ground-truth` the graph never sees the gold answers: the reviewer panel judges the answer
+(that verdict goes into memory and the reward), and the gold answers are used afterwards for the
+report only (EM/F1; the judge accuracy column is left empty, since the reviewers' verdict is
+not accuracy). The adapter version that served each question is in RUN/store/online/episodes.jsonl.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+from mia.training.online.config import OnlineConfig
+from mia.training.online.session import LearningSession
+
+
+@dataclass
+class LearningRunner:
+    """A harness QuestionRunner: answer with the session's graph, then submit the episode."""
+
+    session: LearningSession
+    graph: Any
+    setting: str
+    judge: str
+    ground_truth: bool
+    config: dict[str, Any] | None = None
+
+    def input_state(self, example: Any) -> dict[str, Any]:
+        state: dict[str, Any] = {"question": example.question}
+        if self.ground_truth:
+            state["gold_answers"] = example.gold_answers
+        if self.setting == "distractor":
+            state["paragraphs"] = [p.model_dump() for p in example.paragraphs]
+        return state
+
+    async def __call__(self, example: Any) -> Any:
+        import asyncio
+
+        from mia.app.evaluation.runner import _is_config_error, error_result, result_from_output
+
+        start = time.perf_counter()
+        state = self.input_state(example)
+        version = self.session.served_version
+        try:
+            extra = {"config": self.config} if self.config else {}
+            out = dict(await self.graph.ainvoke(state, context=self.session.context, **extra))
+        except Exception as err:  # noqa: BLE001 - as the plain runner: one bad question is a logged error
+            if _is_config_error(err):
+                raise
+            return error_result(example, err, time.perf_counter() - start, self.judge)
+        result = result_from_output(example, out, time.perf_counter() - start, self.judge)
+        if not self.ground_truth:  # the reviewers' verdict is a learning signal, not accuracy
+            result.judge_correct, result.judge_grade = None, f"reviewers:{(out.get('judgement') or {}).get('outcome')}"
+        await asyncio.to_thread(self.session.submit, state, out, version)
+        return result
+
+    def close(self) -> None:
+        """End of the run: stop the learner (pending episodes stay queued for a resumed run)."""
+        self.session.close()
+
+
+def online_config(config: dict[str, Any]) -> OnlineConfig:
+    """OnlineConfig from the eval config (`online` overrides: batch_questions, rollouts, ...)."""
+    overrides = dict(config.get("online") or {})
+    return OnlineConfig(ground_truth=bool(config.get("ground_truth", True)), **overrides)
+
+
+def learning_runner(config: dict[str, Any], setting: str, context: Any, recursion: int | None = None,
+                    echo: Any = print) -> LearningRunner:
+    """Build the session (learner started) and its runner; prints the memory-only notice."""
+    import dataclasses
+
+    cfg = online_config(config)
+    if not cfg.ground_truth:
+        context = dataclasses.replace(context, judge_mode="reviewers")
+    session = LearningSession(context, cfg)
+    if session.notice:
+        echo(session.notice)
+    graph = session.graph()
+    return LearningRunner(session=session, graph=graph, setting=setting, judge=config["judge"],
+                          ground_truth=cfg.ground_truth,
+                          config={"recursion_limit": recursion} if recursion else None)

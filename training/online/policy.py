@@ -1,0 +1,163 @@
+"""The learner's own copy of the planner (base + trainable LoRA): samples plans, takes GRPO steps,
+saves adapters.
+
+Why a private copy and not the served model: a training step must never hold the lock the
+answer path generates under. The served `LocalChatModel` only sees the result, a saved adapter
+folder, through `set_adapter` (an atomic swap).
+
+Why a hand-written step and not `trl.GRPOTrainer`: TRL's trainer owns the data loop (it samples
+its own prompts and needs a dataset up front), while here the batch arrives from the answer path
+and the rollouts are already scored. The loss is the one TRL's `loss_type="dapo"` computes with
+`beta=0` (the paper's setting, no KL) and one update per batch (on-policy: the importance
+ratio is 1, so the clipped objective reduces to the group-normalised policy gradient), summed
+over completion tokens and divided by their count.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class SampledPlan:
+    """One sampled plan with the token ids GRPO needs."""
+
+    text: str
+    prompt_ids: list[int]
+    completion_ids: list[int]
+
+
+def group_advantages(rewards: Sequence[float], eps: float = 1e-4) -> list[float]:
+    """GRPO's advantages: (r - mean) / (std + eps) inside one question's group (0 if all equal)."""
+    n = len(rewards)
+    if n == 0:
+        return []
+    mean = sum(rewards) / n
+    var = sum((r - mean) ** 2 for r in rewards) / max(1, n - 1)
+    std = var ** 0.5
+    if std < 1e-8:
+        return [0.0] * n
+    return [(r - mean) / (std + eps) for r in rewards]
+
+
+class PlannerPolicy:
+    """Base weights + a trainable LoRA; continues a given adapter or starts a fresh one."""
+
+    def __init__(self, base: Path, adapter: Path | None, *, lora: Any, learning_rate: float,
+                 max_grad_norm: float = 1.0, seed: int = 0, device: str = "cpu") -> None:
+        import torch
+        from transformers import AutoModelForCausalLM
+
+        from mia.training.policy import load_tokenizer
+
+        torch.manual_seed(seed)
+        self.base, self.device, self.max_grad_norm = Path(base), device, max_grad_norm
+        self.tokenizer = load_tokenizer(self.base)
+        model = AutoModelForCausalLM.from_pretrained(str(self.base), dtype=torch.float32)
+        if adapter is not None:
+            from peft import PeftModel
+
+            model = PeftModel.from_pretrained(model, str(adapter), is_trainable=True)
+        else:
+            from peft import LoraConfig, get_peft_model
+
+            model = get_peft_model(model, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
+                                                     target_modules=lora.target_modules, task_type="CAUSAL_LM"))
+        self.model = model.to(device)
+        self.params = [p for p in self.model.parameters() if p.requires_grad]
+        self.optimizer = torch.optim.AdamW(self.params, lr=learning_rate, weight_decay=0.0)
+        self.steps = 0
+
+    # ---------------------------------------------------------------- sampling
+    def prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:
+        text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    def sample(self, messages: list[dict[str, str]], n: int, max_new_tokens: int,
+               temperature: float = 1.0) -> list[SampledPlan]:
+        """n plans for one planner prompt (sampled, so that the group differs)."""
+        import torch
+
+        ids = self.prompt_ids(messages)
+        input_ids = torch.tensor([ids], device=self.device)
+        self.model.eval()
+        with torch.no_grad():
+            out = self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                      do_sample=True, temperature=temperature, top_p=1.0, top_k=0,
+                                      max_new_tokens=max_new_tokens, num_return_sequences=n,
+                                      pad_token_id=self.tokenizer.pad_token_id)
+        plans = []
+        eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
+        for row in out[:, len(ids):].tolist():
+            cut = []
+            for tok in row:
+                if tok == eos:  # keep the end token: the policy also learns when to stop
+                    cut.append(tok)
+                    break
+                if tok == pad:
+                    break
+                cut.append(tok)
+            plans.append(SampledPlan(self.tokenizer.decode(cut, skip_special_tokens=True).strip(), list(ids), cut))
+        return plans
+
+    # ---------------------------------------------------------------- learning
+    def grpo_step(self, groups: Sequence[Sequence[tuple[SampledPlan, float]]]) -> dict[str, float]:
+        """One GRPO update from scored groups (one group = one question's n plans)."""
+        import torch
+
+        items = []
+        for group in groups:
+            advantages = group_advantages([r for _, r in group])
+            items += [(plan, adv) for (plan, _), adv in zip(group, advantages, strict=True)
+                      if adv != 0.0 and plan.completion_ids]
+        rewards = [r for group in groups for _, r in group]
+        stats = {"reward_mean": sum(rewards) / max(1, len(rewards)), "samples": float(len(items)), "loss": 0.0,
+                 "updated": 0.0}
+        if not items:  # every group tied: nothing to learn from this batch (GRPO's zero advantage)
+            return stats
+        self.model.train()
+        self.optimizer.zero_grad(set_to_none=True)
+        total_tokens = sum(len(plan.completion_ids) for plan, _ in items)
+        loss_value = 0.0
+        for plan, adv in items:
+            ids = torch.tensor([plan.prompt_ids + plan.completion_ids], device=self.device)
+            logits = self.model(input_ids=ids).logits[0, len(plan.prompt_ids) - 1: -1]
+            target = ids[0, len(plan.prompt_ids):]
+            logp = torch.log_softmax(logits.float(), dim=-1).gather(1, target[:, None]).squeeze(1)
+            loss = -(adv * logp).sum() / total_tokens  # DAPO: token sum over the batch's token count
+            loss.backward()
+            loss_value += float(loss.detach())
+        grad_norm = torch.nn.utils.clip_grad_norm_(self.params, self.max_grad_norm)
+        self.optimizer.step()
+        self.model.eval()
+        self.steps += 1
+        stats.update(loss=loss_value, grad_norm=float(grad_norm), updated=1.0)
+        return stats
+
+    # ---------------------------------------------------------------- adapters
+    def save(self, folder: Path) -> Path:
+        """Save the LoRA (adapter_config.json + adapter_model.safetensors) into `folder`."""
+        self.model.save_pretrained(str(folder))
+        return folder
+
+    def load_adapter_weights(self, folder: Path | None) -> None:
+        """Reset the trainable LoRA to a saved version (after a rollback); None = zero update."""
+        import torch
+        from peft import set_peft_model_state_dict
+
+        if folder is None:
+            for name, param in self.model.named_parameters():
+                if "lora_B" in name:
+                    with torch.no_grad():
+                        param.zero_()
+        else:
+            from safetensors.torch import load_file
+
+            set_peft_model_state_dict(self.model, load_file(str(Path(folder) / "adapter_model.safetensors")))
+        self.optimizer.state.clear()

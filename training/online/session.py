@@ -1,0 +1,269 @@
+"""A test-time learning session: the served graph, its planner, and the learner beside it.
+
+    session = LearningSession(context, OnlineConfig(ground_truth=False))
+    graph = session.graph()                      # build_graph(deps=...) whose planner is swappable
+    out = graph.invoke(state, context=session.context)
+    session.submit(state, out)                   # the episode goes to the learner; returns at once
+    session.close()
+
+The planner role of the graph is one `LocalChatModel` owned by the session; every update the
+learner publishes reaches it through `set_adapter` (atomic: a generation in progress finishes
+with the old adapter). A closed planner (API model or GGUF) cannot be fine-tuned: the session
+then learns in memory only and says so in `notice`.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+from mia.graph.context import Context
+from mia.graph.nodes.deps import Deps, default_deps
+from mia.training.online.config import OnlineConfig, is_closed_model
+from mia.training.online.episodes import OnlineEpisode
+from mia.training.online.learner import OnlineLearner
+from mia.training.online.registry import AdapterRegistry, RollbackPolicy
+from mia.training.online.trainer import BatchTrainer, MemoryOnlyTrainer
+
+log = logging.getLogger(__name__)
+MEMORY_ONLY_NOTICE = (
+    "Test-time learning: the planner {spec!r} cannot be fine-tuned here (API models and GGUF files have no "
+    "trainable weights), so learning is memory-only: every answer and its verdict still go into memory, "
+    "and the memory is consolidated as it grows; the planner's weights do not change."
+)
+
+
+class LearningDeps(Deps):
+    """The graph's Deps, except that the planner role is the session's swappable model."""
+
+    def __init__(self, inner: Deps, planner: Any) -> None:
+        super().__init__()
+        self._inner, self._planner = inner, planner
+
+    def chat_model(self, context: Context, role: str) -> Any:
+        if role == "planner" and self._planner is not None:
+            return self._planner
+        return self._inner.chat_model(context, role)
+
+    def memory_store(self, context: Context) -> Any:
+        return self._inner.memory_store(context)
+
+    def tools(self, context: Context, paragraphs: Any) -> Any:
+        return self._inner.tools(context, paragraphs)
+
+    def judge(self, **kwargs: Any) -> Any:
+        return self._inner.judge(**kwargs)
+
+    def compressor(self, model: Any) -> Any:
+        return self._inner.compressor(model)
+
+
+def paragraphs_from_steps(steps: list[dict[str, Any]], limit: int = 12) -> list[dict[str, str]]:
+    """Without a sandbox (`mia ask`/`chat`), the rollouts search what the answer's own searches
+    found: each `[title] text` block of its observations becomes a paragraph."""
+    out: list[dict[str, str]] = []
+    for step in steps:
+        if (step.get("kind") if isinstance(step, dict) else getattr(step, "kind", None)) != "observation":
+            continue
+        content = str(step.get("content") if isinstance(step, dict) else getattr(step, "content", ""))
+        for block in content.split("\n"):
+            block = block.strip()
+            if len(block) < 20:
+                continue
+            title, text = "", block
+            if block.startswith("[") and "]" in block:
+                title, text = block[1:block.index("]")], block[block.index("]") + 1:].strip()
+            out.append({"title": title, "text": text})
+    unique = list({(p["title"], p["text"]): p for p in out}.values())
+    return unique[:limit]
+
+
+class LearningSession:
+    """See the module docstring."""
+
+    def __init__(self, context: Context, cfg: OnlineConfig | None = None, *, deps: Deps | None = None,
+                 trainer: BatchTrainer | None = None, served_planner: Any = None, start: bool = True) -> None:
+        self.context, self.cfg = context, cfg or OnlineConfig()
+        self.inner = deps or default_deps()
+        data_dir = context.resolved_data_dir()
+        self.folder = data_dir / "online"
+        self.registry = AdapterRegistry(data_dir / "adapters" / "planner",
+                                        RollbackPolicy(self.cfg.rollback_window, self.cfg.rollback_tolerance))
+        self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
+        self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
+        if self.notice:
+            log.warning(self.notice)
+        self.planner = served_planner
+        if self.planner is None and self.parametric:
+            from mia.graph.models import load_chat_model
+
+            spec, temperature, max_tokens = context.model_for("planner")
+            self.planner = load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
+        self._version_lock = threading.Lock()
+        self.deps = LearningDeps(self.inner, self.planner if self.parametric else None)
+        if trainer is None:
+            trainer = build_grpo_trainer(context, self.cfg, self.registry.current_path()) if self.parametric \
+                else MemoryOnlyTrainer()
+        else:
+            trainer.reset_to(self.registry.current_path()) if self.registry.current_path() else None
+        self.trainer = trainer
+        from mia.training.online.memory_loop import MemoryLoop
+
+        self.store = self.deps.memory_store(context) if context.memory_mode != "none" else None
+        loop = MemoryLoop(self.store, self.folder, consolidate_every=self.cfg.consolidate_every,
+                          seed=self.cfg.seed) if self.store is not None and self.cfg.store_rollouts else None
+        self.learner = OnlineLearner(self.folder, trainer, self.registry, batch_questions=self.cfg.batch_questions,
+                                     memory_loop=loop, on_swap=self._swap)
+        self._served_version = self.registry.current
+        if self.parametric and self.registry.current_path() is not None:
+            self._swap(self.registry.current_path(), self.registry.current)  # resume serving the latest version
+        if start:
+            self.learner.start()
+
+    # ---------------------------------------------------------------- serving
+    def graph(self, **kwargs: Any) -> Any:
+        """The compiled MIA graph whose planner is this session's swappable model."""
+        from mia.graph.builder import build_graph
+
+        return build_graph(deps=self.deps, **kwargs)
+
+    @property
+    def served_version(self) -> str:
+        with self._version_lock:
+            return self._served_version
+
+    def _swap(self, folder: Path | None, version: str) -> None:
+        if self.planner is not None and hasattr(self.planner, "set_adapter"):
+            self.planner.set_adapter(folder)
+        with self._version_lock:
+            self._served_version = version
+        log.info("planner now serves adapter %s", version)
+
+    # ---------------------------------------------------------------- episodes
+    def episode(self, state: dict[str, Any], out: dict[str, Any], version: str | None = None) -> OnlineEpisode:
+        """An answered question as the learner's episode (see `episode_from_output`)."""
+        return episode_from_output(state, out, self.store, self.cfg, self.context.namespace,
+                                   version or self.served_version)
+
+    def submit(self, state: dict[str, Any], out: dict[str, Any], version: str | None = None) -> OnlineEpisode:
+        """Hand one answered question to the learner (returns at once; durable on return)."""
+        episode = self.episode(state, out, version)
+        self.learner.submit(episode)
+        return episode
+
+    def close(self, drain: bool = False, timeout: float = 600.0) -> None:
+        """Stop the learner (after learning from what is pending when `drain`)."""
+        if drain:
+            self.learner.drain(timeout)
+        self.learner.close()
+
+
+def memory_text_of(store: Any, ids: list[str]) -> str:
+    """The memory block the planner saw, rebuilt from the ids it used (re-retrieving would show
+    the question's own, just stored, episode)."""
+    if store is None or not ids:
+        return ""
+    from mia.graph.nodes.retrieve import render_memories
+
+    records = [r for r in (store.get(i) for i in ids) if r is not None]
+    got = SimpleNamespace(positives=[r for r in records if r.outcome == "correct"],
+                          negatives=[r for r in records if r.outcome != "correct"])
+    return render_memories(got)
+
+
+def served_reward(out: dict[str, Any], gold: list[str], cfg: OnlineConfig) -> tuple[str, float | None, str]:
+    """(outcome, reward, feedback) of the answer the user got: the graph's verdict (ground truth,
+    or the reviewer panel without it) turned into the planner reward used for rollback."""
+    from mia.training.rewards import answer_accuracy, plan_format_ok
+
+    judgement = out.get("judgement") or {}
+    outcome = str(judgement.get("outcome") or "unknown")
+    feedback = str(judgement.get("feedback") or "")
+    fmt = float(plan_format_ok(str(out.get("plan") or "")))
+    if cfg.ground_truth and gold:
+        acc = answer_accuracy(str(out.get("answer") or ""), gold, cfg.metric)
+        if outcome == "unknown":
+            outcome = "correct" if acc >= 0.5 else "incorrect"
+        w = cfg.weights
+        return outcome, w.final * acc + w.first * acc + w.format * fmt, feedback
+    if outcome == "unknown":
+        return outcome, None, feedback
+    v = cfg.nogt_verdict_weight
+    return outcome, v * float(outcome == "correct") + (1 - v) * fmt, feedback
+
+
+def episode_from_output(state: dict[str, Any], out: dict[str, Any], store: Any, cfg: OnlineConfig,
+                        namespace: str, version: str | None) -> OnlineEpisode:
+    """Build the learner's episode from the graph's input and output states."""
+    traj = out.get("trajectory") or {}
+    traj = traj.model_dump(mode="json") if hasattr(traj, "model_dump") else dict(traj)
+    gold = [g for g in (state.get("gold_answers") or []) if isinstance(g, str) and g.strip()]
+    paragraphs = [{"title": str(p.get("title", "")), "text": str(p.get("text", ""))}
+                  for p in (state.get("paragraphs") or [])] or paragraphs_from_steps(traj.get("steps") or [])
+    ids = [str(i) for i in (out.get("used_memory_ids") or traj.get("used_memory_ids") or [])]
+    try:
+        memories = memory_text_of(store, ids)
+    except Exception as exc:  # noqa: BLE001 - the episode is still worth learning from
+        log.warning("could not rebuild the memory block: %s", exc)
+        memories = ""
+    outcome, reward, feedback = served_reward(out, gold, cfg)
+    return OnlineEpisode(question=str(state["question"]), gold_answers=gold if cfg.ground_truth else [],
+                         paragraphs=paragraphs, memories=memories, used_memory_ids=ids,
+                         plan=str(out.get("plan") or ""), answer=str(out.get("answer") or ""), outcome=outcome,
+                         feedback=feedback, reward=reward, adapter_version=version, namespace=namespace)
+
+
+def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path | None) -> BatchTrainer:
+    """The learner's planner copy (from the served planner's weights, or the latest published
+    version), a frozen executor (the executor role's weights when local, else the planner's
+    base), and, without ground truth, a reviewer panel on that frozen copy."""
+    from mia.training.online.policy import PlannerPolicy
+    from mia.training.online.rollouts import RolloutScorer
+    from mia.training.online.trainer import GRPOBatchTrainer
+    from mia.training.policy import load_model, load_tokenizer, resolve_weights
+    from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
+
+    base, adapter = resolve_weights(context.planner_model)
+    policy = PlannerPolicy(base, start_adapter or adapter, lora=cfg.lora, learning_rate=cfg.learning_rate,
+                           max_grad_norm=cfg.max_grad_norm, seed=cfg.seed)
+    exec_spec = context.executor_model if not is_closed_model(context.executor_model) else context.planner_model
+    exec_base, exec_adapter = resolve_weights(exec_spec)
+    executor = load_model(exec_base, exec_adapter)
+    tokenizer = load_tokenizer(exec_base)
+    b = cfg.budget
+    react = ReactRunner(executor, tokenizer, SandboxSearch(top_k=b.search_top_k),
+                        ReactBudget(max_tool_calls=b.max_tool_calls, max_turn_tokens=b.max_turn_tokens,
+                                    max_answer_tokens=b.max_answer_tokens))
+    judge_model = None
+    if not cfg.ground_truth:
+        judge_model = private_judge_model(context, executor, tokenizer, exec_base)
+    return GRPOBatchTrainer(policy, RolloutScorer(react, cfg, judge_model), cfg)
+
+
+def private_judge_model(context: Context, model: Any, tokenizer: Any, base: Path) -> Any:
+    """The reviewer panel's model for rollouts. A local judge runs on the learner's own frozen
+    copy (so judging rollouts never takes the served model's lock); an API judge is used as is."""
+    spec, _, max_tokens = context.model_for("judge")
+    if is_closed_model(spec):
+        from mia.graph.models import load_chat_model
+
+        return load_chat_model(spec, temperature=0.0, max_tokens=max_tokens)
+    from pydantic import PrivateAttr
+
+    from mia.graph.models.local import LocalChatModel
+    from mia.graph.models.weights import LoadedWeights
+
+    class _PrivateLocal(LocalChatModel):
+        _weights: Any = PrivateAttr(default=None)
+
+        @property
+        def backend(self) -> LoadedWeights:  # type: ignore[override]
+            return self._weights
+
+    judge = _PrivateLocal(model_name="learner-judge", model_path=str(base), device="cpu", temperature=0.0,
+                          max_tokens=max_tokens)
+    judge._weights = LoadedWeights(str(base), "cpu", model, tokenizer)
+    return judge

@@ -1,0 +1,97 @@
+"""What the learner does with one batch of answered questions.
+
+`GRPOBatchTrainer`: n plans per question from the learner's planner copy, each carried out by
+the frozen executor and scored (`RolloutScorer`), then one GRPO step. `MemoryOnlyTrainer`: the
+fallback for planners that cannot be fine-tuned (API models, GGUF files): no weights change,
+learning happens in memory only (the graph memorises every answer; the learner consolidates).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from mia.training.online.config import OnlineConfig
+from mia.training.online.episodes import OnlineEpisode
+from mia.training.online.rollouts import Rollout, RolloutScorer
+
+log = logging.getLogger(__name__)
+
+
+@dataclass
+class BatchResult:
+    """Rollouts per episode id, and the update's statistics."""
+
+    rollouts: dict[str, list[Rollout]] = field(default_factory=dict)
+    stats: dict[str, float] = field(default_factory=dict)
+    updated: bool = False
+
+
+class BatchTrainer(Protocol):
+    """The learner's seam (tests plug in fakes): learn from a batch, save and restore weights."""
+
+    parametric: bool
+
+    def learn(self, episodes: Sequence[OnlineEpisode]) -> BatchResult: ...
+
+    def save(self, folder: Path) -> None: ...
+
+    def reset_to(self, folder: Path | None) -> None: ...
+
+
+class MemoryOnlyTrainer:
+    """No parametric update (closed planner models): batches pass straight to the memory loop."""
+
+    parametric = False
+
+    def learn(self, episodes: Sequence[OnlineEpisode]) -> BatchResult:
+        return BatchResult(stats={"questions": float(len(episodes))})
+
+    def save(self, folder: Path) -> None:  # pragma: no cover - never called for a non-parametric trainer
+        raise RuntimeError("a memory-only learner has no weights to save")
+
+    def reset_to(self, folder: Path | None) -> None:
+        return None
+
+
+class GRPOBatchTrainer:
+    """n rollouts per question, then one GRPO step on the planner LoRA."""
+
+    parametric = True
+
+    def __init__(self, policy: Any, scorer: RolloutScorer, cfg: OnlineConfig,
+                 before_step: Callable[[], None] | None = None) -> None:
+        self.policy, self.scorer, self.cfg = policy, scorer, cfg
+        self.before_step = before_step  # tests: observe/hold the moment a GRPO step begins
+
+    def learn(self, episodes: Sequence[OnlineEpisode]) -> BatchResult:
+        from mia.training.prompts import planner_messages
+
+        started = time.perf_counter()
+        result = BatchResult()
+        groups = []
+        for ep in episodes:
+            messages = planner_messages(ep.question, ep.memories, max_words=self.cfg.plan_max_words)
+            plans = self.policy.sample(messages, self.cfg.rollouts, self.cfg.plan_max_tokens, self.cfg.temperature)
+            rollouts = self.scorer.score_group(ep, plans)
+            result.rollouts[ep.id] = rollouts
+            groups.append([(r.plan, r.reward) for r in rollouts])
+        rollout_s = time.perf_counter() - started
+        if self.before_step is not None:
+            self.before_step()
+        stats = self.policy.grpo_step(groups)
+        all_rollouts = [r for rs in result.rollouts.values() for r in rs]
+        stats.update(rollout_s=round(rollout_s, 2), step_s=round(time.perf_counter() - started - rollout_s, 2),
+                     rollout_accuracy=sum(r.outcome == "correct" for r in all_rollouts) / max(1, len(all_rollouts)))
+        result.stats, result.updated = stats, bool(stats.get("updated"))
+        return result
+
+    def save(self, folder: Path) -> None:
+        self.policy.save(folder)
+
+    def reset_to(self, folder: Path | None) -> None:
+        self.policy.load_adapter_weights(folder)
