@@ -39,6 +39,7 @@ class PlannerStageConfig:
     executor_model: str = "local:smollm2"  # frozen executor (spec); hf:<base>+<executor-adapter> after alternate
     episode_backend: Literal["local", "graph"] = "local"
     plan_max_words: int | None = None  # None: the graph plan node's own limit
+    numbered_steps: bool = True  # format term: the plan is numbered steps, as the prompt asks
     max_replans: int = 0  # graph backend: reflection rounds (the paper's 1)
     graph_context: dict[str, Any] = field(default_factory=dict)  # extra Context fields (graph backend)
 

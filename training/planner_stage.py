@@ -36,13 +36,14 @@ class PlannerEpisodeReward:
     __name__ = "planner_reward"
 
     def __init__(self, runner: EpisodeRunner, weights: PlannerRewardWeights = PlannerRewardWeights(),
-                 log_path: Path | None = None, max_words: int | None = None) -> None:
-        self.runner, self.weights, self.log_path, self.max_words = runner, weights, log_path, max_words
+                 log_path: Path | None = None, max_words: int | None = None, numbered: bool = True) -> None:
+        self.runner, self.weights, self.log_path = runner, weights, log_path
+        self.max_words, self.numbered = max_words, numbered
 
     def score(self, plan_text: str, outcome: EpisodeOutcome) -> float:
         """The planner reward of one plan given what it led to."""
         format_ok = plan_format_ok(plan_text, decision=outcome.decision, replan=outcome.replan,
-                                   max_words=self.max_words)
+                                   max_words=self.max_words, numbered=self.numbered)
         decision_ok = decision_correct(outcome.acc_first >= 0.5, outcome.replanned)
         return planner_reward(outcome.acc_final, outcome.acc_first, format_ok, decision_ok, self.weights)
 
@@ -119,7 +120,7 @@ def train_planner(cfg: TrainConfig, *, executor_spec: str | None = None, resume:
     model, tokenizer, peft_config, base = make_policy(cfg)
     runner = make_runner(cfg, executor_spec)
     reward = PlannerEpisodeReward(runner, cfg.reward.planner, log_path=out / "rollouts.jsonl",
-                                  max_words=cfg.planner.plan_max_words)
+                                  max_words=cfg.planner.plan_max_words, numbered=cfg.planner.numbered_steps)
     return run_trainer(cfg, "planner", out, reward_funcs=[reward, *extra_reward_funcs], dataset=dataset, model=model,
                        tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume, max_steps=max_steps,
                        extra_meta={"role": "planner", "frozen_executor": executor_spec or cfg.planner.executor_model,

@@ -96,14 +96,20 @@ def strip_think(text: str) -> str:
     return text.rsplit(_THINK_CLOSE, 1)[-1].strip() if _THINK_CLOSE in text else text.strip()
 
 
+_NUMBERED_STEP = re.compile(r"^\s*(?:step\s*)?\d+\s*[.):]", re.I | re.M)
+
+
 def plan_format_ok(plan: str, decision: str | None = None, replan: str | None = None, max_chars: int = 4000,
-                   max_words: int | None = None) -> bool:
+                   max_words: int | None = None, numbered: bool = False) -> bool:
     """A plan is well formed when it is non-empty, not runaway (within `max_words`, the limit its
-    prompt states), with balanced think tags; a reflection decision must be a bare yes/no after
-    think; a replan must be balanced too."""
+    prompt states), with balanced think tags, and (`numbered`) written as the numbered steps the
+    planner prompt asks for; a reflection decision must be a bare yes/no after think; a replan
+    must be balanced too."""
     if not plan or not strip_think(plan) or len(plan) > max_chars or not think_balanced(plan):
         return False
     if max_words is not None and len(strip_think(plan).split()) > max_words:
+        return False
+    if numbered and not _NUMBERED_STEP.search(strip_think(plan)):
         return False
     if decision is not None:
         if not think_balanced(decision) or strip_think(decision).lower().strip(" .!") not in ("yes", "no"):

@@ -75,3 +75,19 @@ def test_completion_text_accepts_both_formats() -> None:
     assert completion_text("plain") == "plain"
     assert completion_text([{"role": "assistant", "content": "chat"}]) == "chat"
     assert completion_text([]) == ""
+
+
+@pytest.mark.real_model
+def test_graph_backend_carries_out_a_preset_plan(shared_data: Path, data_dir: Path, tmp_path: Path) -> None:
+    """The real graph with the real embedded model: the preset plan skips the planner node."""
+    from mia.training.data import load_qa_jsonl
+    from mia.training.episodes import GraphEpisodeRunner
+
+    [ex] = load_qa_jsonl(shared_data / "hotpotqa" / "hotpotqa_dev_distractor.jsonl", limit=1)
+    runner = GraphEpisodeRunner({"executor_model": "local:smollm2", "planner_model": "local:smollm2",
+                                 "max_tool_calls": 1, "max_replans": 0, "executor_max_tokens": 24,
+                                 "judge_mode": "off", "namespace": "grpo-test", "data_dir": str(tmp_path)})
+    outcome = runner.run(ex.question, "1. Search the opera Maria Golovin.\n2. Answer.", ex.paragraphs,
+                         ex.gold_answers)
+    assert outcome.error is None, outcome.error
+    assert outcome.answer and 0.0 <= outcome.acc_final <= 1.0 and outcome.replanned is False

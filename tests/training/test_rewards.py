@@ -67,6 +67,11 @@ def test_plan_format() -> None:
     assert not plan_format_ok("1. Search", decision="maybe")
     assert plan_format_ok("1. Search", decision="Yes.")
     assert strip_think("<think>a</think> plan") == "plan"
+    # numbered steps, as the planner prompt asks
+    assert plan_format_ok("1. Search X.\n2) Compare.", numbered=True)
+    assert plan_format_ok("<think>x</think>Step 1: search X", numbered=True)
+    assert not plan_format_ok("- search X", numbered=True)
+    assert not plan_format_ok("one two three four", max_words=3)
 
 
 def test_tool_call_parsing_is_strict_like_the_paper() -> None:
