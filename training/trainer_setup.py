@@ -50,6 +50,9 @@ def make_policy(cfg: TrainConfig) -> tuple[Any, Any, Any, Path]:
     that adapter (no new LoRA); otherwise a fresh LoRA is added by the trainer."""
     import torch
 
+    if cfg.device.startswith("cuda") and not torch.cuda.is_available():
+        raise RuntimeError(f"config {cfg.name!r} asks for device {cfg.device!r} but no CUDA GPU is available; "
+                           "use a CPU config (training/configs/cpu-smollm2.yaml) or --set device=cpu")
     torch.manual_seed(cfg.seed)
     if cfg.torch_threads:
         torch.set_num_threads(int(cfg.torch_threads))

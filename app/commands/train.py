@@ -57,7 +57,11 @@ def _run(stage: str, config: Path, max_steps: int | None, output_dir: Path | Non
     cfg = _load(config, output_dir, data, trajectories, sets)
     console = Console()
     console.print(f"[bold]mia train {stage}[/] {cfg.name}: base {cfg.base_model}, output {cfg.output_dir}")
-    results = run_stage(cfg, stage, resume=not fresh, max_steps=max_steps, rounds=rounds)
+    try:
+        results = run_stage(cfg, stage, resume=not fresh, max_steps=max_steps, rounds=rounds)
+    except (FileNotFoundError, ValueError, RuntimeError) as exc:  # bad data path, bad spec, no GPU
+        console.print(f"[red]mia train {stage} failed:[/] {exc}")
+        raise typer.Exit(1) from None
     for res in results:
         reward = "n/a" if res.final_reward is None else f"{res.final_reward:.3f}"
         console.print(f"[green]{res.stage}[/] {res.steps} steps, final reward {reward}\n"
