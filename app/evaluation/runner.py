@@ -65,7 +65,9 @@ def result_from_output(example: EvalExample, out: dict[str, Any], wall_s: float,
     if tool_calls is None:
         tool_calls = sum(1 for s in steps if s.get("kind") == "tool_call")
     usage = {role: RoleUsage.model_validate(counts) for role, counts in (out.get("usage") or {}).items()}
-    memories = out.get("used_memory_ids") or _as_dict(trajectory).get("used_memory_ids") or []
+    summaries = [_as_dict(m) for m in out.get("memories") or []]
+    memories = (out.get("used_memory_ids") or _as_dict(trajectory).get("used_memory_ids")
+                or [m["id"] for m in summaries if m.get("id")])
     em, f1 = answer_scores(answer, example.gold_answers)
     correct, grade = verdict_correct(out.get("judgement")) if judge == "llm" else (None, None)
     plan = out.get("plan")
@@ -85,7 +87,10 @@ def result_from_output(example: EvalExample, out: dict[str, Any], wall_s: float,
         usage=usage,
         wall_s=wall_s,
         memories_used=[str(m) for m in memories],
+        memories=summaries,
         memory_id=out.get("memory_id"),
+        stop_reason=out.get("stop_reason"),
+        warnings=[str(w) for w in out.get("warnings") or []],
     )
 
 

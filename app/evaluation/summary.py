@@ -32,6 +32,7 @@ class RunSummary(BaseModel):
     config: dict[str, Any]
     n: int
     errors: int
+    warned: int = 0  # questions on which the graph reported a warning (e.g. memorise failed)
     accuracy: Estimate  # LLM-judge accuracy (Wilson); value None when the run used --judge metrics
     em: Estimate  # exact match (Wilson: it is 0/1 per question)
     cover: Estimate  # a gold answer appears, as whole tokens, in the answer (Wilson); robust to verbose answers
@@ -87,6 +88,7 @@ def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSumma
         config=config,
         n=n,
         errors=sum(1 for r in results if r.error),
+        warned=sum(1 for r in results if r.warnings),
         accuracy=wilson(sum(1 for r in judged if r.judge_correct), len(judged)),
         em=wilson(sum(1 for r in results if r.em >= 1.0), n),
         cover=wilson(sum(covered.values()), n),
@@ -118,7 +120,7 @@ def markdown_table(summaries: list[RunSummary]) -> str:
     )
     rows = []
     for s in summaries:
-        err = f" ({s.errors} err)" if s.errors else ""
+        err = "".join(f" ({k} {name})" for k, name in ((s.errors, "err"), (s.warned, "warn")) if k)
         rows.append(
             f"| {s.label} | {s.n}{err} | {s.accuracy.fmt(3)} | {s.em.fmt(3)} | {s.f1.fmt(3)} | {s.cover.fmt(3)} | "
             f"{_num(s.tool_calls, 2)} | {_num(s.llm_calls, 2)} | {_num(s.prompt_tokens)} | {_num(s.agent_prompt_tokens)} | "

@@ -56,7 +56,10 @@ def output_for(qid: str) -> dict[str, Any]:
                       "mode": "ground_truth", "method": "llm", "grader_label": s["label"], "prediction": s["answer"]},
         "usage": {role: {"calls": c, "input_tokens": i, "output_tokens": o} for role, (c, i, o) in s["usage"].items()},
         "used_memory_ids": [f"m-{qid}"],
+        "memories": [{"id": f"m-{qid}", "outcome": "correct", "question": "an older question", "score": 0.5}],
         "memory_id": f"new-{qid}",
+        "stop_reason": "answered",
+        "warnings": ["memorise failed: boom"] if qid == "q3" else [],
     }
 
 

@@ -41,7 +41,7 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     graph = ScriptedGraph()
     s = await run_evaluation(cfg(tiny), out, runner_factory=factory(graph), progress=False)
 
-    assert s.n == 4 and s.errors == 0
+    assert s.n == 4 and s.errors == 0 and s.warned == 1
     # judge: q1, q2 CORRECT; q3 INCORRECT; q4 NOT_ATTEMPTED -> 2/4, Wilson [0.150, 0.850]
     assert s.accuracy.value == 0.5
     assert (s.accuracy.low, s.accuracy.high) == (pytest.approx(0.1500, abs=1e-4), pytest.approx(0.8500, abs=1e-4))
@@ -78,7 +78,9 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     assert [r["id"] for r in rows] == [ex["id"] for ex in _order(tiny)]
     q2 = next(r for r in rows if r["id"] == "q2")
     assert q2["plan"] == "plan for q2" and q2["memories_used"] == ["m-q2"] and q2["memory_id"] == "new-q2"
-    assert q2["judge_grade"] == "CORRECT" and q2["f1"] == 0.5
+    assert q2["judge_grade"] == "CORRECT" and q2["f1"] == 0.5 and q2["stop_reason"] == "answered"
+    assert q2["memories"] == [{"id": "m-q2", "outcome": "correct", "question": "an older question", "score": 0.5}]
+    assert next(r for r in rows if r["id"] == "q3")["warnings"] == ["memorise failed: boom"]
     obs = [st for st in q2["trajectory"] if st["kind"] == "observation"]
     assert len(obs) == 2 and len(obs[0]["content"]) < 2100 and "chars cut" in obs[0]["content"]
     # the graph got the sandbox paragraphs and the gold answers

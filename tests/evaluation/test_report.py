@@ -31,8 +31,8 @@ async def test_compare_merges_runs(tmp_path: Path):
     await _run(tiny, tmp_path / "mia", "mia")
     summaries, md = compare([tmp_path / "none", tmp_path / "mia"], tmp_path / "cmp", title="T")
     assert [s.accuracy.value for s in summaries] == [0.0, 0.5]
-    assert "| none · local:smollm2 | 4 (2 err) | 0.000 [0.000, 0.490]" in md
-    assert "| mia · local:smollm2 | 4 | 0.500 [0.150, 0.850]" in md
+    assert "| none · local:smollm2 | 4 (2 err) (1 warn) | 0.000 [0.000, 0.490]" in md
+    assert "| mia · local:smollm2 | 4 (1 warn) | 0.500 [0.150, 0.850]" in md
     data = json.loads((tmp_path / "cmp" / "comparison.json").read_text())
     assert [d["run_dir"] for d in data] == [str(tmp_path / "none"), str(tmp_path / "mia")]
     png = (tmp_path / "cmp" / "comparison.png").read_bytes()
