@@ -68,8 +68,7 @@ class MemoryLoop:
             if rollout is None:
                 continue
             try:
-                record = self.store.memorise(rollout_trajectory(episode, rollout), compressor=self.compressor)
-                stored[key] = getattr(record, "id", None)
+                stored[key] = self._store(rollout_trajectory(episode, rollout))
             except Exception as exc:  # noqa: BLE001 - memory trouble must not stop learning
                 log.warning("could not store the %s rollout: %s", key, exc)
         if episode.used_memory_ids and rollouts:
@@ -85,6 +84,18 @@ class MemoryLoop:
                                "created_at": time.time()})
             stored["pair"] = True
         return stored
+
+    def _store(self, trajectory: Any) -> str:
+        """Log, compress and add one rollout *without* the store's write-time dedup: the
+        positive and the negative of one question are near-duplicates by construction (same
+        question) and the paper keeps both (consolidation later applies the store's policy)."""
+        from mia.memory.compression import CompressionResult, extractive_workflow
+        from mia.memory.store import record_from_trajectory
+
+        self.store.log_trajectory(trajectory)
+        result = (self.compressor.compress(trajectory) if self.compressor is not None
+                  else CompressionResult(extractive_workflow(trajectory), "extractive"))
+        return self.store.add(record_from_trajectory(trajectory, result)).id
 
     def _append_pair(self, pair: dict[str, Any]) -> None:
         with self._lock, self.pairs_path.open("a", encoding="utf-8") as fh:

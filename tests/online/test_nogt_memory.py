@@ -1,0 +1,163 @@
+"""Without ground truth the reviewer panel's verdict is the reward, and its feedback goes into
+memory; malformed reviewer output never breaks learning. The bidirectional memory loop on a
+real Chroma store: shortest correct rollout and one incorrect rollout stored, plan pairs,
+majority win-rate credit, periodic consolidation."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import pytest
+
+from mia.training.online.config import OnlineConfig
+from mia.training.online.memory_loop import MemoryLoop
+from mia.training.online.policy import SampledPlan
+from mia.training.online.rollouts import RolloutScorer
+from mia.training.online.trainer import GRPOBatchTrainer
+from tests.judge.conftest import RecordingFake
+from tests.online.fakes import episode, rollout
+
+
+def review(score: int, reason: str) -> str:
+    return json.dumps({"score": score, "reason": reason})
+
+
+def scripted(*replies) -> RecordingFake:
+    return RecordingFake(messages=iter(replies), prompts=[], temperatures=[])
+
+
+@dataclass
+class FakeEpisode:
+    answer: str | None
+    turns: list[str] = field(default_factory=lambda: ["<tool_call>{}</tool_call>", "<answer>x</answer>"])
+    observations: list[str] = field(default_factory=lambda: ["[Doc] some evidence"])
+    tool_calls: int = 1
+
+
+class FakeReact:
+    def __init__(self, answers):
+        self.answers = list(answers)
+        self.calls = []
+
+    def run(self, messages, paragraphs, sample=False):
+        self.calls.append(messages)
+        return FakeEpisode(self.answers.pop(0))
+
+
+NOGT = OnlineConfig(ground_truth=False)
+
+
+def test_panel_verdict_is_the_reward_and_its_feedback_is_kept() -> None:
+    judge = scripted(review(8, "sound steps"), review(8, "grounded in the doc"), review(9, "a real answer"))
+    scorer = RolloutScorer(FakeReact(["Paris"]), NOGT, judge)
+    got = scorer.run(episode(0, gold_answers=[]), SampledPlan("1. search the capital", [1], [2]))
+    assert got.outcome == "correct"
+    assert got.reward == pytest.approx(0.9 + 0.1)  # 0.9 * arbiter + 0.1 * format
+    assert "grounded in the doc" in got.feedback and "a real answer" in got.feedback
+    assert not any("gold 0" in t for t in judge.prompt_texts())  # reviewers never see gold answers
+
+
+@pytest.mark.parametrize("replies, note", [
+    (("no", "nope", "nah", "still no", "?", "!"), "missing"),  # every review hopeless, even re-asked
+    ((RuntimeError("boom"), RuntimeError("boom"), RuntimeError("boom")), "missing"),  # every call fails
+])
+def test_malformed_or_failing_reviewers_give_no_reward_and_no_crash(replies, note) -> None:
+    scorer = RolloutScorer(FakeReact(["Paris"]), NOGT, scripted(*replies))
+    got = scorer.run(episode(0, gold_answers=[]), SampledPlan("1. search", [1], [2]))
+    assert got.outcome == "incorrect"
+    assert got.reward == pytest.approx(0.1)  # only the format term
+    assert note in got.feedback
+
+
+def test_malformed_then_repaired_review_still_counts() -> None:
+    judge = scripted("Score: 8, Reason: clear steps", "lol", review(7, "ok"), review(8, "fine on retry"))
+    got = RolloutScorer(FakeReact(["Paris"]), NOGT, judge).run(episode(0, gold_answers=[]), SampledPlan("p", [1], [2]))
+    assert got.outcome == "correct" and "fine on retry" in got.feedback
+
+
+def test_a_judge_that_raises_outside_the_panel_becomes_an_unknown_verdict(monkeypatch) -> None:
+    import mia.graph.judge as judge_pkg
+
+    def broken(*a, **k):
+        raise ValueError("judge exploded")
+
+    monkeypatch.setattr(judge_pkg, "judge", broken)
+    got = RolloutScorer(FakeReact(["x"]), NOGT, scripted()).run(episode(0, gold_answers=[]), SampledPlan("p", [1], [2]))
+    assert got.outcome == "incorrect" and "failed" in got.feedback
+
+
+def test_ground_truth_reward_is_the_planner_stage_reward() -> None:
+    scorer = RolloutScorer(FakeReact(["gold 0", "wrong"]), OnlineConfig(), None)
+    good = scorer.run(episode(0), SampledPlan("1. search", [1], [2]))
+    bad = scorer.run(episode(0), SampledPlan("1. search", [1], [2]))
+    assert good.outcome == "correct" and good.reward == pytest.approx(0.7 + 0.2 + 0.05 + 0.05)
+    assert bad.outcome == "incorrect" and bad.reward == pytest.approx(0.05)  # format; a wrong answer kept is a wrong decision
+
+
+def test_nogt_needs_a_judge_model() -> None:
+    with pytest.raises(ValueError, match="judge model"):
+        RolloutScorer(FakeReact([]), NOGT, None)
+
+
+class FakePolicy:
+    def __init__(self):
+        self.groups = None
+
+    def sample(self, messages, n, max_new_tokens, temperature):
+        return [SampledPlan(f"plan {i}: search", [1, 2], [3, 4]) for i in range(n)]
+
+    def grpo_step(self, groups):
+        self.groups = groups
+        return {"reward_mean": 0.5, "updated": 1.0}
+
+
+@pytest.fixture
+def store(tmp_path):
+    from mia.memory import MemoryStore
+
+    s = MemoryStore.open(tmp_path / "memory")
+    yield s
+    s.close()
+
+
+def test_learner_path_without_ground_truth_stores_reviewer_feedback_in_memory(store, tmp_path) -> None:
+    """Rollouts -> reviewer panel (one reply malformed) -> GRPO groups -> memories with feedback."""
+    good = (review(8, "sound logic"), review(8, "grounded"), review(9, "substantive"))
+    bad = ("garbage", "more garbage", review(2, "hallucinated"), review(1, "gave up"))  # reasoning missing twice
+    judge = scripted(*good, *bad)
+    trainer = GRPOBatchTrainer(FakePolicy(), RolloutScorer(FakeReact(["Paris", "I cannot find it"]),
+                                                           OnlineConfig(ground_truth=False, rollouts=2), judge),
+                               OnlineConfig(ground_truth=False, rollouts=2))
+    ep = episode(0, gold_answers=[], namespace="ttl")
+    result = trainer.learn([ep])
+    rewards = [r for _, r in trainer.policy.groups[0]]
+    assert rewards == [pytest.approx(1.0), pytest.approx(0.1)]
+    loop = MemoryLoop(store, tmp_path / "online", consolidate_every=1)
+    stored = loop.absorb(ep, result.rollouts[ep.id])
+    assert stored["positive"] and stored["negative"] and stored["pair"]
+    pos, neg = store.get(stored["positive"]), store.get(stored["negative"])
+    assert pos.outcome == "correct" and "sound logic" in pos.judge_feedback
+    assert neg.outcome == "incorrect" and "hallucinated" in neg.judge_feedback
+    assert loop.end_batch("ttl") is not None  # consolidated every batch here
+
+
+def test_memory_loop_keeps_shortest_correct_one_incorrect_and_credits_the_majority(store, tmp_path) -> None:
+    from mia.memory import Trajectory
+
+    seed = store.memorise(Trajectory(namespace="ttl", question="an old question?", plan="p", answer="a",
+                                     outcome="correct"))
+    loop = MemoryLoop(store, tmp_path / "online", consolidate_every=2)
+    ep = episode(1, namespace="ttl", used_memory_ids=[seed.id])
+    rollouts = [rollout("long correct plan", "correct", turns=3), rollout("short correct plan", "correct", turns=1),
+                rollout("wrong plan", "incorrect", feedback="answer not in the documents")]
+    stored = loop.absorb(ep, rollouts)
+    assert store.get(stored["positive"]).plan == "short correct plan"
+    assert store.get(stored["negative"]).plan == "wrong plan"
+    pair = loop.plan_pairs()[0]
+    assert pair["correct_plan"] == "short correct plan" and pair["incorrect_plan"] == "wrong plan"
+    credited = store.get(seed.id)
+    assert credited.usage_count == 1 and credited.success_count == 1  # 2 correct > 1 incorrect
+    assert loop.end_batch("ttl") is None and loop.end_batch("ttl") is not None  # every 2nd batch
+    only_wrong = loop.absorb(episode(2, namespace="ttl"), [rollout("bad", "incorrect")])
+    assert only_wrong["positive"] is None and only_wrong["negative"] and not only_wrong["pair"]

@@ -1,0 +1,132 @@
+"""LearningSession and the eval hook with fakes: closed planners fall back to memory-only
+learning with a clear notice; the eval runner hands each answer to the learner, and without
+ground truth the graph never sees the gold answers."""
+
+from __future__ import annotations
+
+import asyncio
+from mia.graph.context import Context
+from mia.graph.nodes.deps import Deps
+from mia.training.online import MEMORY_ONLY_NOTICE, LearningSession, OnlineConfig
+from mia.training.online.eval_hook import LearningRunner
+from mia.training.online.session import episode_from_output, paragraphs_from_steps, served_reward
+from mia.training.online.trainer import MemoryOnlyTrainer
+from tests.online.fakes import GatedTrainer
+
+
+class FakePlanner:
+    def __init__(self):
+        self.adapters = []
+
+    def set_adapter(self, path):
+        self.adapters.append(path)
+
+
+def test_closed_planner_falls_back_to_memory_only_with_a_clear_message(tmp_path, caplog) -> None:
+    for spec in ("openai:gpt-4.1-mini", "anthropic:claude-x", "google_genai:gemini-x", "openai-compatible:m@http://h",
+                 "llamacpp:smollm2"):
+        ctx = Context(planner_model=spec, memory_mode="none", data_dir=str(tmp_path / spec.split(":")[0]))
+        session = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), start=False)
+        assert not session.parametric and isinstance(session.trainer, MemoryOnlyTrainer)
+        assert "memory-only" in session.notice and spec in session.notice
+        assert session.planner is None and session.deps._planner is None  # the planner role is not replaced
+    assert "cannot be fine-tuned" in MEMORY_ONLY_NOTICE
+
+
+def test_memory_only_learner_consumes_episodes_without_versions(tmp_path) -> None:
+    ctx = Context(planner_model="openai:gpt-4.1-mini", memory_mode="none", data_dir=str(tmp_path))
+    session = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps())
+    try:
+        for i in range(4):
+            session.submit({"question": f"q{i}?", "gold_answers": ["a"]}, {"answer": "a", "plan": "p"})
+        assert session.learner.drain(30)
+    finally:
+        session.close()
+    assert session.learner.queue.cursor() == 4 and session.registry.versions() == []
+
+
+def test_served_reward_and_episode_from_graph_output(tmp_path) -> None:
+    cfg = OnlineConfig()
+    out = {"answer": "Paris", "plan": "1. search", "judgement": {"outcome": "correct", "feedback": "matches"},
+           "trajectory": {"steps": [{"kind": "observation", "content": "[France] Paris is the capital of France."}]},
+           "used_memory_ids": []}
+    outcome, reward, feedback = served_reward(out, ["Paris"], cfg)
+    assert outcome == "correct" and reward == 0.7 + 0.2 + 0.05 and feedback == "matches"
+    ep = episode_from_output({"question": "Capital of France?", "gold_answers": ["Paris"]}, out, None, cfg, "ns", "v0002")
+    assert ep.adapter_version == "v0002" and ep.gold_answers == ["Paris"]
+    assert ep.paragraphs == [{"title": "France", "text": "Paris is the capital of France."}]  # from the searches
+    nogt = OnlineConfig(ground_truth=False)
+    ep2 = episode_from_output({"question": "Capital of France?"}, out, None, nogt, "ns", None)
+    assert ep2.gold_answers == [] and ep2.reward == 0.9 + 0.1 and ep2.feedback == "matches"
+    unknown = served_reward({"answer": "x", "judgement": None}, [], nogt)
+    assert unknown == ("unknown", None, "")
+    assert paragraphs_from_steps([{"kind": "thought", "content": "[x] long enough text here ok"}]) == []
+
+
+class FakeGraph:
+    def __init__(self):
+        self.states = []
+
+    async def ainvoke(self, state, context=None, **kw):
+        self.states.append(state)
+        await asyncio.sleep(0)
+        verdict = "correct" if "gold_answers" in state else "incorrect"
+        return {"answer": "Paris", "plan": "1. search", "judgement": {"outcome": verdict, "feedback": "panel says"},
+                "trajectory": {"steps": []}, "used_memory_ids": [], "usage": {}}
+
+
+def _example(i):
+    from mia.app.evaluation.records import EvalExample
+
+    return EvalExample(id=f"q{i}", question=f"Capital {i}?", answer="Paris",
+                       paragraphs=[{"title": "France", "text": "Paris is the capital."}])
+
+
+def test_eval_runner_without_ground_truth_hides_gold_and_feeds_the_learner(tmp_path) -> None:
+    ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path))
+    trainer = GatedTrainer()
+    planner = FakePlanner()
+    session = LearningSession(ctx, OnlineConfig(batch_questions=2, ground_truth=False), deps=Deps(),
+                              trainer=trainer, served_planner=planner)
+    graph = FakeGraph()
+    runner = LearningRunner(session=session, graph=graph, setting="distractor", judge="llm", ground_truth=False)
+    try:
+        results = [asyncio.run(runner(_example(i))) for i in range(4)]
+        assert session.learner.drain(30)
+    finally:
+        runner.close()
+    assert all("gold_answers" not in s for s in graph.states)  # the agent never saw the gold answers
+    assert all(r.judge_correct is None and r.judge_grade == "reviewers:incorrect" for r in results)
+    assert all(r.em == 1.0 for r in results)  # the report still grades against the gold answers
+    episodes = session.learner.queue.read_all()
+    assert [e.gold_answers for e in episodes] == [[]] * 4 and episodes[0].paragraphs
+    assert [e.adapter_version for e in episodes][:2] == ["base", "base"]
+    assert session.registry.current == "v0002" and planner.adapters[-1].name == "v0002"
+
+
+def test_eval_runner_with_ground_truth_counts_the_verdict(tmp_path) -> None:
+    ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path))
+    session = LearningSession(ctx, OnlineConfig(batch_questions=8), deps=Deps(), trainer=GatedTrainer(),
+                              served_planner=FakePlanner())
+    graph = FakeGraph()
+    runner = LearningRunner(session=session, graph=graph, setting="distractor", judge="llm", ground_truth=True)
+    try:
+        result = asyncio.run(runner(_example(0)))
+    finally:
+        runner.close()
+    assert graph.states[0]["gold_answers"] == ["Paris"] and result.judge_correct is True
+    assert session.learner.queue.read_all()[0].gold_answers == ["Paris"]
+
+
+def test_session_resumes_serving_the_latest_version(tmp_path) -> None:
+    ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path))
+    first = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), trainer=GatedTrainer(),
+                            served_planner=FakePlanner())
+    first.submit({"question": "q?", "gold_answers": ["a"]}, {"answer": "a", "plan": "p"})
+    assert first.learner.drain(30)
+    first.close()
+    planner, trainer = FakePlanner(), GatedTrainer()
+    second = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), trainer=trainer,
+                             served_planner=planner, start=False)
+    assert second.served_version == "v0001" and planner.adapters[-1].name == "v0001"
+    assert trainer.resets and trainer.resets[-1].name == "v0001"
