@@ -104,10 +104,12 @@ def run_trainer(cfg: TrainConfig, stage: str, output_dir: Path, *, reward_funcs:
     _, rewards = reward_series(records, stage)
     tail = rewards[-5:]
     final_reward = sum(tail) / len(tail) if tail else None
+    data_path = str(Path(cfg.data.path).expanduser().resolve()) if cfg.data.path else None
     write_adapter_meta(adapter_dir, base_model=str(base), base_spec=cfg.base_model, stage=stage,
-                       data={"path": cfg.data.path, "offset": cfg.data.offset, "limit": cfg.data.limit,
+                       data={"path": data_path, "offset": cfg.data.offset, "limit": cfg.data.limit,
                              "trajectories": cfg.data.trajectories},
-                       steps=trainer.state.global_step, reward=final_reward, reward_first=rewards[0] if rewards else None,
+                       steps=trainer.state.global_step, reward=final_reward,
+                       reward_first=rewards[0] if rewards else None,
                        lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
                        config_name=cfg.name, **(extra_meta or {}))
     curve = plot_reward_curve(records, output_dir / CURVE_FILE, title=f"{cfg.name}: {stage} GRPO reward")
