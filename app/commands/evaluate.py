@@ -54,6 +54,8 @@ def eval_command(
     label: Annotated[Optional[str], typer.Option(help="Name of this configuration in tables and plots.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run again the questions that failed with an error.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar with the running accuracy.")] = True,
+    test_time_learning: Annotated[bool, typer.Option("--test-time-learning", help="The planner keeps learning while it answers: a GRPO update of its LoRA every few questions, adapters versioned under RUN/store/adapters/planner (memory-only for API/GGUF planners). See docs/test_time_learning.md.")] = False,
+    no_ground_truth: Annotated[bool, typer.Option("--no-ground-truth", help="With --test-time-learning: the agent never sees the gold answers; a panel of reviewers decides success (the reward); gold answers only grade the report (EM/F1).")] = False,
 ) -> None:
     """Evaluate the agent on a multi-hop QA set: LLM-judge accuracy, EM/F1, tool and LLM calls, tokens
     per role, wall time, with 95% intervals. Writes results.jsonl (the checkpoint), summary.md/json, plot.png."""
@@ -88,9 +90,14 @@ def eval_command(
         label=label,
         memory_from=str(memory_from) if memory_from else None,
         retry_errors=retry_errors,
+        test_time_learning=test_time_learning,
+        ground_truth=not no_ground_truth,
     )
+    if no_ground_truth and not test_time_learning:
+        _fail("--no-ground-truth only applies with --test-time-learning")
     stem = Path(dataset).name.split(".")[0] if ("/" in dataset or dataset.endswith((".jsonl", ".gz"))) else dataset
-    out = out or Path("eval-runs") / f"{stem}-{memory.value}-seed{seed}"
+    ttl = ("-ttl" if test_time_learning else "") + ("-nogt" if no_ground_truth else "")
+    out = out or Path("eval-runs") / f"{stem}-{memory.value}{ttl}-seed{seed}"
     try:
         summary = asyncio.run(run_evaluation(cfg, out, progress=progress))
     except (DatasetError, RunDirError, RunAborted, BackendError) as err:

@@ -46,6 +46,8 @@ class EvalConfig(BaseModel):
     data_dir: str | None = None
     memory_from: str | None = Field(None, description="a previous run folder whose memory this run starts from")
     retry_errors: bool = False
+    test_time_learning: bool = Field(False, description="the planner keeps learning while it answers (mia.training.online)")
+    ground_truth: bool = Field(True, description="with test-time learning: False = the reviewer panel's verdict is the reward")
     max_consecutive_errors: int = Field(5, ge=1)
 
     def resolved_models(self) -> dict[str, str]:
@@ -110,6 +112,10 @@ def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner
             err.args = (f"--{role}-model {config['models'][role]!r}: {err}",)
             raise
     context = build_context(config, setting)
+    if config.get("test_time_learning"):
+        from mia.training.online.eval_hook import learning_runner
+
+        return learning_runner(config, setting, context, recursion_limit(context))
     return GraphRunner(graph=build_graph(), context=context, setting=setting, judge=config["judge"],
                        config={"recursion_limit": recursion_limit(context)})
 
@@ -208,7 +214,11 @@ async def run_evaluation(
             store = store_dir(out_dir, config)
             prepare_store(store)
             runner = (runner_factory or graph_runner_factory)({**config, "data_dir": str(store)}, setting)
-            await _run_all(runner, todo, out_dir, done, cfg, total=len(examples), progress=progress)
+            try:
+                await _run_all(runner, todo, out_dir, done, cfg, total=len(examples), progress=progress)
+            finally:
+                if hasattr(runner, "close"):  # test-time learning: stop the learner thread
+                    runner.close()
         final = runlog.latest_by_id(runlog.read_results(out_dir))
         results = [final[ex.id] for ex in examples if ex.id in final]
         summary = summarise(results, config)

@@ -130,3 +130,40 @@ def test_session_resumes_serving_the_latest_version(tmp_path) -> None:
                              served_planner=planner, start=False)
     assert second.served_version == "v0001" and planner.adapters[-1].name == "v0001"
     assert trainer.resets and trainer.resets[-1].name == "v0001"
+
+
+def test_eval_factory_builds_a_learning_runner_and_says_memory_only(tmp_path, capsys) -> None:
+    from mia.app.evaluation.harness import EvalConfig, graph_runner_factory
+
+    spec = "openai-compatible:some-model@http://127.0.0.1:9/v1"
+    cfg = EvalConfig(models={r: spec for r in ("planner", "executor", "manager", "judge")}, memory_mode="none",
+                     test_time_learning=True, ground_truth=False, namespace="ns")
+    config = {**cfg.model_dump(), "models": cfg.resolved_models(), "data_dir": str(tmp_path)}
+    runner = graph_runner_factory(config, "distractor")
+    try:
+        assert isinstance(runner, LearningRunner) and not runner.ground_truth
+        assert runner.session.context.judge_mode == "reviewers"
+        assert "memory-only" in capsys.readouterr().out
+    finally:
+        runner.close()
+
+
+def test_cli_rejects_no_ground_truth_without_test_time_learning(tmp_path) -> None:
+    from typer.testing import CliRunner
+
+    from mia.app.cli import app
+
+    result = CliRunner().invoke(app, ["eval", "--n", "1", "--no-ground-truth", "--out", str(tmp_path / "run")])
+    assert result.exit_code == 1 and "only applies with --test-time-learning" in result.output
+
+
+def test_start_learning_for_the_agent_commands(tmp_path) -> None:
+    from mia.training.online.cli import finish_learning, start_learning
+
+    said: list[str] = []
+    ctx = Context(planner_model="anthropic:claude-x", memory_mode="none", data_dir=str(tmp_path))
+    session = start_learning(ctx, ground_truth=False, echo=said.append, batch_questions=1)
+    assert session.context.judge_mode == "reviewers" and "memory-only" in said[0]
+    session.submit({"question": "q?"}, {"answer": "a", "plan": "p", "judgement": {"outcome": "correct"}})
+    finish_learning(session, echo=said.append)
+    assert session.learner.queue.cursor() == 1 and "pending episodes" in said[1]
