@@ -40,6 +40,7 @@ _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode i
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
 _data_dir = typer.Option(None, "--data-dir", help="Data directory (memory, checkpoints) (env MIA_DATA_DIR).")
+_learn = typer.Option(False, "--learn", help="Test-time learning: the planner's LoRA keeps learning from answered questions (GRPO every 4; reviewers judge when no --gold). See docs/test_time_learning.md.")
 
 
 def register(app: typer.Typer) -> None:
@@ -60,6 +61,7 @@ def ask(
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
+    learn: bool = _learn,
 ) -> None:
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
     context = _context(locals())
@@ -69,7 +71,12 @@ def ask(
                   "paragraphs": _read_paragraphs(paragraphs) if paragraphs else None}
     elif not thread:
         _fail("give a question, or --thread ID to resume a thread")
-    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json)
+    session = _learning(context, bool(gold), as_json) if learn else None
+    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json, session=session)
+    if session is not None:
+        from mia.training.online.cli import finish_learning
+
+        finish_learning(session, echo=lambda m: typer.echo(m, err=True))
     if as_json:
         typer.echo(json.dumps(result, ensure_ascii=False, default=str))
 
@@ -78,7 +85,7 @@ def chat(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
-    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir,
+    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, learn: bool = _learn,
 ) -> None:
     """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
     from rich.console import Console
@@ -87,6 +94,7 @@ def chat(
     context = _context(locals())
     thread = thread or uuid.uuid4().hex
     console.print(f"[dim]thread {thread} - memory namespace '{context.namespace}' - 'exit' to stop[/]")
+    session = _learning(context, False, False) if learn else None
     while True:
         try:
             question = console.input("[bold cyan]question> [/]").strip()
@@ -95,7 +103,11 @@ def chat(
         if not question or question.lower() in ("exit", "quit", ":q"):
             break
         inputs = {"question": question, "gold_answers": None, "plan": None, "caption": None, "paragraphs": None}
-        _run(context, inputs, thread, quiet=False)
+        _run(context, inputs, thread, quiet=False, session=session)
+    if session is not None:
+        from mia.training.online.cli import finish_learning
+
+        finish_learning(session, echo=console.print, wait=False)
 
 
 def studio(
@@ -207,7 +219,14 @@ def _context(options: dict[str, Any]) -> Any:
     return context
 
 
-def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool) -> dict[str, Any]:
+def _learning(context: Any, ground_truth: bool, quiet: bool) -> Any:
+    """--learn: a test-time learning session (mia.training.online) beside the graph."""
+    from mia.training.online.cli import start_learning
+
+    return start_learning(context, ground_truth, echo=lambda m: typer.echo(m, err=quiet))
+
+
+def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, session: Any = None) -> dict[str, Any]:
     """Run (or resume) one thread with the SQLite checkpointer, streaming node events."""
     from langgraph.checkpoint.sqlite import SqliteSaver
     from rich.console import Console
@@ -220,7 +239,7 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool) 
     data_dir.mkdir(parents=True, exist_ok=True)
     config = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(context)}
     with SqliteSaver.from_conn_string(str(data_dir / "checkpoints.sqlite")) as saver:
-        graph = build_graph(checkpointer=saver)
+        graph = session.graph(checkpointer=saver) if session is not None else build_graph(checkpointer=saver)
         if inputs is None:
             snapshot = graph.get_state(config)
             if not snapshot.values:
@@ -242,6 +261,8 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool) 
     result = {k: values.get(k) for k in OUTPUT_KEYS if k in values}
     result["thread_id"] = thread
     show_result(console, result)
+    if session is not None and inputs:  # --learn: hand the answered question to the learner
+        session.submit(inputs, dict(values))
     return result
 
 
