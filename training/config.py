@@ -78,6 +78,7 @@ class RewardConfig:
     """Reward weights (the paper's by default) and how accuracy is measured."""
 
     accuracy: AccuracyMetric = "f1"
+    judge_model: str | None = None  # for accuracy: judge (the graph judge's ground-truth grader)
     planner: PlannerRewardWeights = field(default_factory=PlannerRewardWeights)
     executor: ExecutorRewardWeights = field(default_factory=ExecutorRewardWeights)
 

@@ -37,6 +37,33 @@ class EpisodeOutcome:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
+class Accuracy:
+    """Accuracy of one answer: EM / F1 / contains (no model), or the LLM judge's ground-truth
+    grader (`metric: judge`, the paper's choice), which then needs `judge_model`."""
+
+    def __init__(self, metric: AccuracyMetric = "f1", judge_model: str | None = None, max_chars: int = 100) -> None:
+        if metric == "judge" and not judge_model:
+            raise ValueError("reward.accuracy 'judge' needs a judge model (reward.judge_model)")
+        self.metric, self.judge_model, self.max_chars = metric, judge_model, max_chars
+        self._model: Any = None
+
+    def __call__(self, question: str, answer: str | None, gold_answers: Sequence[str]) -> float:
+        if self.metric != "judge":
+            return answer_accuracy(answer, gold_answers, self.metric, self.max_chars)
+        if answer_accuracy(answer, gold_answers, "em", self.max_chars) == 1.0:
+            return 1.0  # exact: no model call needed
+        if not answer or not answer.strip() or len(answer) > 4 * self.max_chars:
+            return 0.0
+        from mia.graph.judge import judge
+
+        if self._model is None:
+            from mia.graph.models import load_chat_model
+
+            self._model = load_chat_model(self.judge_model, temperature=0.0, max_tokens=64)
+        verdict = judge(self._model, question, answer, gold_answers=list(gold_answers), mode="ground_truth")
+        return 1.0 if verdict.outcome == "correct" else 0.0
+
+
 class EpisodeRunner(Protocol):
     """Anything that turns (question, plan, paragraphs, golds) into an EpisodeOutcome."""
 
@@ -47,17 +74,18 @@ class EpisodeRunner(Protocol):
 class LocalEpisodeRunner:
     """The frozen executor as a transformers model in this process, greedy, no reflection."""
 
-    def __init__(self, model: Any, tokenizer: Any, budget: ReactBudget, metric: AccuracyMetric = "f1",
+    def __init__(self, model: Any, tokenizer: Any, budget: ReactBudget, metric: AccuracyMetric | Accuracy = "f1",
                  search_top_k: int = 2, sample: bool = False) -> None:
         self.react = ReactRunner(model, tokenizer, SandboxSearch(top_k=search_top_k), budget)
-        self.metric, self.sample = metric, sample
+        self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
+        self.sample = sample
 
     def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
             gold_answers: Sequence[str]) -> EpisodeOutcome:
         from mia.training.prompts import executor_messages
 
         ep = self.react.run(executor_messages(question, plan), paragraphs, sample=self.sample)
-        acc = answer_accuracy(ep.answer, gold_answers, self.metric)
+        acc = self.accuracy(question, ep.answer, gold_answers)
         return EpisodeOutcome(answer=ep.answer, first_answer=ep.answer, acc_first=acc, acc_final=acc,
                               tool_calls=ep.tool_calls, trace=ep.trace())
 
@@ -65,7 +93,7 @@ class LocalEpisodeRunner:
 class GraphEpisodeRunner:
     """The real graph with a preset plan: frozen executor, the graph's reflection and replan."""
 
-    def __init__(self, context_overrides: dict[str, Any], metric: AccuracyMetric = "f1") -> None:
+    def __init__(self, context_overrides: dict[str, Any], metric: AccuracyMetric | Accuracy = "f1") -> None:
         from mia import Context, build_graph
 
         overrides = {"memory_mode": "mia", "memorise": False, "judge_mode": "ground_truth", **context_overrides}
@@ -73,7 +101,7 @@ class GraphEpisodeRunner:
         from mia.graph.builder import recursion_limit
 
         self.graph = build_graph()
-        self.metric = metric
+        self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
         self.config = {"recursion_limit": recursion_limit(self.context)}
 
     def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
@@ -85,11 +113,13 @@ class GraphEpisodeRunner:
         except Exception as exc:  # a broken episode costs the plan its reward, not the run
             log.warning("graph episode failed: %s", exc)
             return EpisodeOutcome(None, None, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
-        return outcome_from_graph(out, gold_answers, self.metric)
+        return outcome_from_graph(out, gold_answers, self.accuracy, question)
 
 
-def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric: AccuracyMetric) -> EpisodeOutcome:
+def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric: AccuracyMetric | Accuracy,
+                       question: str = "") -> EpisodeOutcome:
     """Read first/final answers and the replan off the graph's output trajectory."""
+    accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
     traj = out.get("trajectory") or {}
     if isinstance(traj, dict) and traj.get("question"):
         from mia.memory.trajectory import Trajectory
@@ -113,8 +143,8 @@ def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric:
             tool_calls += 1
     final = out.get("answer") or (answers[-1] if answers else None)
     first = answers[0] if answers and replanned else final
-    acc_final = answer_accuracy(final, gold_answers, metric)
-    acc_first = answer_accuracy(first, gold_answers, metric) if replanned else acc_final
+    acc_final = accuracy(question, final, gold_answers)
+    acc_first = accuracy(question, first, gold_answers) if replanned else acc_final
     trace = traj.to_trace_text() if hasattr(traj, "to_trace_text") else ""
     replan = out.get("replan") or getattr(traj, "replan", None) or None
     return EpisodeOutcome(answer=final, first_answer=first, acc_first=acc_first, acc_final=acc_final,

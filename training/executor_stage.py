@@ -20,7 +20,7 @@ from typing import Any
 from mia.training.config import TrainConfig
 from mia.training.data import QAExample
 from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
-from mia.training.rewards import (ExecutorRewardWeights, answer_accuracy, executor_format_ok, executor_reward,
+from mia.training.rewards import (ExecutorRewardWeights, executor_format_ok, executor_reward,
                                   tool_use_score)
 
 log = logging.getLogger(__name__)
@@ -69,15 +69,19 @@ class ExecutorEpisodeReward:
 
     __name__ = "executor_reward"
 
-    def __init__(self, weights: ExecutorRewardWeights = ExecutorRewardWeights(), metric: str = "f1",
+    def __init__(self, weights: ExecutorRewardWeights = ExecutorRewardWeights(), metric: Any = "f1",
                  log_path: Path | None = None) -> None:
-        self.weights, self.metric, self.log_path = weights, metric, log_path
+        from mia.training.episodes import Accuracy
+
+        self.weights, self.log_path = weights, log_path
+        self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric, max_chars=weights.max_answer_chars)
 
     def __call__(self, completions: Sequence[Any], gold_answers: Sequence[Sequence[str]],
                  episode_turns: Sequence[Sequence[str]], episode_answer: Sequence[str], **kwargs: Any) -> list[float]:
         rewards, accs, tools, formats = [], [], [], []
-        for golds, turns, answer in zip(gold_answers, episode_turns, episode_answer, strict=True):
-            acc = answer_accuracy(answer, golds, self.metric, max_chars=self.weights.max_answer_chars)
+        questions = kwargs.get("question") or [""] * len(gold_answers)
+        for q, golds, turns, answer in zip(questions, gold_answers, episode_turns, episode_answer, strict=True):
+            acc = self.accuracy(q, answer, golds)
             tool = tool_use_score([list(turns)])
             fmt = executor_format_ok(list(turns))
             rewards.append(executor_reward(acc, True, tool, fmt, self.weights))
@@ -150,7 +154,10 @@ def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume:
                          max_answer_tokens=cfg.budget.max_answer_tokens)
     model, tokenizer, peft_config, base = make_policy(cfg)
     rollout = ExecutorRollout(rows, budget, cfg.budget.search_top_k)
-    reward = ExecutorEpisodeReward(cfg.reward.executor, cfg.reward.accuracy, log_path=out / "rollouts.jsonl")
+    from mia.training.episodes import Accuracy
+
+    accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model, cfg.reward.executor.max_answer_chars)
+    reward = ExecutorEpisodeReward(cfg.reward.executor, accuracy, log_path=out / "rollouts.jsonl")
     return run_trainer(cfg, "executor", out, reward_funcs=[reward], dataset=to_dataset(rows), model=model,
                        tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume,
                        rollout_func=rollout, max_steps=max_steps,

@@ -84,7 +84,10 @@ def make_runner(cfg: TrainConfig, executor_spec: str | None = None) -> EpisodeRu
     """The frozen executor of the planner stage, as the config asks (local loop or real graph)."""
     from mia.training.react import ReactBudget
 
+    from mia.training.episodes import Accuracy
+
     spec = executor_spec or cfg.planner.executor_model
+    accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model)
     budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
                          max_answer_tokens=cfg.budget.max_answer_tokens)
     if cfg.planner.episode_backend == "graph":
@@ -95,13 +98,13 @@ def make_runner(cfg: TrainConfig, executor_spec: str | None = None) -> EpisodeRu
                      "max_tool_calls": cfg.budget.max_tool_calls, "max_replans": cfg.planner.max_replans,
                      "executor_max_tokens": cfg.budget.max_turn_tokens, "search_top_k": cfg.budget.search_top_k,
                      **cfg.planner.graph_context}
-        return GraphEpisodeRunner(overrides, metric=cfg.reward.accuracy)
+        return GraphEpisodeRunner(overrides, metric=accuracy)
     from mia.training.episodes import LocalEpisodeRunner
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
 
     base, adapter = resolve_weights(spec)
     model = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device)
-    return LocalEpisodeRunner(model, load_tokenizer(base), budget, metric=cfg.reward.accuracy,
+    return LocalEpisodeRunner(model, load_tokenizer(base), budget, metric=accuracy,
                               search_top_k=cfg.budget.search_top_k)
 
 

@@ -21,7 +21,7 @@ from typing import Literal
 
 from mia.graph.judge.metrics import cover_match, exact_match, f1_score, normalize_answer
 
-AccuracyMetric = Literal["em", "f1", "contains"]
+AccuracyMetric = Literal["em", "f1", "contains", "judge"]  # judge: see mia.training.episodes.Accuracy
 
 
 @dataclass(frozen=True)
@@ -69,6 +69,8 @@ def answer_accuracy(
         return 0.0
     if max_chars is not None and len(normalize_answer(prediction)) > max_chars:
         return 0.0
+    if metric == "judge":
+        raise ValueError("the 'judge' metric needs a model: use mia.training.episodes.Accuracy")
     try:
         fn = _METRICS[metric]
     except KeyError:

@@ -91,3 +91,15 @@ def test_graph_backend_carries_out_a_preset_plan(shared_data: Path, data_dir: Pa
                          ex.gold_answers)
     assert outcome.error is None, outcome.error
     assert outcome.answer and 0.0 <= outcome.acc_final <= 1.0 and outcome.replanned is False
+
+
+def test_accuracy_metrics_and_judge_needs_a_model() -> None:
+    from mia.training.episodes import Accuracy
+
+    assert Accuracy("em")("q", "Gian Carlo Menotti", GOLD) == 1.0
+    assert Accuracy("f1")("q", "Menotti", GOLD) == pytest.approx(0.5)
+    with pytest.raises(ValueError, match="judge model"):
+        Accuracy("judge")
+    # an exact answer never needs the judge model (no call is made for it)
+    assert Accuracy("judge", judge_model="local:smollm2")("q", "gian carlo menotti", GOLD) == 1.0
+    assert Accuracy("judge", judge_model="local:smollm2")("q", "", GOLD) == 0.0
