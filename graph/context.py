@@ -28,16 +28,25 @@ def _f(default: Any, description: str) -> Any:
 class Context:
     """What one run of the graph may be configured with (models per role, budgets, memory)."""
 
-    planner_model: str = _f(DEFAULT_MODEL, "Planner model spec (writes the plan, reflects, replans), e.g. local:smollm2, openai:gpt-4.1-mini.")
-    executor_model: str = _f(DEFAULT_MODEL, "Executor model spec (the ReAct agent that calls tools and answers).")
-    manager_model: str = _f(DEFAULT_MODEL, "Memory-manager model spec (compresses a trajectory into a workflow memory).")
-    judge_model: str = _f(DEFAULT_MODEL, "Judge model spec (grades the answer, against gold answers when given).")
+    planner_model: str = _f(DEFAULT_MODEL,
+        "Planner model spec (writes the plan, reflects, replans), e.g. local:smollm2, "
+        "openai:gpt-4.1-mini.")
+    executor_model: str = _f(DEFAULT_MODEL,
+        "Executor model spec (the ReAct agent that calls tools and answers).")
+    manager_model: str = _f(DEFAULT_MODEL,
+        "Memory-manager model spec (compresses a trajectory into a workflow memory).")
+    judge_model: str = _f(DEFAULT_MODEL,
+        "Judge model spec (grades the answer, against gold answers when given).")
 
-    corpus: str = _f("demo", "Search corpus: 'demo' (the committed demo corpus) or a path to a corpus file/folder. Ignored when the input carries paragraphs.")
+    corpus: str = _f("demo",
+        "Search corpus: 'demo' (the committed demo corpus) or a path to a corpus file/folder. "
+        "Ignored when the input carries paragraphs.")
     search_top_k: int = _f(3, "Documents returned per search query.")
     web_search: bool = _f(False, "Also offer Tavily web search (needs TAVILY_API_KEY).")
 
-    memory_mode: MemoryMode = _f("mia", "mia: memory + planner + reflection; none: plain ReAct executor; trajectory-rag: similar raw past trajectories in the executor's context.")
+    memory_mode: MemoryMode = _f("mia",
+        "mia: memory + planner + reflection; none: plain ReAct executor; trajectory-rag: similar "
+        "raw past trajectories in the executor's context.")
     namespace: str = _f("default", "Memory namespace (one per user, task family or experiment).")
     k_pos: int = _f(2, "Successful past workflows shown to the planner.")
     k_neg: int = _f(2, "Failed past workflows shown to the planner.")
@@ -46,11 +55,17 @@ class Context:
     max_tool_calls: int = _f(30, "Most tool calls per question; then an answer is forced.")
     max_replans: int = _f(1, "Most reflect-and-replan rounds per question (the paper uses 1).")
     max_context_tokens: int = _f(7000, "Estimated executor context size that forces a final answer.")
-    max_format_retries: int = _f(2, "Times a malformed executor reply is sent back for repair before an answer is forced.")
-    max_observation_words: int = _f(512, "Words of each tool result kept in the executor context and the trace.")
-    tool_protocol: ToolProtocol = _f("auto", "text: <tool_call> tags parsed from the reply; native: the backend's tool calling; auto: native where the backend has it, text for local models.")
+    max_format_retries: int = _f(2,
+        "Times a malformed executor reply is sent back for repair before an answer is forced.")
+    max_observation_words: int = _f(512,
+        "Words of each tool result kept in the executor context and the trace.")
+    tool_protocol: ToolProtocol = _f("auto",
+        "text: <tool_call> tags parsed from the reply; native: the backend's tool calling; auto: "
+        "native where the backend has it, text for local models.")
 
-    judge_mode: JudgeMode = _f("auto", "auto: ground truth when gold answers are given, else reviewers; off: no judging (outcome unknown).")
+    judge_mode: JudgeMode = _f("auto",
+        "auto: ground truth when gold answers are given, else reviewers; off: no judging (outcome"
+        " unknown).")
 
     planner_max_tokens: int = _f(512, "Most new tokens per planner call.")
     executor_max_tokens: int = _f(384, "Most new tokens per executor turn.")
@@ -61,7 +76,8 @@ class Context:
     manager_temperature: float = _f(0.0, "Memory-manager sampling temperature.")
     judge_temperature: float = _f(0.0, "Judge sampling temperature.")
 
-    data_dir: str = _f("", "Data directory (memory, indexes, models). Empty: $MIA_DATA_DIR or ~/.local/share/mia.")
+    data_dir: str = _f("",
+        "Data directory (memory, indexes, models). Empty: $MIA_DATA_DIR or ~/.local/share/mia.")
 
     def model_for(self, role: str) -> tuple[str, float, int]:
         """(spec, temperature, max_tokens) of one role."""
