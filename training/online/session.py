@@ -104,11 +104,12 @@ class LearningSession:
             self.planner = load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
         self._version_lock = threading.Lock()
         self.deps = LearningDeps(self.inner, self.planner if self.parametric else None)
-        if trainer is None:
-            trainer = build_grpo_trainer(context, self.cfg, self.registry.current_path()) if self.parametric \
-                else MemoryOnlyTrainer()
-        else:
-            trainer.reset_to(self.registry.current_path()) if self.registry.current_path() else None
+        if trainer is None and self.parametric:  # the learner continues from the version being served
+            trainer = build_grpo_trainer(context, self.cfg, self.registry.current_path())
+        elif trainer is None:
+            trainer = MemoryOnlyTrainer()
+        elif self.registry.current_path() is not None:
+            trainer.reset_to(self.registry.current_path())
         self.trainer = trainer
         from mia.training.online.memory_loop import MemoryLoop
 
