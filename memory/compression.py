@@ -72,11 +72,8 @@ def parse_steps(text: str) -> tuple[list[str], list[str]]:
             steps[-1] += " " + line.strip()  # a wrapped step line
     if bullets and not numbered:
         repairs.append("bullets renumbered")
-    if not steps:
-        sentences = [s.strip() for s in re.split(r"(?<=[.!?])\s+|\n+", cleaned) if len(s.split()) >= 3]
-        if sentences:
-            steps = sentences[:8]
-            repairs.append("prose split into steps")
+    # Prose is not split into steps: with the 135M manager, prose answers were hallucinated
+    # narratives ("founded in 1844 by John A. Smith"), worse than the extractive fallback.
     normalised: list[str] = []
     seen: set[str] = set()
     for step in steps:

@@ -92,6 +92,7 @@ def main() -> None:
     parser.add_argument("--questions", type=int, default=200)
     parser.add_argument("--model-questions", type=int, default=6)
     parser.add_argument("--out", type=Path, default=HERE / "compression.json")
+    parser.add_argument("--threads", type=int, default=1, help="torch threads for the manager model")
     args = parser.parse_args()
     rows = [json.loads(line) for line, _ in zip(DATA.open(), range(args.questions))]
     trajectories = [build_trajectory(row, i) for i, row in enumerate(rows)]
@@ -106,6 +107,9 @@ def main() -> None:
             print("real model not available:", err, file=sys.stderr)
             compressor = None
         if compressor is not None:
+            import torch
+
+            torch.set_num_threads(args.threads)  # 2 spinning OpenMP threads crawl on a loaded 2-core box
             for traj in trajectories[: args.model_questions]:
                 t = time.perf_counter()
                 result = compressor.compress(traj)

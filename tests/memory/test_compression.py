@@ -61,7 +61,7 @@ def test_over_long_output_is_cut_to_budget():
 
 
 def test_garbage_is_retried_then_falls_back_to_extractive():
-    model = FakeListChatModel(responses=["the the the the the the the the the the the the the the the the the the the the",
+    model = FakeListChatModel(responses=["1. the the the the the the the the the the the the the the the the the the the the",
                                          "1. Identify the two entities to compare (question -> \"entity A\", \"entity B\")"])
     result = Compressor(model).compress(TRAJ)
     assert result.attempts == 2 and result.method == "extractive"
@@ -99,18 +99,27 @@ def test_extractive_workflow_is_deterministic_complete_and_bounded():
 def test_parse_steps_variants():
     steps, repairs = parse_steps("Step 1: a b c\nStep 2) d e f\n  continued here\n3. g h")
     assert steps == ["a b c", "d e f continued here", "g h"] and repairs == []
+    prose = "The agent looked for the magazine. It was founded in 1844 by John A. Smith. Then it answered."
+    assert parse_steps(prose) == ([], [])  # prose is retried, not accepted
 
 
 @pytest.mark.real_model
 def test_compression_with_the_real_embedded_model():
     loader = pytest.importorskip("mia.graph.models.loader", reason="mia.graph.models is not available yet")
-    model = loader.load_chat_model("local:smollm2", temperature=0.0, max_tokens=200)
-    compressor = Compressor(model, max_words=150)
-    result = compressor.compress(TRAJ)
-    assert result.attempts >= 1 and result.raw_outputs or result.problems  # the model was really called
+    import torch
+
+    model = loader.load_chat_model("local:smollm2", temperature=0.0, max_tokens=128)
+    compressor = Compressor(model, max_words=100, max_attempts=1)
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)  # on a loaded 2-core box, 2 spinning OpenMP threads are many times slower
+    try:
+        result = compressor.compress(TRAJ)
+    finally:
+        torch.set_num_threads(previous)
+    assert result.attempts == 1 and result.raw_outputs and result.raw_outputs[0].strip()  # the model really answered
     assert result.method in {"model", "repaired", "extractive"}
     steps = result.workflow.splitlines()
     assert steps and all(line.split(".", 1)[0].isdigit() for line in steps)
-    assert len(result.workflow.split()) <= 150
+    assert len(result.workflow.split()) <= 100
     assert "Arthur's Magazine founded" in result.workflow or "First for Women magazine founded" in result.workflow
     print(f"\nreal model: method={result.method} attempts={result.attempts} problems={result.problems}\n{result.workflow}")

@@ -14,7 +14,7 @@ import time
 import numpy as np
 import pytest
 
-from mia.memory import MemoryRecord, MemoryStore, MemoryStoreError, SchemaMismatchError, StoreLockedError, UpkeepPolicy
+from mia.memory import MemoryRecord, MemoryStore, SchemaMismatchError, UpkeepPolicy
 from mia.memory.embeddings import PrecomputedEmbedder
 
 from .conftest import make_trajectory, run_python
