@@ -87,16 +87,20 @@ def test_adapter_loads_through_the_model_spec(planner_run) -> None:
 
 
 def test_planner_run_resumes_from_its_checkpoint(planner_run, tiny_cfg: TrainConfig) -> None:
+    """A rerun picks up checkpoint-2 (optimizer, scheduler, step) instead of starting over: with
+    the same max_steps nothing is redone, no new rollout is played, and the adapter is rewritten."""
     from mia.training.planner_stage import train_planner
     from mia.training.trainer_setup import latest_checkpoint
 
     out = Path(tiny_cfg.output_dir)
     assert latest_checkpoint(out).name == "checkpoint-2"
-    again = train_planner(tiny_cfg, max_steps=3, extra_reward_funcs=[plan_length_reward])
-    assert again.steps == 3
+    rollouts = out / "rollouts.jsonl"
+    before = rollouts.read_text()
+    again = train_planner(tiny_cfg, extra_reward_funcs=[plan_length_reward])
+    assert again.steps == 2 and rollouts.read_text() == before
     steps = [json.loads(line)["step"] for line in again.metrics_path.read_text().splitlines()
              if "reward" in json.loads(line)]
-    assert steps == [1, 2, 3]  # steps 1-2 were not redone
+    assert steps == [1, 2]
 
 
 def test_executor_stage_trains_multi_turn_tool_use(tiny_cfg: TrainConfig, tmp_path: Path) -> None:
