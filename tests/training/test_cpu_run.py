@@ -15,7 +15,9 @@ import pytest
 from mia.training.config import TrainConfig
 
 pytestmark = pytest.mark.real_model
-CONFIG = Path(__file__).resolve().parents[2] / "training" / "configs" / "test-tiny.yaml"
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "training" / "configs" / "test-tiny.yaml"
+HOTPOTQA = ROOT / "app" / "evaluation" / "datasets" / "hotpotqa.jsonl.gz"  # committed, same order as shared
 
 
 def plan_length_reward(completions, **kwargs) -> list[float]:
@@ -27,10 +29,10 @@ def plan_length_reward(completions, **kwargs) -> list[float]:
 
 
 @pytest.fixture(scope="module")
-def tiny_cfg(shared_data: Path, data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> TrainConfig:
+def tiny_cfg(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> TrainConfig:
     out = tmp_path_factory.mktemp("train")
     return TrainConfig.from_yaml(CONFIG, {"output_dir": str(out / "planner"),
-                                          "data.path": str(shared_data / "hotpotqa" / "hotpotqa_dev_distractor.jsonl"),
+                                          "data.path": str(HOTPOTQA),
                                           "data.limit": 1})
 
 

@@ -78,12 +78,13 @@ def test_completion_text_accepts_both_formats() -> None:
 
 
 @pytest.mark.real_model
-def test_graph_backend_carries_out_a_preset_plan(shared_data: Path, data_dir: Path, tmp_path: Path) -> None:
+def test_graph_backend_carries_out_a_preset_plan(data_dir: Path, tmp_path: Path) -> None:
     """The real graph with the real embedded model: the preset plan skips the planner node."""
     from mia.training.data import load_qa_jsonl
     from mia.training.episodes import GraphEpisodeRunner
 
-    [ex] = load_qa_jsonl(shared_data / "hotpotqa" / "hotpotqa_dev_distractor.jsonl", limit=1)
+    root = Path(__file__).resolve().parents[2]
+    [ex] = load_qa_jsonl(root / "app" / "evaluation" / "datasets" / "hotpotqa.jsonl.gz", limit=1)
     runner = GraphEpisodeRunner({"executor_model": "local:smollm2", "planner_model": "local:smollm2",
                                  "max_tool_calls": 1, "max_replans": 0, "executor_max_tokens": 24,
                                  "judge_mode": "off", "namespace": "grpo-test", "data_dir": str(tmp_path)})
