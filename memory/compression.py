@@ -20,6 +20,8 @@ PROMPTS_FILE = Path(__file__).with_name("prompts.toml")
 _NUMBERED = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:step\s*)?(\d{1,2})\s*[.):\-]\s*(?:\*\*)?\s*(.+)$", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*[-*\u2022]\s+(.+)$")
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
+_ECHO = re.compile(r"^\s*(round \d+|thought:|tool call:|tool result:|question:|plan:|final answer:|judgement:|"
+                   r"transcript:|image caption:|revised plan:|answer:)", re.IGNORECASE)
 _EXAMPLE_MARKERS = ('"entity a"', "entity a founded", "year of a")
 MAX_WORDS_PER_STEP = 60
 
@@ -61,14 +63,20 @@ def parse_steps(text: str) -> tuple[list[str], list[str]]:
         repairs.append("stripped think/code fences")
     steps: list[str] = []
     numbered = bullets = 0
+    echo = False
     for line in cleaned.splitlines():
-        if match := _NUMBERED.match(line):
+        if _ECHO.match(line):  # the model is replaying the transcript: drop it up to the next step
+            echo = True
+            repairs.append("transcript echo dropped")
+        elif match := _NUMBERED.match(line):
             steps.append(match.group(2))
             numbered += 1
+            echo = False
         elif match := _BULLET.match(line):
             steps.append(match.group(1))
             bullets += 1
-        elif steps and line.strip() and not line.strip().lower().startswith(("workflow", "transcript")):
+            echo = False
+        elif steps and not echo and line.strip() and not line.strip().lower().startswith("workflow"):
             steps[-1] += " " + line.strip()  # a wrapped step line
     if bullets and not numbered:
         repairs.append("bullets renumbered")
@@ -178,6 +186,9 @@ class Compressor:
         trace_lower = trajectory.to_trace_text(self.max_words_per_observation).lower()
         if any(marker in lowered and marker not in trace_lower for marker in _EXAMPLE_MARKERS):
             return "", [], "it copied the format example instead of describing this transcript"
+        plan_lines = {ln.strip().lstrip("0123456789.)- ").strip(" .").lower() for ln in trajectory.plan.splitlines() if ln.strip()}
+        if plan_lines and sum(step.lower().strip(" .:") in plan_lines for step in steps) * 2 >= len(steps):
+            return "", [], "it copied the plan instead of summarising what the agent did"
         words = lowered.split()
         if len(words) < 4:
             return "", [], "too short to be a workflow"

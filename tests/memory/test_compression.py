@@ -69,6 +69,18 @@ def test_garbage_is_retried_then_falls_back_to_extractive():
     assert result.workflow == extractive_workflow(TRAJ)
 
 
+def test_transcript_echo_and_copied_plan_are_handled():
+    echo = ("1. Look up both magazines (query \"Arthur's Magazine founded\" -> 1844)\n2. Answer (dates -> Arthur's)\n"
+            "Round 1\nThought: I should search.\nTool call: search(...)\nmore echoed text")
+    result = Compressor(FakeListChatModel(responses=[echo])).compress(TRAJ)
+    assert result.method == "repaired" and "transcript echo dropped" in result.problems
+    assert result.workflow.splitlines()[-1] == "2. Answer (dates -> Arthur's)"
+    plan_copy = "1. Search for the entities.\n2. Compare."
+    result = Compressor(FakeListChatModel(responses=[plan_copy, plan_copy])).compress(TRAJ)
+    assert result.method == "extractive"
+    assert result.problems == ["it copied the plan instead of summarising what the agent did"] * 2
+
+
 def test_retry_can_succeed():
     model = FakeListChatModel(responses=["", "1. Look up both magazines (query \"Arthur's Magazine founded\" -> 1844)\n2. Answer (dates -> Arthur's)"])
     result = Compressor(model).compress(TRAJ)
