@@ -72,19 +72,24 @@ def run(mode: str, n: int, out: Path, seed: int) -> None:
 def report(runs: list[Path], window: int = 20) -> str:
     from mia.graph.judge import cover_match
 
-    lines = ["| run | questions | window | EM | F1 | gold contained | verdict correct |", "|---|---|---|---|---|---|---|"]
+    lines = ["| run | questions | window | EM | F1 | gold contained | verdict correct | planner versions served |",
+             "|---|---|---|---|---|---|---|---|"]
     for run_dir in runs:
         rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines() if line.strip()]
         by_id = {r["id"]: r for r in rows}
         rows = list(by_id.values())
+        episodes = run_dir / "store" / "online" / "episodes.jsonl"
+        served = [json.loads(line).get("adapter_version") for line in episodes.read_text().splitlines()
+                  if line.strip()] if episodes.is_file() else []
         for start in range(0, len(rows), window):
             part = rows[start:start + window]
             em = sum(r["em"] for r in part) / len(part)
             f1 = sum(r["f1"] for r in part) / len(part)
             cover = sum(float(cover_match(r.get("answer") or "", r["gold_answers"])) for r in part) / len(part)
             judged = sum(bool(r.get("judge_correct")) for r in part) / len(part)
+            versions = ", ".join(dict.fromkeys(str(v) for v in served[start:start + window])) or "-"
             lines.append(f"| {run_dir.name} | {len(rows)} | {start + 1}-{start + len(part)} | {em:.3f} | {f1:.3f} | "
-                         f"{cover:.3f} | {judged:.3f} |")
+                         f"{cover:.3f} | {judged:.3f} | {versions} |")
     return "\n".join(lines)
 
 
