@@ -53,6 +53,9 @@ class Context:
     memorise: bool = _f(True, "Store this episode in memory after judging it.")
 
     max_tool_calls: int = _f(30, "Most tool calls per question; then an answer is forced.")
+    min_tool_calls: int = _f(1,
+        "Searches the executor must make before an answer is accepted (capped by max_tool_calls). "
+        "An earlier answer or a junk reply is re-asked as a forced search call; 0 lets it answer at once.")
     max_replans: int = _f(1, "Most reflect-and-replan rounds per question (the paper uses 1).")
     max_context_tokens: int = _f(7000, "Estimated executor context size that forces a final answer.")
     max_format_retries: int = _f(2,

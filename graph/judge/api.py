@@ -139,7 +139,37 @@ class _Plan:
             return self._ground_truth(result)
         return self._reviewed(result)
 
+    def _contradicted(self, result: GradeResult) -> GradeResult | Outcome | None:
+        """A CORRECT grade the metrics flatly contradict, resolved by `config.contradiction`:
+        a metrics GradeResult, the outcome "unknown", or None (trust the grader)."""
+        if result.method != "llm" or result.label != "CORRECT" or not self.golds:
+            return None
+        if self.metrics["em"] or self.metrics["cover"] or (self.metrics["f1"] or 0.0) > 0.0:
+            return None
+        policy = self.config.contradiction
+        note = (f"the grader said CORRECT but the answer shares no token with any gold answer (F1 0); "
+                f"contradiction policy {policy!r}: ")
+        if policy == "llm":
+            result.notes.append(note + "the grader's label was kept")
+            return None
+        if policy == "unknown":
+            result.notes.append(note + "outcome recorded as unknown")
+            return "unknown"
+        label = metrics_label(self.prediction, self.golds)
+        return GradeResult(label=label, method="fallback", raw=result.raw,
+                           notes=[*result.notes, note + f"graded {label} by the metrics"])
+
     def _ground_truth(self, result: GradeResult) -> Verdict:
+        resolved = self._contradicted(result)
+        if resolved == "unknown":
+            return Verdict(
+                outcome="unknown", score=0.0, mode="ground_truth", method="fallback", prediction=self.prediction,
+                grader_label=result.label, raw_reply=result.raw, notes=result.notes, usage=self.usage,
+                feedback="The judge model said CORRECT, but the answer shares no word with the gold answer(s): "
+                "outcome unknown.", **self.metrics,
+            )
+        if isinstance(resolved, GradeResult):
+            result = resolved
         outcome = _LABEL_OUTCOME[result.label]
         if result.method == "llm":
             score = 1.0 if outcome == "correct" else 0.0

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mia.graph.models.errors import BackendNotInstalledError
+from mia.graph.models.penalties import LOCAL_NO_REPEAT_NGRAM, LOCAL_PRESENCE_PENALTY, banned_next_tokens
 from mia.graph.models.text_model import Completion, GenParams, TextChatModel
 
 _CHATML = (
@@ -70,6 +71,9 @@ class LlamaCppChatModel(TextChatModel):
     model_path: str
     n_ctx: int = 4096
     n_threads: int | None = None
+    # llama.cpp's own presence penalty (over its last 64 tokens); see penalties.py for the transformers one.
+    presence_penalty: float = LOCAL_PRESENCE_PENALTY
+    no_repeat_ngram_size: int = LOCAL_NO_REPEAT_NGRAM
 
     @property
     def _llm_type(self) -> str:
@@ -93,7 +97,10 @@ class LlamaCppChatModel(TextChatModel):
             max_tokens=params.max_tokens, temperature=0.0 if greedy else params.temperature,
             top_p=1.0 if greedy else params.top_p, top_k=1 if greedy else 0, min_p=0.0,
             stop=[*params.stop, loaded.eos] if loaded.eos else list(params.stop), stream=stream,
+            presence_penalty=params.presence_penalty, repeat_penalty=1.0, frequency_penalty=0.0,
         )
+        if params.no_repeat_ngram_size:
+            kwargs["logits_processor"] = _no_repeat_processor(len(tokens), params.no_repeat_ngram_size)
         return loaded, tokens, kwargs
 
     def _complete(self, chat: list[dict[str, str]], prefill: str, params: GenParams) -> Completion:
@@ -120,3 +127,16 @@ class LlamaCppChatModel(TextChatModel):
         text = "".join(parts)
         n_out = len(loaded.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)) if text else 0
         yield Completion("", len(tokens), n_out, finish)
+
+
+def _no_repeat_processor(n_prompt: int, n: int) -> Any:
+    """llama-cpp-python logits processor banning repeated generated n-grams."""
+    from llama_cpp import LogitsProcessorList
+
+    def ban(input_ids: Any, scores: Any) -> Any:
+        banned = banned_next_tokens(list(input_ids[n_prompt:]), n)
+        if banned:
+            scores[sorted(banned)] = float("-inf")
+        return scores
+
+    return LogitsProcessorList([ban])

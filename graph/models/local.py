@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mia.graph.models.penalties import LOCAL_NO_REPEAT_NGRAM, LOCAL_PRESENCE_PENALTY, hf_logits_processor
 from mia.graph.models.text_model import Completion, GenParams, TextChatModel
 from mia.graph.models.weights import LoadedWeights, check_adapter_dir, load_weights
 
@@ -24,6 +25,9 @@ class LocalChatModel(TextChatModel):
     model_path: str = Field(description="transformers model folder (save_pretrained output)")
     adapter_path: str | None = Field(default=None, description="peft LoRA adapter folder, if any")
     device: str = "cpu"
+    # Small local models loop without these (measured in docs/graph.md); API backends are untouched.
+    presence_penalty: float = LOCAL_PRESENCE_PENALTY
+    no_repeat_ngram_size: int = LOCAL_NO_REPEAT_NGRAM
 
     @property
     def _llm_type(self) -> str:
@@ -57,7 +61,7 @@ class LocalChatModel(TextChatModel):
         prompt = tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) + prefill
         return tok(prompt, return_tensors="pt", add_special_tokens=False).to(weights.device)
 
-    def _gen_kwargs(self, weights: LoadedWeights, params: GenParams) -> dict[str, Any]:
+    def _gen_kwargs(self, weights: LoadedWeights, params: GenParams, n_prompt: int = 0) -> dict[str, Any]:
         tok = weights.tokenizer
         kwargs: dict[str, Any] = {
             "max_new_tokens": params.max_tokens,
@@ -68,6 +72,11 @@ class LocalChatModel(TextChatModel):
             kwargs.update(temperature=params.temperature, top_p=params.top_p, top_k=0)
         if params.stop:
             kwargs.update(stop_strings=list(params.stop), tokenizer=tok)
+        if params.presence_penalty or params.no_repeat_ngram_size:
+            from transformers import LogitsProcessorList
+
+            kwargs["logits_processor"] = LogitsProcessorList([hf_logits_processor(
+                n_prompt, params.presence_penalty, params.no_repeat_ngram_size)])
         return kwargs
 
     @staticmethod
@@ -82,7 +91,7 @@ class LocalChatModel(TextChatModel):
         enc = self._encode(weights, chat, prefill)
         n_in = int(enc["input_ids"].shape[1])
         with weights.lock, weights.activate(self.adapter_path) as model, torch.inference_mode():
-            out = model.generate(**enc, **self._gen_kwargs(weights, params))
+            out = model.generate(**enc, **self._gen_kwargs(weights, params, n_in))
         new_ids = out[0, n_in:].tolist()
         text = weights.tokenizer.decode(new_ids, skip_special_tokens=True)
         return Completion(text, n_in, len(new_ids), self._finish(weights, new_ids, params))
@@ -110,7 +119,7 @@ class LocalChatModel(TextChatModel):
                 return torch.full((input_ids.shape[0],), cancelled.is_set(), dtype=torch.bool, device=input_ids.device)
 
         streamer = _Counting(weights.tokenizer, skip_prompt=True, skip_special_tokens=True, timeout=600)
-        kwargs = self._gen_kwargs(weights, params)
+        kwargs = self._gen_kwargs(weights, params, n_in)
         kwargs.update(streamer=streamer, stopping_criteria=StoppingCriteriaList([_Cancel()]))
         error: list[BaseException] = []
 

@@ -57,6 +57,8 @@ class GenParams:
     top_p: float
     max_tokens: int
     stop: list[str]
+    presence_penalty: float = 0.0
+    no_repeat_ngram_size: int = 0
 
 
 def truncate_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
@@ -84,6 +86,9 @@ class TextChatModel(BaseChatModel):
     top_p: float = 1.0
     max_tokens: int = 256
     stop: list[str] | None = None
+    presence_penalty: float = Field(
+        default=0.0, description="subtracted from the logits of tokens already generated (paper: 1.1)")
+    no_repeat_ngram_size: int = Field(default=0, description="ban repeating a generated n-gram of this size; 0: off")
 
     # ---- to implement -------------------------------------------------------------------
     def _complete(self, chat: list[dict[str, str]], prefill: str, params: GenParams) -> Completion:
@@ -107,6 +112,8 @@ class TextChatModel(BaseChatModel):
             top_p=float(self.top_p if top_p is None else top_p),
             max_tokens=int(max_tokens),
             stop=[s for s in [*(self.stop or []), *(stop or [])] if s],
+            presence_penalty=float(kwargs.get("presence_penalty", self.presence_penalty) or 0.0),
+            no_repeat_ngram_size=int(kwargs.get("no_repeat_ngram_size", self.no_repeat_ngram_size) or 0),
         )
 
     def _prepare(

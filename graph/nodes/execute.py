@@ -17,6 +17,7 @@ from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
+from mia.graph.nodes.search_policy import force_search, required_searches, with_query
 from mia.graph.prompts import render
 from mia.graph.protocol import estimate_tokens, extract_final_answer, parse_turn
 from mia.graph.state import State
@@ -98,7 +99,37 @@ def make_execute(deps: Deps):
             kept = AIMessage(content=turn.content if turn.kind == "tool_call" else text)
             call_id = None
 
+        warnings: list[str] = []
+        done = state.get("tool_calls", 0)
+        needed = required_searches(ctx.min_tool_calls, ctx.max_tool_calls, len(tools))
+        if turn_kind in ("answer", "malformed") and done < needed:
+            forced_search = force_search(model, conversation, state["question"], tools, native, done, needed,
+                                         premature=AIMessage(content=text or "(empty reply)"))
+            usage = _add(usage, forced_search.usage)
+            extra = "; ".join(forced_search.notes)
+            warnings.append(f"the executor {'answered' if turn_kind == 'answer' else 'wrote a malformed reply'} "
+                            f"after {done} of {needed} required searches: search forced by "
+                            f"{forced_search.how}{' (' + extra + ')' if extra else ''}")
+            steps = [{"kind": "tool_call", "content": "", "tool": forced_search.tool, "args": forced_search.args}]
+            return {"usage": usage, "messages": new + forced_search.messages, "steps": steps,
+                    "last_turn": "tool_call", "warnings": warnings,
+                    "pending_tool": {"name": forced_search.tool, "args": forced_search.args,
+                                     "id": forced_search.call_id}}
+        if turn_kind == "malformed" and turn.error == "search needs at least one query":
+            turn_kind, tool, args = "tool_call", "search", {"query_list": [state["question"].strip()]}
+            call_text = json.dumps({"name": tool, "arguments": args}, ensure_ascii=False)
+            kept = AIMessage(content=f"<tool_call>{call_text}</tool_call>")
+            warnings.append("the executor's search had no query: the question was used as the query")
+        elif turn_kind == "tool_call":
+            args, fell_back = with_query(tool, args, state["question"])
+            if fell_back:
+                warnings.append("the executor's search had no query: the question was used as the query")
+                if reply.tool_calls:
+                    kept = AIMessage(content=text, tool_calls=[{**reply.tool_calls[0], "args": args}], id=reply.id)
+
         update: dict[str, Any] = {"usage": usage}
+        if warnings:
+            update["warnings"] = warnings
         steps = [{"kind": "thought", "content": think}] if think else []
         if turn_kind == "tool_call":
             if not tools or state.get("tool_calls", 0) >= ctx.max_tool_calls:
@@ -122,7 +153,7 @@ def make_execute(deps: Deps):
                 return forced
             ask = HumanMessage(content=render("executor", "malformed", error=turn.error))
             update.update(messages=new + [kept, ask], steps=steps, last_turn="retry", format_retries=retries,
-                          warnings=[f"malformed executor reply ({turn.error})"])
+                          warnings=warnings + [f"malformed executor reply ({turn.error})"])
         return update
 
     return execute

@@ -4,6 +4,7 @@ planner conversation is still built so that reflection and replanning can follow
 
 from __future__ import annotations
 
+import re
 from types import SimpleNamespace
 from typing import Any
 
@@ -28,6 +29,12 @@ def to_messages(conversation: list[dict[str, str]]) -> list[BaseMessage]:
     return [kinds[m["role"]](content=m["content"]) for m in conversation]
 
 
+def cut_invented_question(plan: str) -> str:
+    """Small models continue past the plan with a new "Question: ... Plan:" of their own: cut it."""
+    match = re.search(r"(?im)^\s*(question|plan)\s*:", plan)
+    return plan[: match.start()].rstrip() if match and match.start() > 0 else plan
+
+
 def make_plan(deps: Deps):
     def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
@@ -44,7 +51,7 @@ def make_plan(deps: Deps):
         model = deps.chat_model(ctx, "planner")
         reply, usage = invoke(model, to_messages(conversation), "planner")
         raw = text_of(reply)
-        text = strip_think(raw) or raw.strip()
+        text = cut_invented_question(strip_think(raw) or raw.strip())
         conversation.append({"role": "assistant", "content": text})
         update: dict[str, Any] = {"plan": text, "planner_messages": conversation, "usage": usage}
         if not text:

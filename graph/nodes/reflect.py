@@ -35,7 +35,8 @@ def make_reflect(deps: Deps):
         update: dict[str, Any] = {
             "planner_messages": conversation,
             "reflections": state.get("reflections", 0) + 1,
-            "steps": [{"kind": "reflection", "content": decision}],
+            "steps": [{"kind": "reflection", "content": decision,
+                       **({"args": {"unclear": True, "raw": raw[:200]}} if verdict is None else {})}],
             "usage": usage,
             "last_turn": "replan" if verdict else "accept",
         }

@@ -23,6 +23,9 @@ class ScriptedChatModel(BaseChatModel):
     prompts: list[list[BaseMessage]] = Field(default_factory=list)
     bound_tools: list[Any] = Field(default_factory=list)
     fallback: str = "<answer>fallback</answer>"
+    call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
+    bind_kwargs: list[dict[str, Any]] = Field(default_factory=list)
+    supports_prefill: bool = False  # like the local backends: continue a prefilled assistant turn
 
     @property
     def _llm_type(self) -> str:
@@ -31,6 +34,7 @@ class ScriptedChatModel(BaseChatModel):
     def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
                   **kwargs: Any) -> ChatResult:
         self.prompts.append(list(messages))
+        self.call_kwargs.append({"stop": stop, **kwargs})
         item = self.script.pop(0) if self.script else self.fallback
         if callable(item):
             item = item(messages)
@@ -40,6 +44,7 @@ class ScriptedChatModel(BaseChatModel):
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:
         self.bound_tools = list(tools)
+        self.bind_kwargs.append(dict(kwargs))
         return self
 
 

@@ -16,6 +16,8 @@ from mia.graph.nodes import deps as deps_module
 from .fakes import ScriptedChatModel, make_deps
 
 runner = CliRunner()
+# Context.min_tool_calls defaults to 1: the scripted executor searches once before it answers.
+SEARCH = '<tool_call>{"name": "search", "arguments": {"query_list": ["x"]}}</tool_call>'
 
 
 @pytest.fixture()
@@ -61,16 +63,16 @@ def test_failed_run_resumes_from_its_checkpoint(fake_models: dict[str, Any], tmp
     res = runner.invoke(app, args)
     assert res.exit_code == 1 and "resume it with `mia ask --thread t-2`" in res.output
     planner_calls = len(fake_models["model"].prompts)
-    fake_models["model"].script = ["<answer>resumed</answer>", "no"]
+    fake_models["model"].script = [SEARCH, "<answer>resumed</answer>", "no"]
     res = runner.invoke(app, ["ask", "--thread", "t-2", "--data-dir", str(tmp_path), "--json", "--judge-mode", "off"])
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["answer"] == "resumed" and out["plan"] == "1. Plan."
-    assert len(fake_models["model"].prompts) == planner_calls + 2  # executor + reflection; no new plan
+    assert len(fake_models["model"].prompts) == planner_calls + 3  # executor x2 + reflection; no new plan
 
 
 def test_chat_keeps_one_thread(fake_models: dict[str, Any], tmp_path: Path) -> None:
-    fake_models["model"].script = ["1.", "<answer>one</answer>", "no", "1.", "<answer>two</answer>", "no"]
+    fake_models["model"].script = ["1.", SEARCH, "<answer>one</answer>", "no", "1.", SEARCH, "<answer>two</answer>", "no"]
     res = runner.invoke(app, ["chat", "--data-dir", str(tmp_path), "--judge-mode", "off", "--no-memorise"],
                         input="first?\nsecond?\nexit\n")
     assert res.exit_code == 0, res.output

@@ -29,7 +29,7 @@ def models(planner: list[Any] | None = None, executor: list[Any] | None = None, 
 
 def ctx(**kw: Any) -> Context:
     base = dict(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                judge_model="fake:judge", tool_protocol="text")
+                judge_model="fake:judge", tool_protocol="text", min_tool_calls=0)  # search policy: test_search_policy
     base.update(kw)
     return Context(**base)
 

@@ -1,0 +1,54 @@
+"""A CORRECT grade that the metrics flatly contradict (F1 0, no cover match): JudgeConfig.contradiction."""
+
+from __future__ import annotations
+
+import pytest
+
+from mia.graph.judge import JudgeConfig, judge
+
+Q = "Which women's magazine was published first, Mirabella or Home Monthly?"
+GOLD = ["Home Monthly"]
+
+
+def test_default_policy_is_metrics() -> None:
+    assert JudgeConfig().contradiction == "metrics"
+    with pytest.raises(ValueError):
+        JudgeConfig(contradiction="maybe")  # type: ignore[arg-type]
+
+
+def test_metrics_policy_overrides_a_baseless_correct(scripted) -> None:
+    verdict = judge(scripted("A"), Q, "1. 1.\n2. 2.", gold_answers=GOLD)
+    assert (verdict.outcome, verdict.method, verdict.grader_label, verdict.score) == ("incorrect", "fallback", "INCORRECT", 0.0)
+    assert verdict.f1 == 0.0 and verdict.raw_reply == "A"
+    assert any("contradiction policy 'metrics'" in n for n in verdict.notes)
+
+
+def test_llm_policy_keeps_the_grade_with_a_note(scripted) -> None:
+    verdict = judge(scripted("A"), Q, "1. 1.", gold_answers=GOLD, config=JudgeConfig(contradiction="llm"))
+    assert (verdict.outcome, verdict.method, verdict.score) == ("correct", "llm", 1.0)
+    assert any("label was kept" in n for n in verdict.notes)
+
+
+def test_unknown_policy(scripted) -> None:
+    verdict = judge(scripted("A"), Q, "1. 1.", gold_answers=GOLD, config=JudgeConfig(contradiction="unknown"))
+    assert (verdict.outcome, verdict.score, verdict.grader_label) == ("unknown", 0.0, "CORRECT")
+    assert any("unknown" in n for n in verdict.notes)
+
+
+@pytest.mark.parametrize("answer", ["Home Monthly", "It was Home Monthly, in 1896", "Monthly"])
+def test_overlap_keeps_the_llm_grade(scripted, answer: str) -> None:
+    # any shared token (F1 > 0) or a cover match: the grader may know an equivalence the metrics do not
+    verdict = judge(scripted("A"), Q, answer, gold_answers=GOLD)
+    assert (verdict.outcome, verdict.method) == ("correct", "llm") and not verdict.notes
+
+
+def test_incorrect_grades_are_never_overridden(scripted) -> None:
+    verdict = judge(scripted("B"), Q, "Mirabella", gold_answers=GOLD)
+    assert (verdict.outcome, verdict.method) == ("incorrect", "llm")
+
+
+async def test_async_path_applies_the_policy(scripted) -> None:
+    from mia.graph.judge import ajudge
+
+    verdict = await ajudge(scripted("A"), Q, "Mirabella", gold_answers=GOLD)
+    assert verdict.outcome == "incorrect" and verdict.method == "fallback"
