@@ -1,0 +1,52 @@
+"""The small-model fixes with the real embedded model (SmolLM2-135M, transformers, offline): the
+search policy makes the executor search for real, and the planner's worked example plus the local
+anti-repetition defaults give numbered search steps instead of loops."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from mia.graph.builder import build_graph, recursion_limit
+from mia.graph.context import Context
+
+pytestmark = pytest.mark.real_model
+SAMPLE = Path(__file__).parent / "data" / "hotpotqa_sample.json"
+
+
+def _record() -> dict[str, Any]:
+    return json.loads(SAMPLE.read_text())[0]
+
+
+def test_real_executor_searches_before_answering(tmp_path: Path) -> None:
+    record = _record()
+    ctx = Context(memory_mode="none", judge_mode="off", memorise=False, max_tool_calls=1, min_tool_calls=1,
+                  executor_max_tokens=32, search_top_k=2, data_dir=str(tmp_path))
+    out = build_graph().invoke({"question": record["question"], "paragraphs": record["paragraphs"]}, context=ctx,
+                               config={"recursion_limit": recursion_limit(ctx)})
+    steps = out["trajectory"]["steps"]
+    calls = [s for s in steps if s["kind"] == "tool_call"]
+    observations = [s["content"] for s in steps if s["kind"] == "observation"]
+    assert out["tool_calls"] == 1 and calls and calls[0]["args"]["query_list"][0].strip()
+    titles = [p["title"] for p in record["paragraphs"]]
+    assert observations and any(t in observations[0] for t in titles), observations  # a real search result
+    assert not observations[0].startswith("Error")
+    assert isinstance(out["answer"], str)
+
+
+def test_real_plan_has_search_steps_and_no_loop(tmp_path: Path) -> None:
+    record = _record()
+    ctx = Context(memory_mode="mia", judge_mode="off", memorise=False, max_tool_calls=0, max_replans=0,
+                  planner_max_tokens=80, executor_max_tokens=8, data_dir=str(tmp_path))
+    out = build_graph().invoke({"question": record["question"], "paragraphs": record["paragraphs"]}, context=ctx,
+                               config={"recursion_limit": recursion_limit(ctx)})
+    plan = out["plan"]
+    assert re.search(r"(?im)^\s*1\.\s*search\b", plan), plan
+    lines = [line.strip() for line in plan.splitlines() if line.strip()]
+    assert max(Counter(lines).values()) < 3, plan
+    assert "Question:" not in plan
