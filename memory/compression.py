@@ -69,6 +69,10 @@ def parse_steps(text: str) -> tuple[list[str], list[str]]:
             echo = True
             repairs.append("transcript echo dropped")
         elif match := _NUMBERED.match(line):
+            if _ECHO.match(match.group(2)):  # "5. Round 1: ..." is the transcript again
+                echo = True
+                repairs.append("transcript echo dropped")
+                continue
             steps.append(match.group(2))
             numbered += 1
             echo = False

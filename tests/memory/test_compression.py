@@ -81,6 +81,21 @@ def test_transcript_echo_and_copied_plan_are_handled():
     assert result.problems == ["it copied the plan instead of summarising what the agent did"] * 2
 
 
+def test_real_smollm2_output_that_replays_the_transcript_is_rejected():
+    # verbatim from bench/memory/compression.json (SmolLM2-135M, a HotpotQA trajectory)
+    traj = make_trajectory("Lisa Raymond and Liezel Huber won which tournament?", queries=("Lisa Raymond doubles",))
+    traj.plan = ("1. Identify the entities the question depends on.\n2. Search for each entity and extract the "
+                 "linking fact.\n3. Combine the facts and verify them before answering.")
+    output = ("1. Identify the entities the question depends on: Lisa Raymond and Liezel Huber\n"
+              "2. Search for each entity and extract the linking fact\n3. Combine the facts and verify them before answering\n"
+              "4. Output the final answer: 2013 Dubai Tennis Championships\n"
+              "5. Round 1: 1. Lisa Raymond has won more Grand than any other woman in women's doubles history\n"
+              "6. Round 2: 2. The Williams sisters have achieved their most recent grand slam doubles titles")
+    result = Compressor(FakeListChatModel(responses=[output, output])).compress(traj)
+    assert result.method == "extractive"
+    assert result.problems == ["it copied the plan instead of summarising what the agent did"] * 2
+
+
 def test_retry_can_succeed():
     model = FakeListChatModel(responses=["", "1. Look up both magazines (query \"Arthur's Magazine founded\" -> 1844)\n2. Answer (dates -> Arthur's)"])
     result = Compressor(model).compress(TRAJ)
