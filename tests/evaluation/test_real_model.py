@@ -40,7 +40,8 @@ async def test_one_question_through_the_real_graph(tmp_path: Path, data_dir: Pat
     assert s.n == 1 and s.errors == 0, runlog.read_results(out)[0].error
     (r,) = runlog.read_results(out)
     # every role that ran reported its tokens; the totals are their sums
-    assert r.role("planner").calls >= 1 and r.role("executor").calls >= 1 and r.role("judge").calls >= 1
+    assert r.role("planner").calls >= 1 and r.role("executor").calls >= 1
+    assert r.role("judge").calls >= (1 if r.answer else 0)  # an empty answer is graded without a model call
     assert r.prompt_tokens == sum(u.input_tokens for u in r.usage.values()) > 0
     assert s.total_prompt_tokens == r.prompt_tokens and s.llm_calls.value == r.llm_calls
     assert isinstance(r.judge_correct, bool) and s.accuracy.n == 1
