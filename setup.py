@@ -3,7 +3,7 @@
 from setuptools import find_packages, setup
 
 ROOTS = {"mia": "mia", "mia.memory": "memory", "mia.graph": "graph", "mia.training": "training", "mia.app": "app"}
-DATA = ["*.toml", "*.yaml", "*.json", "*.jsonl.gz", "*.md", "*.txt", "*.jinja", "py.typed"]
+DATA = ["*.npy", "*.toml", "*.yaml", "*.json", "*.jsonl.gz", "*.md", "*.txt", "*.jinja", "py.typed"]
 
 packages, package_dir = [], {}
 for name, folder in ROOTS.items():
