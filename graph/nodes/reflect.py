@@ -14,7 +14,7 @@ from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
-from mia.graph.nodes.plan import REPLAN_WORDS, to_messages
+from mia.graph.nodes.plan import REPLAN_WORDS, cut_invented_question, to_messages
 from mia.graph.prompts import render
 from mia.graph.protocol import cut_before_answer, parse_yes_no, strip_think
 from mia.graph.state import State
@@ -55,7 +55,7 @@ def make_replan(deps: Deps):
                                                                 max_words=REPLAN_WORDS)})
         reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner")
         raw = text_of(reply)
-        text = strip_think(raw) or raw.strip()
+        text = cut_invented_question(strip_think(raw) or raw.strip())
         conversation.append({"role": "assistant", "content": text})
         messages: list[Any] = []
         history = list(state.get("messages") or [])

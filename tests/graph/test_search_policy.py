@@ -164,3 +164,20 @@ def test_empty_query_in_a_normal_call_uses_the_question() -> None:
     out = run(deps, ctx(max_replans=0), question="Who wrote Hamlet?")
     assert tool.metadata["calls"] == [["Who wrote Hamlet?"]] and out["answer"] == "ok"
     assert any("no query" in w for w in out["warnings"])
+
+
+def test_invented_question_is_cut_from_plan_and_replan() -> None:
+    invented = "1. Search \"A\".\n2. Answer.\n\nQuestion: Which city is bigger?\nPlan:"
+    m = models(planner=[invented, "yes", invented], executor=[CALL.format(q="a"), "<answer>x</answer>",
+                                                             "<answer>y</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(max_replans=1))
+    assert out["plan"] == out["replan"] == "1. Search \"A\".\n2. Answer."
+
+
+def test_unclear_reflection_is_recorded_in_the_step() -> None:
+    m = models(planner=["1.", "1. 1.\n2. 2."], executor=[CALL.format(q="a"), "<answer>x</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(max_replans=1))
+    step = [s for s in out["trajectory"]["steps"] if s["kind"] == "reflection"][0]
+    assert step["content"] == "no" and step["args"] == {"unclear": True, "raw": "1. 1.\n2. 2."}
