@@ -37,7 +37,10 @@ def test_ask_real_model_memorises_then_retrieves(tmp_path: Path, monkeypatch: py
     assert out["judgement"]["outcome"] in ("correct", "incorrect") and out["judgement"]["mode"] == "ground_truth"
     assert out["memory_id"], out.get("warnings")
     assert out["usage"]["planner"]["calls"] >= 1 and out["usage"]["executor"]["calls"] >= 1
-    assert out["usage"]["judge"]["calls"] >= 1 and out["usage"]["manager"]["calls"] >= 1
+    # min_tool_calls=1 spends the one tool call; SmolLM2's forced answer after the observation may then be
+    # empty, which the judge grades without a model call (not attempted)
+    assert out["usage"]["judge"]["calls"] >= 1 or not out["judgement"]["prediction"]
+    assert out["usage"]["manager"]["calls"] >= 1 and out["tool_calls"] == 1
     log = tmp_path / "memory" / "trajectories.jsonl"
     assert log.is_file() and json.loads(log.read_text().splitlines()[0])["question"] == record["question"]
 
