@@ -9,11 +9,11 @@ or forces an answer. Nothing here raises on model output.
 
 from __future__ import annotations
 
-import ast
-import json
 import re
 from dataclasses import dataclass, field
 from typing import Any, Literal
+
+from mia.graph.models.json_repair import JSONRepairError, parse_json_loose
 
 TurnKind = Literal["tool_call", "answer", "malformed"]
 
@@ -26,7 +26,6 @@ _ANSWER_OPEN = re.compile(r"<\s*answer\s*>", re.I)
 _ANSWER_CLOSE = re.compile(r"<\s*/\s*answer\s*>", re.I)
 _ANY_TAG = re.compile(r"<\s*/?\s*(think|tool_call|answer|tool_response)\s*>", re.I)
 _ANSWER_LINE = re.compile(r"\b(?:final\s+answer|answer)(?:\*\*)?\s*[:：]\s*(.*)$", re.I | re.M)
-_FENCE = re.compile(r"```(?:json|tool_call|python)?\s*(.*?)```", re.S | re.I)
 
 
 @dataclass
@@ -44,91 +43,10 @@ class Turn:
     repaired: bool = False
 
 
-class JSONRepairError(ValueError):
-    """Raised by lenient_json when no JSON value can be recovered."""
-
-
 def lenient_json(text: str) -> Any:
-    """Parse JSON the way small models write it: fenced, single-quoted, unquoted keys, trailing
-    commas, Python literals, missing closing brackets."""
-    text = text.strip()
-    fence = _FENCE.search(text)
-    if fence:
-        text = fence.group(1).strip()
-    start = min((i for i in (text.find("{"), text.find("[")) if i >= 0), default=-1)
-    if start < 0:
-        raise JSONRepairError("no JSON object found")
-    text = text[start:]
-    candidates = [_balanced_prefix(text)]
-    candidates.append(_close_brackets(candidates[0]))
-    for cand in candidates:
-        for fix in (lambda s: s, _fix_common):
-            fixed = fix(cand)
-            try:
-                return json.loads(fixed)
-            except (json.JSONDecodeError, ValueError):
-                pass
-            try:
-                return ast.literal_eval(_pythonise(fixed))
-            except (ValueError, SyntaxError, MemoryError, RecursionError, TypeError):
-                pass
-    raise JSONRepairError(f"unparseable JSON: {text[:80]!r}")
-
-
-def _balanced_prefix(text: str) -> str:
-    """Text up to the bracket that closes the first one (or all of it if it never closes)."""
-    depth, quote, escape = 0, "", False
-    for i, ch in enumerate(text):
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "{[":
-            depth += 1
-        elif ch in "}]":
-            depth -= 1
-            if depth == 0:
-                return text[: i + 1]
-    return text
-
-
-def _close_brackets(text: str) -> str:
-    """Append the quotes and brackets a truncated reply is missing."""
-    stack: list[str] = []
-    quote, escape = "", False
-    for ch in text:
-        if quote:
-            if escape:
-                escape = False
-            elif ch == "\\":
-                escape = True
-            elif ch == quote:
-                quote = ""
-        elif ch in "\"'":
-            quote = ch
-        elif ch in "{[":
-            stack.append("}" if ch == "{" else "]")
-        elif ch in "}]" and stack:
-            stack.pop()
-    text = text.rstrip().rstrip(",")
-    return text + quote + "".join(reversed(stack))
-
-
-def _fix_common(text: str) -> str:
-    text = re.sub(r",\s*([}\]])", r"\1", text)  # trailing commas
-    text = re.sub(r"([{,]\s*)([A-Za-z_][\w-]*)\s*:", r'\1"\2":', text)  # unquoted keys
-    if '"' not in text:
-        text = text.replace("'", '"')
-    return text
-
-
-def _pythonise(text: str) -> str:
-    return re.sub(r"\b(true|false|null)\b", lambda m: {"true": "True", "false": "False", "null": "None"}[m.group(1)], text)
+    """Parse JSON the way small models write it (fenced, single-quoted, unquoted keys, trailing
+    commas, Python literals, missing closing brackets): the backends' repairer, objects or arrays."""
+    return parse_json_loose(text, want=None)
 
 
 def split_think(text: str) -> tuple[str, str]:

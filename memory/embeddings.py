@@ -85,8 +85,15 @@ class SentenceTransformerEmbedder:
         with _MODELS_LOCK:
             if key not in _MODELS:
                 from sentence_transformers import SentenceTransformer
+                from transformers.utils import logging as hf_logging
 
-                _MODELS[key] = SentenceTransformer(self.path, device=self.device, local_files_only=True)
+                was_enabled = hf_logging.is_progress_bar_enabled()
+                hf_logging.disable_progress_bar()  # a "Loading weights" bar is noise for a 90 MB model
+                try:
+                    _MODELS[key] = SentenceTransformer(self.path, device=self.device, local_files_only=True)
+                finally:
+                    if was_enabled:
+                        hf_logging.enable_progress_bar()
             return _MODELS[key]
 
     @property

@@ -9,6 +9,7 @@ import re
 from typing import Any
 
 _FENCE = re.compile(r"```(?:json)?\s*(.*?)```", re.DOTALL)
+_UNQUOTED_KEY = re.compile(r"([{,]\s*)([A-Za-z_][\w-]*)\s*:")
 _TRAILING_COMMA = re.compile(r",\s*([}\]])")
 
 
@@ -47,7 +48,8 @@ def _balanced_span(text: str, start: int) -> tuple[str, bool]:
 
 def _attempts(candidate: str) -> list[str]:
     fixed = _TRAILING_COMMA.sub(r"\1", candidate)
-    return [candidate, fixed]
+    keyed = _UNQUOTED_KEY.sub(r'\1"\2":', fixed)  # {query_list: [...]} -> {"query_list": [...]}
+    return [candidate, fixed, keyed]
 
 
 def _loads(candidate: str) -> Any:

