@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -36,3 +37,14 @@ def data_dir() -> Path:
     path = Path(os.environ["MIA_DATA_DIR"])
     path.mkdir(parents=True, exist_ok=True)
     return path
+
+
+@pytest.fixture(autouse=True)
+def _fresh_settings() -> Iterator[None]:
+    """`get_settings()` is cached per process; a Settings read while a test had set an API key
+    must not be re-exported into a later test's environment."""
+    from mia.app.settings import get_settings
+
+    get_settings.cache_clear()
+    yield
+    get_settings.cache_clear()

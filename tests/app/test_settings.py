@@ -27,6 +27,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytes
         monkeypatch.delenv(key, raising=False)
     monkeypatch.chdir(tmp_path)  # no stray .env
     yield monkeypatch
+    monkeypatch.undo()  # first: its undo would otherwise re-set values that apply_to_environ wrote
     os.environ.clear()
     os.environ.update(saved)
 
