@@ -17,12 +17,13 @@ from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
-from mia.graph.nodes.search_policy import force_search, required_searches, with_query
+from mia.graph.nodes.search_policy import accepts_prefill, force_search, required_searches, with_query
 from mia.graph.prompts import render
 from mia.graph.protocol import estimate_tokens, extract_final_answer, parse_turn
 from mia.graph.state import State
 
 TEXT_STOP = ["<tool_response>", "</tool_response>"]
+ANSWER_PREFILL = "<answer>"
 
 
 def uses_native_tools(model: Any, protocol: str) -> bool:
@@ -163,8 +164,17 @@ def forced_answer(model: Any, conversation: list[BaseMessage], new: list[BaseMes
     """One last turn without tools whose text is taken as the answer, whatever its shape."""
     key = {"budget": "reason_budget", "context": "reason_context"}.get(reason, "reason_format")
     order = HumanMessage(content=render("executor", "force_answer", reason=render("executor", key)))
-    reply, usage = invoke(model, conversation + [order], "executor", stop=TEXT_STOP)
-    text = text_of(reply)
+    if accepts_prefill(model):
+        # In-process models continue an opened <answer>: a small model that was just shown a tool
+        # result otherwise tends to start a <tool_response> of its own and stop with nothing.
+        reply, usage = invoke(model, conversation + [order], "executor", stop=TEXT_STOP + ["</answer>"],
+                              prefill=ANSWER_PREFILL)
+        body = text_of(reply).split("</answer>")[0]
+        body = body[len(ANSWER_PREFILL):] if body.startswith(ANSWER_PREFILL) else body  # some backends echo it
+        text = ANSWER_PREFILL + body + "</answer>"
+    else:
+        reply, usage = invoke(model, conversation + [order], "executor", stop=TEXT_STOP)
+        text = text_of(reply)
     answer = extract_final_answer(text)
     kept = AIMessage(content=text)
     steps = [{"kind": "answer", "content": answer}]
