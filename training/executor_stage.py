@@ -32,8 +32,8 @@ def _prompt_key(prompt: Any) -> str:
 
 
 class ExecutorRollout:
-    """TRL `rollout_func`: one policy episode per prompt (the prompts come already repeated
-    num_generations times), token ids plus env_mask, and the turns for the reward."""
+    """TRL `rollout_func`: one policy episode per prompt, all played in lockstep (the prompts come
+    already repeated num_generations times), token ids plus env_mask, and the turns for the reward."""
 
     def __init__(self, rows: Sequence[dict[str, Any]], budget: ReactBudget, search_top_k: int = 2) -> None:
         self.paragraphs = {_prompt_key(r["prompt"]): r["paragraphs"] for r in rows}
@@ -48,8 +48,9 @@ class ExecutorRollout:
         out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [],
                                 "episode_turns": [], "episode_answer": [], "episode_tool_calls": []}
         try:
-            for prompt in prompts:
-                ep = runner.run(list(prompt), self.paragraphs.get(_prompt_key(prompt), []), sample=True)
+            episodes = runner.run_many([list(p) for p in prompts],
+                                       [self.paragraphs.get(_prompt_key(p), []) for p in prompts], sample=True)
+            for ep in episodes:
                 if not ep.completion_ids:  # an empty generation still needs one token for GRPO
                     ep.completion_ids, ep.env_mask = [trainer.processing_class.eos_token_id], [1]
                 out["prompt_ids"].append(ep.prompt_ids)

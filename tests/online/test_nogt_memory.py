@@ -40,9 +40,9 @@ class FakeReact:
         self.answers = list(answers)
         self.calls = []
 
-    def run(self, messages, paragraphs, sample=False):
-        self.calls.append(messages)
-        return FakeEpisode(self.answers.pop(0))
+    def run_many(self, messages, paragraphs, sample=False):
+        self.calls += list(messages)
+        return [FakeEpisode(self.answers.pop(0)) for _ in messages]
 
 
 NOGT = OnlineConfig(ground_truth=False)

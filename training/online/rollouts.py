@@ -63,17 +63,36 @@ class RolloutScorer:
         self.react, self.cfg, self.judge_model = react, cfg, judge_model
 
     def run(self, episode: OnlineEpisode, plan: SampledPlan) -> Rollout:
+        """One plan carried out and scored (see `score_group`)."""
+        return self.score_group(episode, [plan])[0]
+
+    def score_group(self, episode: OnlineEpisode, plans: Sequence[SampledPlan]) -> list[Rollout]:
+        """All n plans of a question carried out together (one batched generation per turn),
+        then scored. If the batch fails, each plan is retried alone, so that one broken rollout
+        scores 0 without taking its group down."""
         from mia.training.prompts import executor_messages
 
-        text = strip_think(plan.text)
+        messages = [executor_messages(episode.question, strip_think(plan.text)) for plan in plans]
         try:
-            ep = self.react.run(executor_messages(episode.question, text), episode.paragraphs, sample=False)
-            answer, turns, obs, calls = ep.answer, list(ep.turns), list(ep.observations), ep.tool_calls
-        except Exception as exc:  # a broken rollout scores 0, the batch goes on
+            played: list[Any] = self.react.run_many(messages, [episode.paragraphs] * len(plans), sample=False)
+        except Exception as exc:  # noqa: BLE001
+            log.warning("batched rollouts failed (%s); playing them one by one", exc)
+            played = [self._play_one(m, episode) for m in messages]
+        return [self._score(episode, plan, ep) for plan, ep in zip(plans, played, strict=True)]
+
+    def _play_one(self, messages: list[dict[str, str]], episode: OnlineEpisode) -> Any:
+        try:
+            return self.react.run_many([messages], [episode.paragraphs], sample=False)[0]
+        except Exception as exc:  # noqa: BLE001 - a broken rollout scores 0, the batch goes on
             log.warning("rollout failed: %s", exc)
-            answer, turns, obs, calls = None, [], [], 0
-        rollout = Rollout(plan=plan, answer=answer, outcome="incorrect", reward=0.0, turns=turns, observations=obs,
-                          tool_calls=calls)
+            return None
+
+    def _score(self, episode: OnlineEpisode, plan: SampledPlan, ep: Any) -> Rollout:
+        if ep is None:
+            rollout = Rollout(plan=plan, answer=None, outcome="incorrect", reward=0.0)
+        else:
+            rollout = Rollout(plan=plan, answer=ep.answer, outcome="incorrect", reward=0.0, turns=list(ep.turns),
+                              observations=list(ep.observations), tool_calls=ep.tool_calls)
         use_gt = self.cfg.ground_truth and bool(episode.gold_answers)
         return self._score_gt(episode, rollout) if use_gt else self._score_reviewers(episode, rollout)
 
@@ -97,9 +116,6 @@ class RolloutScorer:
         w = self.cfg.nogt_verdict_weight
         rollout.reward = w * float(rollout.outcome == "correct") + (1.0 - w) * float(fmt)
         return rollout
-
-    def score_group(self, episode: OnlineEpisode, plans: Sequence[SampledPlan]) -> list[Rollout]:
-        return [self.run(episode, plan) for plan in plans]
 
 
 def review(model: Any, question: str, answer: str, trace: str) -> Any:
