@@ -16,10 +16,12 @@ import logging
 import re
 import time
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import orjson
 from pydantic import BaseModel, ValidationError
 
 from mia.memory import config
@@ -59,7 +61,8 @@ class MemoryStore:
 
     def __init__(self, client: Any, *, log_dir: Path, embedder: Any, location: str, mode: str,
                  weights: ScoringWeights | None = None, policy: UpkeepPolicy | None = None,
-                 n_candidates: int = 50, ef_search: int = 128, folder_lock: FolderLock | None = None) -> None:
+                 n_candidates: int = 50, ef_search: int = 128, hnsw_sync_threshold: int = 1000,
+                 folder_lock: FolderLock | None = None) -> None:
         self.client = client
         self.log_dir = Path(log_dir)
         self.embedder = embedder
@@ -69,12 +72,18 @@ class MemoryStore:
         self.policy = policy or UpkeepPolicy()
         self.n_candidates = n_candidates
         self.ef_search = ef_search
+        # Chroma persists the whole HNSW graph every `sync_threshold` adds (what is not yet
+        # persisted is replayed from its write-ahead log at open, so nothing is lost either way).
+        # 1000 (Chroma's default) suits one add per episode; a bulk load of 100k+ memories wants
+        # a larger value, or it rewrites a growing index file a thousand times.
+        self.hnsw_sync_threshold = hnsw_sync_threshold
         self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
         self._folder_lock = folder_lock
         self._write_lock = WriteLock(self.log_dir)
         self._collections: dict[str, Any] = {}
         self._synced_traj: set[str] = set()
         self._ef: Any = None
+        self._threads: ThreadPoolExecutor | None = None
         self._check_existing()
 
     # ------------------------------------------------------------------ opening
@@ -142,6 +151,9 @@ class MemoryStore:
 
     def close(self) -> None:
         """Release the folder lock (the embedded store can then be opened by another process)."""
+        if self._threads is not None:
+            self._threads.shutdown(wait=True)
+            self._threads = None
         if self._folder_lock is not None:
             self._folder_lock.release()
             self._folder_lock = None
@@ -206,7 +218,8 @@ class MemoryStore:
                     "outcome": LABELS.get(suffix, ""), "embedder": self.embedder.name, "dim": self._dim()}
             col = self.client.get_or_create_collection(
                 name, metadata=meta, embedding_function=self._embedding_function(),
-                configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128}})
+                configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128,
+                                        "sync_threshold": self.hnsw_sync_threshold}})
         self._validate(col)
         self._collections[name] = col
         return col
@@ -374,19 +387,12 @@ class MemoryStore:
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(embed_text(question, caption)))
         n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
-        pool: list[tuple[str, str, float]] = []  # (id, metadata JSON, cosine)
-        for suffix, k in (("pos", k_pos), ("neg", k_neg)):
-            col = self._collection(ns, suffix, create=False) if k > 0 else None
-            if col is None:
-                continue
-            try:  # ids + distances only: fetching metadata inside an ANN query is several times slower
-                hits = col.query(query_embeddings=[query], n_results=n, include=["distances"])
-                ids, distances = hits["ids"][0], hits["distances"][0]
-                rows = col.get(ids=ids, include=["metadatas"]) if ids else {"ids": [], "metadatas": []}
-            except Exception as err:  # noqa: BLE001
-                raise MemoryStoreError(f"retrieval from {col.name} failed: {type(err).__name__}: {err}") from err
-            meta_of = dict(zip(rows["ids"], rows["metadatas"]))
-            pool += [(rid, (meta_of.get(rid) or {}).get(META_KEY, ""), 1.0 - float(dist)) for rid, dist in zip(ids, distances)]
+        cols = [col for suffix, k in (("pos", k_pos), ("neg", k_neg)) if k > 0
+                for col in [self._collection(ns, suffix, create=False)] if col is not None]
+        if len(cols) > 1:  # Chroma releases the GIL: the two labels are looked up side by side
+            pool = [hit for part in self._pool().map(lambda col: self._candidates(col, query, n), cols) for hit in part]
+        else:
+            pool = [hit for col in cols for hit in self._candidates(col, query, n)]
         # score fields only for the pool; full records only for the k + k shown
         fields, kept = [], []
         for rid, raw, sim in pool:
@@ -413,6 +419,22 @@ class MemoryStore:
 
         return Retrieved(positives=[m for m in map(scored, pos) if m], negatives=[m for m in map(scored, neg) if m],
                          candidate_ids=[rid for rid, _, _ in kept])
+
+    def _candidates(self, col: Any, query: np.ndarray, n: int) -> list[tuple[str, str, float]]:
+        """One label's ANN top-n as (id, metadata JSON, cosine), with the counts as stored now."""
+        try:  # ids + distances only: fetching metadata inside an ANN query is several times slower
+            hits = col.query(query_embeddings=[query], n_results=n, include=["distances"])
+            ids, distances = hits["ids"][0], hits["distances"][0]
+            rows = col.get(ids=ids, include=["metadatas"]) if ids else {"ids": [], "metadatas": []}
+        except Exception as err:  # noqa: BLE001
+            raise MemoryStoreError(f"retrieval from {col.name} failed: {type(err).__name__}: {err}") from err
+        meta_of = dict(zip(rows["ids"], rows["metadatas"]))
+        return [(rid, (meta_of.get(rid) or {}).get(META_KEY, ""), 1.0 - float(dist)) for rid, dist in zip(ids, distances)]
+
+    def _pool(self) -> ThreadPoolExecutor:
+        if self._threads is None:
+            self._threads = ThreadPoolExecutor(max_workers=2, thread_name_prefix="mia-memory")
+        return self._threads
 
     def _rank(self, sims: np.ndarray, outcomes: list[str], usage: np.ndarray, success: np.ndarray, k_pos: int,
               k_neg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int]]:
@@ -454,10 +476,13 @@ class MemoryStore:
         return self.add_deduplicated(record, vector)
 
     def add_deduplicated(self, record: MemoryRecord, vector: np.ndarray) -> MemoryRecord:
-        """Add, unless a near-duplicate (cosine >= policy.dedup_threshold) exists in the
-        namespace: then the better of the two survives under the old id (see upkeep.is_better)."""
+        """Add, unless a near-duplicate (cosine >= policy.dedup_threshold) with the same outcome
+        exists in the namespace: then the better (shorter) of the two survives under the old id
+        (see upkeep.is_better). A question keeps at most one memory per outcome: a success and a
+        failure of the same question are both kept, as the positive and the negative lesson
+        (the paper's consolidation keeps that pair)."""
         with self._write_lock():
-            match = self._nearest(record.namespace, vector)
+            match = self._nearest(record.namespace, vector, LABEL_OF[record.outcome])
             if match is None or match[2] < self.policy.dedup_threshold:
                 self._put(record, vector)
                 self._maybe_prune(record.namespace)
@@ -467,11 +492,7 @@ class MemoryStore:
                 log.info("memory %s kept: near-duplicate (cos %.3f) of an equal or better one", old.id, sim)
                 return old
             merged = merge_into(record, old, keep_id_of=old)
-            if merged.outcome != record.outcome or old.outcome != record.outcome:
-                merged.usage_count, merged.success_count = 0, 0  # another lesson: a fresh track record
             self._put(merged, vector)
-            if old.outcome != merged.outcome:  # moved between outcome collections: add first, then delete
-                self._collection(old.namespace, LABEL_OF[old.outcome], create=True).delete(ids=[old.id])
             log.info("memory %s replaced by a better near-duplicate (cos %.3f)", old.id, sim)
             return merged
 
@@ -480,9 +501,12 @@ class MemoryStore:
         col.upsert(ids=[record.id], embeddings=[np.asarray(vector, dtype=np.float32)], documents=[record.question],
                    metadatas=[record.to_metadata()])
 
-    def _nearest(self, namespace: str, vector: np.ndarray) -> tuple[MemoryRecord, np.ndarray, float] | None:
+    def _nearest(self, namespace: str, vector: np.ndarray,
+                 suffix: str | None = None) -> tuple[MemoryRecord, np.ndarray, float] | None:
         best = None
-        for _, col in self._memory_collections(namespace):
+        for label, col in self._memory_collections(namespace):
+            if suffix is not None and label != suffix:
+                continue
             got = col.query(query_embeddings=[vector], n_results=1, include=["documents", "metadatas", "embeddings"])
             if not got["ids"][0]:
                 continue
@@ -522,25 +546,28 @@ class MemoryStore:
         return evicted
 
     def consolidate(self, namespace: str | None = None, now: float | None = None) -> dict[str, dict[str, int]]:
-        """Merge near-duplicates (the better survives, same-outcome counts are summed), enforce the
-        size bound, and re-index logged trajectories the index lacks. Returns counts per namespace."""
+        """Merge near-duplicates of the same outcome (the shorter survives, counts are summed), so
+        that a question keeps at most one positive and one negative memory; enforce the size
+        bound; re-index logged trajectories the index lacks. Returns counts per namespace."""
         from mia.memory.upkeep import duplicate_groups
 
         report: dict[str, dict[str, int]] = {}
         for ns in [namespace] if namespace is not None else self.namespaces():
             with self._write_lock():
                 records, vectors = self.get_with_embeddings(ns)
-                groups = duplicate_groups(records, vectors, self.policy.dedup_threshold)
                 merged = 0
-                for keep, absorbed in groups.groups.items():
-                    survivor = records[keep]
-                    for j in absorbed:
-                        loser = records[j]
-                        if survivor.outcome == loser.outcome:
-                            survivor = merge_into(survivor, loser, keep_id_of=survivor)
-                        self._collection(ns, LABEL_OF[loser.outcome], create=True).delete(ids=[loser.id])
-                        merged += 1
-                    self._put(survivor, vectors[keep])
+                for suffix in LABELS:
+                    idx = [i for i, r in enumerate(records) if LABEL_OF[r.outcome] == suffix]
+                    if len(idx) < 2:
+                        continue
+                    groups = duplicate_groups([records[i] for i in idx], vectors[idx], self.policy.dedup_threshold)
+                    for keep, absorbed in groups.groups.items():
+                        survivor = records[idx[keep]]
+                        for j in absorbed:
+                            survivor = merge_into(survivor, records[idx[j]], keep_id_of=survivor)
+                        self._collection(ns, suffix, create=True).delete(ids=[records[idx[j]].id for j in absorbed])
+                        merged += len(absorbed)
+                        self._put(survivor, vectors[idx[keep]])
                 evicted = len(self.prune(ns, now=now)) if self.policy.max_per_namespace else 0
                 indexed = self._sync_trajectory_index(ns, force=True)
             report[ns] = {"merged": merged, "evicted": evicted, "kept": self.count(ns), "reindexed": indexed}
@@ -680,7 +707,7 @@ def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) ->
 def _score_fields(raw: str) -> tuple[str, int, int] | None:
     """(outcome, usage, success) from a record's JSON, without building the whole record."""
     try:
-        data = json.loads(raw)
+        data = orjson.loads(raw)  # ~4x faster than json here: 100 candidates are parsed per retrieval
         outcome, usage, success = data["outcome"], data.get("usage_count", 0), data.get("success_count", 0)
     except (ValueError, TypeError, KeyError):
         return None

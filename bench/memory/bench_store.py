@@ -48,6 +48,56 @@ def vectors(n: int, seed: int = 0, start: int = 0, stop: int | None = None) -> n
     return np.vstack(out)
 
 
+def demo_vectors() -> np.ndarray:
+    """Real MiniLM vectors: the shipped demo corpus embeddings (21,633 Wikipedia paragraphs),
+    unit-normalised. Sentence embeddings cluster by topic, unlike random vectors."""
+    from mia.graph.tools.loading import DEMO_EMBEDDINGS
+
+    E = np.load(DEMO_EMBEDDINGS, allow_pickle=False).astype(np.float32)
+    return E / np.linalg.norm(E, axis=1, keepdims=True)
+
+
+def demo_queries(count: int) -> np.ndarray:
+    """MiniLM embeddings of real questions (the committed HotpotQA evaluation set)."""
+    import gzip
+
+    from mia.app.evaluation import datasets
+    from mia.memory.embeddings import default_embedder
+
+    path = Path(datasets.__file__).parent / "hotpotqa.jsonl.gz"
+    with gzip.open(path, "rt", encoding="utf-8") as fh:
+        questions = [json.loads(line)["question"] for line, _ in zip(fh, range(count))]
+    Q = np.asarray(default_embedder().embed_documents(questions), dtype=np.float32)
+    return Q / np.linalg.norm(Q, axis=1, keepdims=True)
+
+
+class Source:
+    """Where the memories' vectors and the queries come from: 'random' (any n) or 'demo' (real)."""
+
+    def __init__(self, name: str, n: int) -> None:
+        self.name, self.n = name, n
+        self._demo = demo_vectors() if name == "demo" else None
+        if self._demo is not None:
+            self.n = min(n, len(self._demo))
+
+    @property
+    def key(self) -> str:
+        return str(self.n) if self.name == "random" else f"{self.n}-{self.name}"
+
+    def vectors(self, start: int = 0, stop: int | None = None) -> np.ndarray:
+        if self._demo is not None:
+            return self._demo[start: self.n if stop is None else stop]
+        return vectors(self.n, start=start, stop=stop)
+
+    def queries(self, E: np.ndarray, count: int) -> np.ndarray:
+        if self._demo is not None:
+            return demo_queries(count)
+        # queries near stored memories (a paraphrase lands near its original), plus noise
+        rng = np.random.default_rng(12345)
+        Q = E[rng.integers(0, len(E), count)] + rng.standard_normal((count, DIM)).astype(np.float32) * 0.05
+        return Q / np.linalg.norm(Q, axis=1, keepdims=True)
+
+
 def counts(i: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Deterministic usage/success counts per record index (a third never used)."""
     usage = (i * 7919) % 9
@@ -62,7 +112,8 @@ def record(i: int, usage: int, success: int, now: float) -> MemoryRecord:
                         success_count=int(success), created_at=now, trace_tokens=1500, workflow_tokens=70)
 
 
-def build(store: MemoryStore, n: int, batch: int = 5000, budget_s: float | None = None) -> dict[str, float]:
+def build(store: MemoryStore, n: int, batch: int = 5000, budget_s: float | None = None,
+          source: Source | None = None) -> dict[str, float]:
     """Add the missing memories in batches; stop early once `budget_s` is spent (the next run
     resumes from there)."""
     from tqdm import tqdm
@@ -78,14 +129,21 @@ def build(store: MemoryStore, n: int, batch: int = 5000, budget_s: float | None 
             idx = np.arange(lo, hi)
             usage, success = counts(idx)
             recs = [record(int(i), u, s, now) for i, u, s in zip(idx, usage, success)]
-            store.add_many(recs, vectors(n, start=lo, stop=hi))
+            store.add_many(recs, source.vectors(lo, hi) if source is not None else vectors(n, start=lo, stop=hi))
             added += hi - lo
             bar.update(hi - lo)
             if budget_s is not None and time.perf_counter() - t0 > budget_s:
                 break
     seconds = time.perf_counter() - t0
-    return {"resumed_from": start, "added": added, "build_s": seconds,
-            "build_per_s": added / seconds if added else None, "built": start + added}
+    log_path = Path(store.location) / "build_log.jsonl"
+    if added:
+        with log_path.open("a") as fh:  # a build spread over several runs: the rate is over all of them
+            fh.write(json.dumps({"added": added, "seconds": seconds, "loadavg": os.getloadavg()[0]}) + "\n")
+    runs = [json.loads(line) for line in log_path.read_text().splitlines()] if log_path.exists() else []
+    total_added, total_s = sum(r["added"] for r in runs), sum(r["seconds"] for r in runs)
+    return {"resumed_from": start, "added": added, "build_s": total_s or seconds,
+            "build_per_s": total_added / total_s if total_s else None, "built": start + added,
+            "build_runs": len(runs), "build_loadavg": [r["loadavg"] for r in runs]}
 
 
 def brute_force(E: np.ndarray, usage: np.ndarray, success: np.ndarray, positive: np.ndarray, q: np.ndarray,
@@ -115,20 +173,22 @@ def pct(values: list[float], q: float) -> float:
     return float(np.percentile(np.array(values) * 1000.0, q))
 
 
-def bench_size(n: int, workdir: Path, queries: int, n_candidates: int, budget_s: float | None = None) -> dict:
-    store = MemoryStore.open(workdir / f"n{n}", embedder=PrecomputedEmbedder(DIM, "bench-random-384"),
-                             n_candidates=n_candidates)
-    built = build(store, n, budget_s=budget_s)
-    target, n = n, store.count("bench")  # a budgeted build measures the size it reached
-    E = vectors(n)
+def open_store(source: Source, workdir: Path, n_candidates: int = 50) -> MemoryStore:
+    # a bulk load: persist the HNSW graph every 100k adds, not every 1000 (see MemoryStore)
+    folder = workdir / (f"n{source.n}" if source.name == "random" else f"n{source.n}-{source.name}")
+    return MemoryStore.open(folder, embedder=PrecomputedEmbedder(DIM, f"bench-{source.name}-384"),
+                            n_candidates=n_candidates, hnsw_sync_threshold=100_000 if source.n >= 100_000 else 1000)
+
+
+def bench_size(source: Source, workdir: Path, queries: int, n_candidates: int, budget_s: float | None = None) -> dict:
+    store = open_store(source, workdir, n_candidates)
+    built = build(store, source.n, budget_s=budget_s, source=source)
+    target, n = source.n, store.count("bench")  # a budgeted build measures the size it reached
+    E = source.vectors(0, n)
     idx_all = np.arange(n)
     usage, success = counts(idx_all)
     positive = idx_all % 2 == 0
-    rng = np.random.default_rng(12345)
-    # queries near stored memories (a paraphrase lands near its original), plus noise
-    targets = rng.integers(0, n, queries)
-    Q = E[targets] + rng.standard_normal((queries, DIM)).astype(np.float32) * 0.05
-    Q /= np.linalg.norm(Q, axis=1, keepdims=True)
+    Q = source.queries(E, queries)
 
     for q in Q[:5]:  # warm the HNSW index into memory
         store.retrieve("", "bench", query_embedding=q)
@@ -171,10 +231,10 @@ def bench_size(n: int, workdir: Path, queries: int, n_candidates: int, budget_s:
         store.add(rec, extra[j])
         adds.append(time.perf_counter() - t)
     store.delete([f"extra{j}" for j in range(30)], namespace="bench")
-    disk = sum(f.stat().st_size for f in (workdir / f"n{n}").rglob("*") if f.is_file())
+    disk = sum(f.stat().st_size for f in Path(store.location).rglob("*") if f.is_file())
     store.close()
     return {
-        "n": n, "target_n": target, "partial_build": n < target, **built, "queries": queries, "n_candidates_per_label": n_candidates,
+        "n": n, "vectors": source.name, "target_n": target, "partial_build": n < target, **built, "queries": queries, "n_candidates_per_label": n_candidates,
         "retrieve_p50_ms": pct(ann_t, 50), "retrieve_p95_ms": pct(ann_t, 95), "retrieve_p99_ms": pct(ann_t, 99),
         "retrieve_cpu_p50_ms": pct(ann_cpu, 50), "bruteforce_cpu_p50_ms": pct(bf_cpu, 50),
         "bruteforce_p50_ms": pct(bf_t, 50), "bruteforce_p95_ms": pct(bf_t, 95),
@@ -240,7 +300,7 @@ def render(results: dict) -> str:
              "| brute force p50 / p95 ms | brute force CPU p50 ms "
              "| candidate rescoring max abs diff | same ranking | ANN recall@10 | top-k agreement with full scan | disk / memory | load avg |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    for key in sorted(results["sizes"], key=int):
+    for key in sorted(results["sizes"], key=lambda k: (int(k.split("-")[0]), k)):
         r = results["sizes"][key]
         if r.get("bruteforce_only"):
             lines.append(f"| {r['n']:,} | not built (see notes) | - | - | - | {r['bruteforce_p50_ms']:.1f} / "
@@ -249,6 +309,8 @@ def render(results: dict) -> str:
             continue
         build = f"{r['build_per_s']:.0f}" if r.get("build_per_s") else "reused"
         size = f"{r['n']:,}" + (f" (partial build towards {r['target_n']:,})" if r.get("partial_build") else "")
+        if r.get("vectors", "random") != "random":
+            size += " **real MiniLM vectors**"
         lines.append(
             f"| {size} | {build} | {r['add_one_p50_ms']:.1f} / {r['add_one_p95_ms']:.1f} "
             f"| {r['retrieve_p50_ms']:.1f} / {r['retrieve_p95_ms']:.1f} / {r['retrieve_p99_ms']:.1f} "
@@ -285,7 +347,19 @@ def main() -> None:
                         help="Sizes at which only the brute-force scan is measured.")
     parser.add_argument("--build-budget-s", type=float, default=None,
                         help="Stop building after this long and measure at the size reached (resumable).")
+    parser.add_argument("--vectors", choices=["random", "demo"], default="random",
+                        help="random: unit 384-d vectors (any size); demo: the real MiniLM vectors of the shipped "
+                             "demo corpus (21,633) with real questions as queries, for ANN recall on real embeddings.")
+    parser.add_argument("--build-only", action="store_true",
+                        help="Only build (or resume building) the stores; measure them in a later, quieter run.")
     args = parser.parse_args()
+    if args.build_only:
+        for n in args.sizes:
+            source = Source(args.vectors, n)
+            store = open_store(source, args.workdir, args.n_candidates)
+            print(json.dumps({"n": n, **build(store, source.n, budget_s=args.build_budget_s, source=source)}), flush=True)
+            store.close()
+        return
     results = json.loads(args.out.read_text()) if args.out.exists() else {"sizes": {}}
     results.setdefault("notes", [])
     results["notes"] += [n for n in args.note if n not in results["notes"]]
@@ -294,15 +368,16 @@ def main() -> None:
         results["n_candidates"] = args.n_candidates
         results["embed_query_p50_ms"] = embed_query_ms()
         for n in args.sizes:
-            print(f"== {n:,} memories", file=sys.stderr, flush=True)
-            row = bench_size(n, args.workdir, args.queries, args.n_candidates, args.build_budget_s)
-            old = results["sizes"].get(str(n), {})
+            source = Source(args.vectors, n)
+            print(f"== {source.n:,} memories ({source.name} vectors)", file=sys.stderr, flush=True)
+            row = bench_size(source, args.workdir, args.queries, args.n_candidates, args.build_budget_s)
+            old = results["sizes"].get(source.key, {})
             if not row["added"] and old.get("build_per_s"):  # a re-measure of a reused store keeps its build rate
                 row.update({key: old[key] for key in ("build_s", "build_per_s") if key in old})
-            results["sizes"][str(n)] = row
+            results["sizes"][source.key] = row
             args.out.write_text(json.dumps(results, indent=2))
             (args.out.with_suffix(".md")).write_text(render(results))
-            print(json.dumps(results["sizes"][str(n)], indent=1), file=sys.stderr, flush=True)
+            print(json.dumps(results["sizes"][source.key], indent=1), file=sys.stderr, flush=True)
         for n in args.bruteforce_only:
             print(f"== brute force only, {n:,} memories", file=sys.stderr, flush=True)
             results["sizes"][str(n)] = bench_bruteforce_only(n, args.queries)

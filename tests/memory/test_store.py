@@ -51,9 +51,11 @@ def test_near_duplicates(store):
     bad = store.memorise(make_trajectory(q, outcome="incorrect"))
     store.update_stats([bad.id], success=False)
     good = store.memorise(make_trajectory(q + " ", outcome="correct", answer="Arthur's Magazine"))
-    assert good.id == bad.id and good.outcome == "correct"  # better outcome replaces, under the old id
-    assert (good.usage_count, good.success_count) == (0, 0)  # another lesson: fresh track record
-    assert store.count() == 1 and store.get(bad.id).outcome == "correct"
+    assert good.id != bad.id and store.count() == 2  # a success and a failure of one question: both lessons kept
+    got = store.retrieve(q)
+    assert [m.record.id for m in got.positives] == [good.id] and [m.record.id for m in got.negatives] == [bad.id]
+    worse = store.memorise(make_trajectory(q + "!", outcome="incorrect", queries=("x", "y", "z", "w")))
+    assert worse.id == bad.id and store.count() == 2  # a longer failure does not displace the stored one
     store.update_stats([good.id], success=True)
     longer = make_trajectory(q, outcome="correct", queries=("a", "b", "c", "d"))
     kept = store.memorise(longer)
@@ -62,9 +64,10 @@ def test_near_duplicates(store):
     replaced = store.memorise(shorter)
     assert replaced.id == good.id and replaced.trajectory_id == shorter.id
     assert (replaced.usage_count, replaced.success_count) == (1, 1)  # same outcome: the counts carry over
+    assert store.get(bad.id).usage_count == 1  # the negative kept its own track record
     other = store.memorise(make_trajectory(QUESTIONS["river"]))
-    assert other.id != good.id and store.count() == 2
-    assert len(list(store.trajectory_log.read())) == 5  # every raw trajectory is kept
+    assert other.id not in {good.id, bad.id} and store.count() == 3
+    assert len(list(store.trajectory_log.read())) == 6  # every raw trajectory is kept
 
 
 def test_size_bound_and_eviction(tmp_path):
@@ -92,15 +95,18 @@ def test_consolidate_merges_duplicates_and_reindexes(store, embedder):
     q = QUESTIONS["film"]
     a = MemoryRecord(question=q, workflow="1. a b c", outcome="correct", usage_count=2, success_count=1)
     b = MemoryRecord(question=q + "!", workflow="1. a b", outcome="correct", usage_count=3, success_count=3)
-    c = MemoryRecord(question=q, workflow="1. z", outcome="incorrect")
+    c = MemoryRecord(question=q, workflow="1. z", outcome="incorrect", usage_count=1)
+    c2 = MemoryRecord(question=q + "?", workflow="1. z y x", outcome="incorrect", usage_count=2)
     d = MemoryRecord(question=QUESTIONS["band"], workflow="1. d", outcome="correct")
-    store.add_many([a, b, c, d])  # add_many does no dedup: consolidation cleans up
+    store.add_many([a, b, c, c2, d])  # add_many does no dedup: consolidation cleans up
     store.trajectory_log.append(make_trajectory("logged but never indexed"))
     report = store.consolidate("default")["default"]
-    assert report == {"merged": 2, "evicted": 0, "kept": 2, "reindexed": 1}
+    assert report == {"merged": 2, "evicted": 0, "kept": 3, "reindexed": 1}
     survivor = store.get(b.id)
     assert survivor is not None and (survivor.usage_count, survivor.success_count) == (5, 4)
-    assert store.get(a.id) is None and store.get(c.id) is None
+    negative = store.get(c.id)  # one positive and one negative per question survive
+    assert negative is not None and negative.usage_count == 3
+    assert store.get(a.id) is None and store.get(c2.id) is None
     assert store.search_trajectories("logged but never indexed", k=1)[0].trajectory.question == "logged but never indexed"
 
 
