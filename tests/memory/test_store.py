@@ -163,6 +163,31 @@ def test_other_process_reads_what_this_one_wrote(tmp_path, embedder):
     assert out.stdout.split() == [mem.id, "1"]
 
 
+def test_bulk_load_with_a_large_sync_threshold_loses_nothing(tmp_path):
+    """Vectors Chroma has not yet written to its HNSW files (sync_threshold not reached) are
+    replayed from its write-ahead log: another process, opening later, finds all of them."""
+    path = tmp_path / "bulk"
+    rng = np.random.default_rng(1)
+    vectors = rng.standard_normal((300, 8)).astype(np.float32)
+    recs = [MemoryRecord(id=f"m{i}", question=f"q{i}", workflow="1. w", outcome="correct" if i % 2 else "incorrect")
+            for i in range(300)]
+    with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8"), hnsw_sync_threshold=100_000) as st:
+        st.add_many(recs, vectors)
+    code = textwrap.dedent("""
+        import sys
+        import numpy as np
+        from mia.memory import MemoryStore
+        from mia.memory.embeddings import PrecomputedEmbedder
+        vectors = np.random.default_rng(1).standard_normal((300, 8)).astype(np.float32)
+        with MemoryStore.open(sys.argv[1], embedder=PrecomputedEmbedder(8, "rand8")) as st:
+            hits = [st.retrieve("", k_pos=1, k_neg=1, query_embedding=vectors[i]) for i in (7, 250)]
+            print(st.count(), hits[0].positives[0].record.id, hits[1].negatives[0].record.id)
+    """)
+    done = run_python(code, str(path))
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split() == ["300", "m7", "m250"]
+
+
 def test_second_process_gets_a_clear_lock_error(tmp_path, embedder):
     path = tmp_path / "memory"
     with MemoryStore.open(path, embedder=embedder):
