@@ -72,10 +72,10 @@ class MemoryStore:
         self.policy = policy or UpkeepPolicy()
         self.n_candidates = n_candidates
         self.ef_search = ef_search
-        # Chroma persists the whole HNSW graph every `sync_threshold` adds (what is not yet
-        # persisted is replayed from its write-ahead log at open, so nothing is lost either way).
-        # 1000 (Chroma's default) suits one add per episode; a bulk load of 100k+ memories wants
-        # a larger value, or it rewrites a growing index file a thousand times.
+        # Chroma writes a collection's HNSW files every `sync_threshold` adds (what is not yet
+        # written is replayed from its write-ahead log at open: nothing is lost either way).
+        # 1000 is Chroma's default; the benchmark's 1M bulk load used 100k so as not to rewrite
+        # a growing index file a thousand times (the gain itself was not measured).
         self.hnsw_sync_threshold = hnsw_sync_threshold
         self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
         self._folder_lock = folder_lock
@@ -477,17 +477,17 @@ class MemoryStore:
 
     def add_deduplicated(self, record: MemoryRecord, vector: np.ndarray) -> MemoryRecord:
         """Add, unless a near-duplicate (cosine >= policy.dedup_threshold) with the same outcome
-        exists in the namespace: then the better (shorter) of the two survives under the old id
-        (see upkeep.is_better). A question keeps at most one memory per outcome: a success and a
+        exists in the namespace: then the shorter workflow survives under the old id and the
+        counts are summed (see upkeep). A question keeps at most one memory per outcome: a success and a
         failure of the same question are both kept, as the positive and the negative lesson
         (the paper's consolidation keeps that pair)."""
         with self._write_lock():
             match = self._nearest(record.namespace, vector, LABEL_OF[record.outcome])
-            if match is None or match[2] < self.policy.dedup_threshold:
+            if match is None or match[1] < self.policy.dedup_threshold:
                 self._put(record, vector)
                 self._maybe_prune(record.namespace)
                 return record
-            old, old_vector, sim = match
+            old, sim = match
             if not is_better(record, old):
                 log.info("memory %s kept: near-duplicate (cos %.3f) of an equal or better one", old.id, sim)
                 return old
@@ -501,21 +501,17 @@ class MemoryStore:
         col.upsert(ids=[record.id], embeddings=[np.asarray(vector, dtype=np.float32)], documents=[record.question],
                    metadatas=[record.to_metadata()])
 
-    def _nearest(self, namespace: str, vector: np.ndarray,
-                 suffix: str | None = None) -> tuple[MemoryRecord, np.ndarray, float] | None:
-        best = None
-        for label, col in self._memory_collections(namespace):
-            if suffix is not None and label != suffix:
-                continue
-            got = col.query(query_embeddings=[vector], n_results=1, include=["documents", "metadatas", "embeddings"])
-            if not got["ids"][0]:
-                continue
-            rec = _parse(got["ids"][0][0], got["documents"][0][0], got["metadatas"][0][0])
-            emb = np.asarray(got["embeddings"][0][0], dtype=np.float32)
-            sim = float(cosine(vector, emb[None, :])[0])
-            if rec is not None and (best is None or sim > best[2]):
-                best = (rec, emb, sim)
-        return best
+    def _nearest(self, namespace: str, vector: np.ndarray, suffix: str) -> tuple[MemoryRecord, float] | None:
+        """The closest memory of one outcome collection, with its cosine to `vector`."""
+        col = self._collection(namespace, suffix, create=False)
+        if col is None:
+            return None
+        got = col.query(query_embeddings=[vector], n_results=1, include=["documents", "metadatas", "embeddings"])
+        if not got["ids"][0]:
+            return None
+        rec = _parse(got["ids"][0][0], got["documents"][0][0], got["metadatas"][0][0])
+        emb = np.asarray(got["embeddings"][0][0], dtype=np.float32)
+        return None if rec is None else (rec, float(cosine(vector, emb[None, :])[0]))
 
     # ------------------------------------------------------------------ upkeep
     def _maybe_prune(self, namespace: str) -> None:
@@ -554,20 +550,17 @@ class MemoryStore:
         report: dict[str, dict[str, int]] = {}
         for ns in [namespace] if namespace is not None else self.namespaces():
             with self._write_lock():
-                records, vectors = self.get_with_embeddings(ns)
                 merged = 0
-                for suffix in LABELS:
-                    idx = [i for i, r in enumerate(records) if LABEL_OF[r.outcome] == suffix]
-                    if len(idx) < 2:
-                        continue
-                    groups = duplicate_groups([records[i] for i in idx], vectors[idx], self.policy.dedup_threshold)
+                for suffix, outcome in LABELS.items():
+                    records, vectors = self.get_with_embeddings(ns, outcome)
+                    groups = duplicate_groups(records, vectors, self.policy.dedup_threshold)
                     for keep, absorbed in groups.groups.items():
-                        survivor = records[idx[keep]]
+                        survivor = records[keep]
                         for j in absorbed:
-                            survivor = merge_into(survivor, records[idx[j]], keep_id_of=survivor)
-                        self._collection(ns, suffix, create=True).delete(ids=[records[idx[j]].id for j in absorbed])
+                            survivor = merge_into(survivor, records[j], keep_id_of=survivor)
+                        self._collection(ns, suffix, create=True).delete(ids=[records[j].id for j in absorbed])
                         merged += len(absorbed)
-                        self._put(survivor, vectors[idx[keep]])
+                        self._put(survivor, vectors[keep])
                 evicted = len(self.prune(ns, now=now)) if self.policy.max_per_namespace else 0
                 indexed = self._sync_trajectory_index(ns, force=True)
             report[ns] = {"merged": merged, "evicted": evicted, "kept": self.count(ns), "reindexed": indexed}
@@ -707,7 +700,7 @@ def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) ->
 def _score_fields(raw: str) -> tuple[str, int, int] | None:
     """(outcome, usage, success) from a record's JSON, without building the whole record."""
     try:
-        data = orjson.loads(raw)  # ~4x faster than json here: 100 candidates are parsed per retrieval
+        data = orjson.loads(raw)  # ~100 candidates are parsed per retrieval
         outcome, usage, success = data["outcome"], data.get("usage_count", 0), data.get("success_count", 0)
     except (ValueError, TypeError, KeyError):
         return None

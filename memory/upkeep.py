@@ -11,7 +11,6 @@ import numpy as np
 from mia.memory.records import MemoryRecord
 from mia.memory.scoring import ScoringWeights
 
-OUTCOME_RANK = {"correct": 2, "unknown": 1, "incorrect": 0}
 DAY = 86400.0
 
 
@@ -32,23 +31,20 @@ class UpkeepPolicy:
 
 
 def is_better(new: MemoryRecord, old: MemoryRecord) -> bool:
-    """Does `new` replace its near-duplicate `old`? A better outcome wins; with equal outcomes
-    the shorter workflow wins (MIA's rule for two correct records), ties keep the old one."""
-    rank_new, rank_old = OUTCOME_RANK[new.outcome], OUTCOME_RANK[old.outcome]
-    if rank_new != rank_old:
-        return rank_new > rank_old
+    """Does `new` replace its near-duplicate `old` (same outcome: dedup never crosses outcomes,
+    so a question keeps a positive and a negative lesson)? The shorter workflow wins (MIA's
+    rule); a tie keeps the old one."""
     return len(new.workflow.split()) < len(old.workflow.split())
 
 
 def merge_into(survivor: MemoryRecord, loser: MemoryRecord, keep_id_of: MemoryRecord) -> MemoryRecord:
-    """The surviving content under the old id (ids handed to running episodes stay valid).
-    Counts carry over only when the outcome is the same: they describe the same kind of lesson."""
+    """The surviving content under the old id (ids handed to running episodes stay valid), with
+    the two track records summed: same question, same outcome, the same lesson."""
     merged = survivor.model_copy(update={"id": keep_id_of.id})
-    if survivor.outcome == loser.outcome:
-        merged.usage_count = survivor.usage_count + loser.usage_count
-        merged.success_count = survivor.success_count + loser.success_count
-        merged.last_used_at = max(survivor.last_used_at, loser.last_used_at)
-        merged.created_at = min(survivor.created_at, loser.created_at)
+    merged.usage_count = survivor.usage_count + loser.usage_count
+    merged.success_count = survivor.success_count + loser.success_count
+    merged.last_used_at = max(survivor.last_used_at, loser.last_used_at)
+    merged.created_at = min(survivor.created_at, loser.created_at)
     return merged
 
 
@@ -83,7 +79,8 @@ class DuplicateGroups:
 
 
 def duplicate_groups(records: list[MemoryRecord], embeddings: np.ndarray, threshold: float, block: int = 2048) -> DuplicateGroups:
-    """Greedy clustering: records in best-first order each absorb the not-yet-taken records
+    """Greedy clustering of one outcome's records: records in best-first order (shortest
+    workflow, then oldest) each absorb the not-yet-taken records
     whose cosine is >= threshold. Blockwise so memory stays O(block * n)."""
     n = len(records)
     result = DuplicateGroups()
@@ -91,7 +88,7 @@ def duplicate_groups(records: list[MemoryRecord], embeddings: np.ndarray, thresh
         return result
     emb = np.asarray(embeddings, dtype=np.float32)
     emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
-    order = sorted(range(n), key=lambda i: (-OUTCOME_RANK[records[i].outcome], len(records[i].workflow.split()), records[i].created_at))
+    order = sorted(range(n), key=lambda i: (len(records[i].workflow.split()), records[i].created_at))
     taken = np.zeros(n, dtype=bool)
     neighbours: dict[int, np.ndarray] = {}
     for start in range(0, n, block):

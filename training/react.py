@@ -118,9 +118,9 @@ class ReactRunner:
     def _generate(self, batch: Sequence[list[int]], max_new_tokens: int, sample: bool) -> list[list[int]]:
         """New token ids for each prompt of the batch, in one `generate` call (left-padded).
 
-        Why a batch: on a CPU a 135M model is bound by per-step overhead, not arithmetic, so n
-        sequences in one call cost little more than one; GRPO's n rollouts of a question come
-        out several times faster. A finished row is filled with the pad token (which may be the
+        Why a batch: GRPO's n rollouts of a question share one call per turn instead of n, which
+        saves generate's per-step overhead (4 rollouts of SmolLM2-135M on one CPU thread: 1.4x
+        faster than one by one). A finished row is filled with the pad token (which may be the
         end token): each row is cut at its first pad/end token, keeping an end token only when
         the model produced it (not after a stop string, where generation stopped by itself)."""
         import torch
@@ -141,10 +141,7 @@ class ReactRunner:
             kwargs.update(temperature=self.budget.temperature, top_p=self.budget.top_p)
         with torch.no_grad():
             out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
-        rows = out[:, width:].tolist()
-        if len(batch) == 1:
-            return rows
-        return [self._cut(row, pad) for row in rows]
+        return [self._cut(row, pad) for row in out[:, width:].tolist()]
 
     def _cut(self, row: list[int], pad: int) -> list[int]:
         eos = self.tokenizer.eos_token_id

@@ -112,12 +112,12 @@ def record(i: int, usage: int, success: int, now: float) -> MemoryRecord:
                         success_count=int(success), created_at=now, trace_tokens=1500, workflow_tokens=70)
 
 
-def build(store: MemoryStore, n: int, batch: int = 5000, budget_s: float | None = None,
-          source: Source | None = None) -> dict[str, float]:
+def build(store: MemoryStore, source: Source, batch: int = 5000, budget_s: float | None = None) -> dict[str, float]:
     """Add the missing memories in batches; stop early once `budget_s` is spent (the next run
     resumes from there)."""
     from tqdm import tqdm
 
+    n = source.n
     have = store.count("bench")
     start = have - have % batch if have < n else n
     now = time.time()
@@ -129,7 +129,7 @@ def build(store: MemoryStore, n: int, batch: int = 5000, budget_s: float | None 
             idx = np.arange(lo, hi)
             usage, success = counts(idx)
             recs = [record(int(i), u, s, now) for i, u, s in zip(idx, usage, success)]
-            store.add_many(recs, source.vectors(lo, hi) if source is not None else vectors(n, start=lo, stop=hi))
+            store.add_many(recs, source.vectors(lo, hi))
             added += hi - lo
             bar.update(hi - lo)
             if budget_s is not None and time.perf_counter() - t0 > budget_s:
@@ -183,7 +183,7 @@ def open_store(source: Source, workdir: Path, n_candidates: int = 50) -> MemoryS
 def bench_size(source: Source, workdir: Path, queries: int, n_candidates: int, budget_s: float | None = None,
                warmup: int = 100) -> dict:
     store = open_store(source, workdir, n_candidates)
-    built = build(store, source.n, budget_s=budget_s, source=source)
+    built = build(store, source, budget_s=budget_s)
     target, n = source.n, store.count("bench")  # a budgeted build measures the size it reached
     E = source.vectors(0, n)
     idx_all = np.arange(n)
@@ -364,7 +364,7 @@ def main() -> None:
         for n in args.sizes:
             source = Source(args.vectors, n)
             store = open_store(source, args.workdir, args.n_candidates)
-            print(json.dumps({"n": n, **build(store, source.n, budget_s=args.build_budget_s, source=source)}), flush=True)
+            print(json.dumps({"n": n, **build(store, source, budget_s=args.build_budget_s)}), flush=True)
             store.close()
         return
     results = json.loads(args.out.read_text()) if args.out.exists() else {"sizes": {}}

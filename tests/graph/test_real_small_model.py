@@ -19,32 +19,32 @@ pytestmark = pytest.mark.real_model
 SAMPLE = Path(__file__).parent / "data" / "hotpotqa_sample.json"
 
 
-def _record() -> dict[str, Any]:
-    return json.loads(SAMPLE.read_text())[0]
+RECORD: dict[str, Any] = json.loads(SAMPLE.read_text())[0]
+
+
+def _run(tmp_path: Path, **context: Any) -> dict[str, Any]:
+    """The real graph on the sample question (no judge, nothing memorised)."""
+    ctx = Context(judge_mode="off", memorise=False, data_dir=str(tmp_path), **context)
+    return build_graph().invoke({"question": RECORD["question"], "paragraphs": RECORD["paragraphs"]}, context=ctx,
+                                config={"recursion_limit": recursion_limit(ctx)})
 
 
 def test_real_executor_searches_before_answering(tmp_path: Path) -> None:
-    record = _record()
-    ctx = Context(memory_mode="none", judge_mode="off", memorise=False, max_tool_calls=1, min_tool_calls=1,
-                  executor_max_tokens=32, search_top_k=2, data_dir=str(tmp_path))
-    out = build_graph().invoke({"question": record["question"], "paragraphs": record["paragraphs"]}, context=ctx,
-                               config={"recursion_limit": recursion_limit(ctx)})
+    out = _run(tmp_path, memory_mode="none", max_tool_calls=1, min_tool_calls=1, executor_max_tokens=32,
+               search_top_k=2)
     steps = out["trajectory"]["steps"]
     calls = [s for s in steps if s["kind"] == "tool_call"]
     observations = [s["content"] for s in steps if s["kind"] == "observation"]
     assert out["tool_calls"] == 1 and calls and calls[0]["args"]["query_list"][0].strip()
-    titles = [p["title"] for p in record["paragraphs"]]
+    titles = [p["title"] for p in RECORD["paragraphs"]]
     assert observations and any(t in observations[0] for t in titles), observations  # a real search result
     assert not observations[0].startswith("Error")
     assert isinstance(out["answer"], str)
 
 
 def test_real_plan_has_search_steps_and_no_loop(tmp_path: Path) -> None:
-    record = _record()
-    ctx = Context(memory_mode="mia", judge_mode="off", memorise=False, max_tool_calls=0, max_replans=0,
-                  planner_max_tokens=80, executor_max_tokens=8, data_dir=str(tmp_path))
-    out = build_graph().invoke({"question": record["question"], "paragraphs": record["paragraphs"]}, context=ctx,
-                               config={"recursion_limit": recursion_limit(ctx)})
+    out = _run(tmp_path, memory_mode="mia", max_tool_calls=0, max_replans=0, planner_max_tokens=80,
+               executor_max_tokens=8)
     plan = out["plan"]
     assert re.search(r"(?im)^\s*1\.\s*search\b", plan), plan
     lines = [line.strip() for line in plan.splitlines() if line.strip()]

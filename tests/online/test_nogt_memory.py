@@ -161,3 +161,23 @@ def test_memory_loop_keeps_shortest_correct_one_incorrect_and_credits_the_majori
     assert loop.end_batch("ttl") is None and loop.end_batch("ttl") is not None  # every 2nd batch
     only_wrong = loop.absorb(episode(2, namespace="ttl"), [rollout("bad", "incorrect")])
     assert only_wrong["positive"] is None and only_wrong["negative"] and not only_wrong["pair"]
+
+
+class BatchBreaksReact(FakeReact):
+    """A batch fails (say, out of memory); alone, the second plan's rollout fails too."""
+
+    def run_many(self, messages, paragraphs, sample=False):
+        if len(messages) > 1:
+            raise RuntimeError("batch failed")
+        if "second" in messages[0][-1]["content"]:
+            raise RuntimeError("this rollout is broken")
+        return super().run_many(messages, paragraphs, sample)
+
+
+def test_a_failed_batch_is_played_one_by_one_and_a_broken_rollout_earns_no_answer_credit() -> None:
+    scorer = RolloutScorer(BatchBreaksReact(["gold 0", "gold 0"]), OnlineConfig(), None)
+    plans = [SampledPlan(f"1. search the {which} way", [1], [2]) for which in ("first", "second", "third")]
+    got = scorer.score_group(episode(0), plans)
+    assert [r.outcome for r in got] == ["correct", "incorrect", "correct"]
+    assert got[1].answer is None and got[1].reward == pytest.approx(0.05)  # the plan's format credit only
+    assert got[0].reward == pytest.approx(1.0)

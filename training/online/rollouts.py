@@ -69,7 +69,7 @@ class RolloutScorer:
     def score_group(self, episode: OnlineEpisode, plans: Sequence[SampledPlan]) -> list[Rollout]:
         """All n plans of a question carried out together (one batched generation per turn),
         then scored. If the batch fails, each plan is retried alone, so that one broken rollout
-        scores 0 without taking its group down."""
+        (no answer: it earns at most the plan's format credit) does not take its group down."""
         from mia.training.prompts import executor_messages
 
         messages = [executor_messages(episode.question, strip_think(plan.text)) for plan in plans]
@@ -83,7 +83,7 @@ class RolloutScorer:
     def _play_one(self, messages: list[dict[str, str]], episode: OnlineEpisode) -> Any:
         try:
             return self.react.run_many([messages], [episode.paragraphs], sample=False)[0]
-        except Exception as exc:  # noqa: BLE001 - a broken rollout scores 0, the batch goes on
+        except Exception as exc:  # noqa: BLE001 - a broken rollout gets no answer, the group goes on
             log.warning("rollout failed: %s", exc)
             return None
 
