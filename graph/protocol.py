@@ -149,9 +149,7 @@ def parse_turn(text: str | None, tool_names: tuple[str, ...] = ("search",)) -> T
             return Turn("malformed", think=think, content=content, error=f"tool call is not valid JSON ({exc})")
         if got is None:
             return Turn("malformed", think=think, content=content, error="tool call names no tool")
-        name, args = got
-        if name == "search" and not args.get("query_list"):
-            return Turn("malformed", think=think, content=content, error="search needs at least one query")
+        name, args = got  # a search without a query is still a call: the executor node fills one in
         return Turn("tool_call", think=think, tool=name, arguments=args, content=content,
                     repaired=not _CALL_CLOSE.search(raw))
 

@@ -116,17 +116,15 @@ def make_execute(deps: Deps):
                     "last_turn": "tool_call", "warnings": warnings,
                     "pending_tool": {"name": forced_search.tool, "args": forced_search.args,
                                      "id": forced_search.call_id}}
-        if turn_kind == "malformed" and turn.error == "search needs at least one query":
-            turn_kind, tool, args = "tool_call", "search", {"query_list": [state["question"].strip()]}
-            call_text = json.dumps({"name": tool, "arguments": args}, ensure_ascii=False)
-            kept = AIMessage(content=f"<tool_call>{call_text}</tool_call>")
-            warnings.append("the executor's search had no query: the question was used as the query")
-        elif turn_kind == "tool_call":
+        if turn_kind == "tool_call":
             args, fell_back = with_query(tool, args, state["question"])
-            if fell_back:
+            if fell_back:  # the history shows the call that actually ran
                 warnings.append("the executor's search had no query: the question was used as the query")
                 if reply.tool_calls:
                     kept = AIMessage(content=text, tool_calls=[{**reply.tool_calls[0], "args": args}], id=reply.id)
+                else:
+                    call_text = json.dumps({"name": tool, "arguments": args}, ensure_ascii=False)
+                    kept = AIMessage(content=f"<tool_call>{call_text}</tool_call>")
 
         update: dict[str, Any] = {"usage": usage}
         if warnings:

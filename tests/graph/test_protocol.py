@@ -56,6 +56,11 @@ def test_malformed_is_reported_not_raised(text: str) -> None:
     assert turn.kind == "malformed" and turn.error
 
 
+def test_a_search_without_query_is_a_call_for_the_node_to_complete() -> None:
+    turn = parse_turn('<tool_call>{"name": "search", "arguments": {"query_list": []}}</tool_call>')
+    assert (turn.kind, turn.tool) == ("tool_call", "search") and not turn.arguments.get("query_list")
+
+
 def test_lenient_json_variants() -> None:
     assert lenient_json("{'a': True, 'b': None}") == {"a": True, "b": None}
     assert lenient_json('{a: 1, "b": [1, 2,],}') == {"a": 1, "b": [1, 2]}
