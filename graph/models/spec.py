@@ -9,19 +9,19 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from mia.graph.models.embedded import registry
 from mia.graph.models.errors import UnknownBackendError
 
 #: Backend prefixes, with a one-line form for error messages and docs.
 BACKENDS: dict[str, str] = {
-    "local": "local:smollm2 (the embedded SmolLM2-135M-Instruct, converted once)",
+    "local": "local:<embedded> (an embedded model through transformers, de-quantised once; trainable)",
     "hf": "hf:<model-dir> or hf:<model-dir>+<lora-adapter-dir> (any local causal LM)",
     "openai": "openai:<model> (needs OPENAI_API_KEY)",
     "anthropic": "anthropic:<model> (needs ANTHROPIC_API_KEY and the extra 'anthropic')",
     "google_genai": "google_genai:<model> (needs GOOGLE_API_KEY and the extra 'google')",
     "openai-compatible": "openai-compatible:<model>@<base-url> (any OpenAI-compatible server)",
-    "llamacpp": "llamacpp:<gguf-path> or llamacpp:smollm2 (needs llama-cpp-python)",
+    "llamacpp": "llamacpp:<embedded>|<gguf-path>[+<lora.gguf>|+<peft-adapter-dir>] (llama.cpp in-process)",
 }
-LOCAL_MODELS = ("smollm2",)
 _COMPAT = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
 
@@ -37,6 +37,11 @@ class ModelSpec:
 
     def __str__(self) -> str:
         return self.raw or f"{self.backend}:{self.model}"
+
+    @property
+    def embedded(self) -> bool:
+        """Names one of the embedded models (embedded.toml) rather than a path."""
+        return self.backend in ("local", "llamacpp") and self.model in registry()
 
     @property
     def is_local(self) -> bool:
@@ -63,14 +68,14 @@ def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     if not rest:
         raise _unknown(text, f"the backend {backend!r} needs a model after the colon")
     if backend == "local":
-        if rest not in LOCAL_MODELS:
-            raise _unknown(text, f"the only embedded local model is {', '.join(LOCAL_MODELS)}")
+        if rest not in registry():
+            raise _unknown(text, f"the embedded models are {', '.join(registry())}")
         return ModelSpec("local", rest, raw=text)
-    if backend == "hf":
+    if backend in ("hf", "llamacpp"):
         model, plus, adapter = rest.rpartition("+") if "+" in rest else (rest, "", "")
         if plus and (not model or not adapter):
-            raise _unknown(text, "write hf:<model-dir>+<adapter-dir> with both parts")
-        return ModelSpec("hf", model, adapter or None, raw=text)
+            raise _unknown(text, f"write {backend}:<model>+<adapter> with both parts")
+        return ModelSpec(backend, model, adapter or None, raw=text)
     if backend == "openai-compatible":
         match = _COMPAT.match(rest)
         if not match:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any
 
@@ -47,6 +47,7 @@ class Completion:
     input_tokens: int
     output_tokens: int
     finish_reason: str = "stop"
+    timings: dict[str, Any] = field(default_factory=dict)  # backend timings (llama.cpp: prompt_n, cache_n, ms)
 
 
 @dataclass
@@ -146,7 +147,9 @@ class TextChatModel(BaseChatModel):
             "output_tokens": done.output_tokens,
             "total_tokens": done.input_tokens + done.output_tokens,
         }
-        meta = {"model_name": self.model_name, "finish_reason": finish}
+        meta: dict[str, Any] = {"model_name": self.model_name, "finish_reason": finish}
+        if done.timings:
+            meta["timings"] = done.timings
         if names:
             content, calls, invalid = parse_tool_output(text, names)
             if calls:
@@ -250,7 +253,8 @@ class TextChatModel(BaseChatModel):
                  "total_tokens": done.input_tokens + done.output_tokens}
         yield ChatGenerationChunk(message=AIMessageChunk(
             content=tail, usage_metadata=usage,  # type: ignore[arg-type]
-            response_metadata={"model_name": self.model_name, "finish_reason": finish or done.finish_reason},
+            response_metadata={"model_name": self.model_name, "finish_reason": finish or done.finish_reason,
+                               **({"timings": done.timings} if done.timings else {})},
             chunk_position="last",
         ))
 

@@ -11,13 +11,14 @@ from mia.graph.context import Context
 from mia.graph.nodes.calls import count_usage
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
+from mia.graph.prompts.echo import strip_prompt_echo
 from mia.graph.state import State
 
 
 def make_finalize(deps: Deps):
     def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        answer = (state.get("answer") or "").strip()
+        answer = strip_prompt_echo((state.get("answer") or "").strip())
         trajectory = build_trajectory({**state, "answer": answer}, ctx)
         return {"answer": answer, "trajectory": trajectory.model_dump(mode="json"),
                 "stop_reason": state.get("stop_reason") or "answered"}

@@ -21,27 +21,34 @@ def _run(env_extra: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[st
                           capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
 
 
-def test_doctor_offline_defaults(tmp_path: Path) -> None:
-    done = _run({"MIA_DATA_DIR": str(tmp_path / "data")}, tmp_path)
+def test_doctor_offline_defaults(data_dir: Path, tmp_path: Path) -> None:
+    done = _run({"MIA_DATA_DIR": str(data_dir)}, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    for text in ("Roles", "planner", "local:smollm2", "transformers", "langchain-core", "SmolLM2 GGUF",
-                 "converted on first use", str(tmp_path / "data"), "All configured roles can run"):
+    for text in ("Roles", "planner", "llamacpp:qwen-coder-1.5b", "transformers", "xllamacpp", "langchain-core",
+                 "qwen-coder-1.5b GGUF", "assembled", "All configured roles can run"):
         assert text in out, text
 
 
-def test_doctor_fails_when_a_role_cannot_run(tmp_path: Path) -> None:
-    done = _run({"MIA_DATA_DIR": str(tmp_path), "MIA_JUDGE_MODEL": "openai:gpt-4o-mini"}, tmp_path)
+def test_doctor_on_an_empty_data_dir_says_how_to_fetch(tmp_path: Path) -> None:
+    done = _run({"MIA_DATA_DIR": str(tmp_path / "data")}, tmp_path)
+    assert done.returncode == 1
+    assert "mia models fetch qwen-coder-1.5b" in done.stdout.replace("\n", " ")
+
+
+def test_doctor_fails_when_a_role_cannot_run(data_dir: Path, tmp_path: Path) -> None:
+    done = _run({"MIA_DATA_DIR": str(data_dir), "MIA_JUDGE_MODEL": "openai:gpt-4o-mini"}, tmp_path)
     assert done.returncode == 1
     assert "OPENAI_API_KEY is not set" in done.stdout and "Unusable roles: judge" in done.stdout
 
 
 def test_report_sees_a_converted_model(data_dir: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from mia.graph.models.paths import is_converted, smollm2_dir
+    from mia.graph.models.convert import ensure_converted
 
+    ensure_converted("smollm2", data_dir)
     report = collect(Settings(data_dir=data_dir), probe_device=False)
-    row = next(c for c in report.paths if c.name == "SmolLM2 converted")
-    assert row.ok == is_converted(smollm2_dir(data_dir))
+    row = next(c for c in report.paths if c.name == "smollm2 GGUF")
+    assert "de-quantised for training" in row.detail
     assert report.ok and {c.name for c in report.roles} == {"planner", "executor", "manager", "judge"}
     versions = {c.name: c.value for c in report.packages}
     assert versions["langgraph"] not in ("", "-")

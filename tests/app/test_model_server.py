@@ -19,9 +19,9 @@ pytestmark = [pytest.mark.server, pytest.mark.real_model]
 
 @pytest.fixture(scope="module")
 def server_url(data_dir: Path) -> Iterator[str]:
-    from mia.graph.models.convert import ensure_smollm2
+    from mia.graph.models.convert import ensure_converted
 
-    ensure_smollm2(data_dir)  # convert here (once per machine), not inside the server's start-up
+    ensure_converted("smollm2", data_dir)  # convert here (once per machine), not inside the server's start-up
     env = {**os.environ, "MIA_DEVICE": "cpu", "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
     proc = subprocess.Popen(
         [sys.executable, "-m", "mia.app.cli", "serve-model", "--model", "local:smollm2", "--port", "0"],

@@ -15,7 +15,7 @@ ENV_KEYS = [
     "MIA_DATA_DIR", "MIA_PLANNER_MODEL", "MIA_EXECUTOR_MODEL", "MIA_MANAGER_MODEL", "MIA_JUDGE_MODEL",
     "MIA_DEVICE", "MIA_EMBEDDING_MODEL", "MIA_CHROMA_MODE", "MIA_CHROMA_HOST", "MIA_CHROMA_PORT",
     "MIA_MEMORY_NAMESPACE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY",
-    "TAVILY_API_KEY",
+    "TAVILY_API_KEY", "MIA_LLAMACPP_THREADS", "MIA_LLAMACPP_VERBOSE",
 ]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -35,7 +35,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytes
 def test_defaults(clean_env: pytest.MonkeyPatch) -> None:
     s = Settings()
     assert s.data_dir == Path("~/.local/share/mia").expanduser()
-    assert s.role_models() == dict.fromkeys(("planner", "executor", "manager", "judge"), "local:smollm2")
+    assert s.role_models() == dict.fromkeys(("planner", "executor", "manager", "judge"), "llamacpp:qwen-coder-1.5b")
     assert (s.device, s.embedding_model, s.chroma_mode, s.memory_namespace) == ("auto", "minilm", "persistent", "default")
     assert s.openai_api_key is None and s.openai_base_url is None
     s.validate_backends()  # the offline default is usable
@@ -51,7 +51,9 @@ def test_environment_overrides(clean_env: pytest.MonkeyPatch, tmp_path: Path) ->
     assert s.data_dir == tmp_path / "d" and s.judge_model == "openai:gpt-4o-mini"
     assert (s.chroma_mode, s.chroma_port) == ("http", 9001)
     assert s.openai_api_key.get_secret_value() == "sk-x" and "sk-x" not in repr(s)
-    s.validate_backends()
+    s.validate_backends(roles=("judge",))
+    with pytest.raises(ValueError, match="mia models fetch qwen-coder-1.5b"):  # nothing fetched in that data dir
+        s.validate_backends(roles=("planner",))
 
 
 def test_dotenv_file_and_example_cover_every_key(clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
@@ -63,7 +65,7 @@ def test_dotenv_file_and_example_cover_every_key(clean_env: pytest.MonkeyPatch, 
     assert s.planner_model == "hf:/models/x" and s.tavily_api_key.get_secret_value() == "tv-1"
     assert s.openai_api_key is None  # blank means unset
     parsed = Settings(_env_file=ROOT / ".env.example")
-    assert parsed.role_models()["planner"] == "local:smollm2"
+    assert parsed.role_models()["planner"] == "llamacpp:qwen-coder-1.5b"
 
 
 def test_validate_names_the_missing_variable(clean_env: pytest.MonkeyPatch) -> None:

@@ -14,6 +14,8 @@ from mia.app.evaluation.report import compare
 from mia.app.evaluation.runlog import RunDirError
 from mia.app.evaluation.runner import GraphRunner
 
+from mia.graph.models.defaults import ROLES
+
 from .fakes import ScriptedGraph, write_tiny
 
 
@@ -21,7 +23,7 @@ async def _run(tiny: Path, out: Path, memory: str, fail: set[str] | None = None)
     def make(config, setting):
         return GraphRunner(graph=ScriptedGraph(fail=fail), context=None, setting=setting, judge=config["judge"])
 
-    cfg = EvalConfig(dataset=str(tiny), memory_mode=memory, models={"executor": "local:smollm2"})
+    cfg = EvalConfig(dataset=str(tiny), memory_mode=memory, models=dict.fromkeys(ROLES, "local:smollm2"))
     return await run_evaluation(cfg, out, runner_factory=make, progress=False)
 
 

@@ -11,6 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mia.app.cli import app
+from mia.graph.models.defaults import DEFAULT_MODEL
 from mia.graph.nodes import deps as deps_module
 
 from .fakes import ScriptedChatModel, make_deps
@@ -22,9 +23,9 @@ SEARCH = '<tool_call>{"name": "search", "arguments": {"query_list": ["x"]}}</too
 
 @pytest.fixture()
 def fake_models(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
-    """Every role's spec resolves to one scripted model (the spec check still sees local:smollm2)."""
+    """Every role's spec resolves to one scripted model (the spec check still sees the default spec)."""
     model = ScriptedChatModel(script=[])
-    deps, seen = make_deps({"local:smollm2": model})
+    deps, seen = make_deps({DEFAULT_MODEL: model})
     monkeypatch.setattr(deps_module, "_DEFAULT", deps)
     for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
         monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)

@@ -10,10 +10,10 @@ import pytest
 
 @pytest.fixture(scope="session")
 def smollm2_dir(data_dir: Path) -> Path:
-    """The converted SmolLM2 folder (converted on the first run only, ~30 s)."""
-    from mia.graph.models.convert import ensure_smollm2
+    """The de-quantised SmolLM2 folder (converted on the first run only, ~30 s)."""
+    from mia.graph.models.convert import ensure_converted
 
-    return ensure_smollm2(data_dir)
+    return ensure_converted("smollm2", data_dir)
 
 
 @pytest.fixture(scope="session")

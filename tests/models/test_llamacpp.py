@@ -1,12 +1,15 @@
-"""The llama.cpp backend on the embedded GGUF (skipped when llama-cpp-python is not installed)."""
+"""The llama.cpp backend (xllamacpp, in-process server) on real embedded GGUFs: SmolLM2 for the
+plumbing, Qwen-0.5B where the model must follow an instruction (tool calls, JSON mode)."""
 
 from __future__ import annotations
+
+import threading
+import time
 
 import pytest
 from langchain_core.tools import tool
 from pydantic import BaseModel
 
-pytest.importorskip("llama_cpp")
 pytestmark = pytest.mark.real_model
 
 
@@ -21,38 +24,83 @@ class Person(BaseModel):
     age: int
 
 
+QUESTION = "What is the capital of France? Answer in one sentence."
+
+
 @pytest.fixture(scope="module")
-def cpp():
+def cpp(data_dir):
     from mia.graph.models import load_chat_model
 
     return load_chat_model("llamacpp:smollm2", max_tokens=24, n_threads=1)
 
 
-def test_generates_with_usage(cpp) -> None:
-    msg = cpp.invoke("What is the capital of France? Answer in one sentence.")
+@pytest.fixture(scope="module")
+def qwen(data_dir):
+    from mia.graph.models import load_chat_model
+
+    return load_chat_model("llamacpp:qwen-coder-0.5b", max_tokens=48, n_threads=1)
+
+
+def test_generates_with_usage_and_timings(cpp) -> None:
+    msg = cpp.invoke(QUESTION)
     assert "Paris" in msg.content
     assert msg.usage_metadata["input_tokens"] > 10 and 0 < msg.usage_metadata["output_tokens"] <= 24
-    assert cpp.invoke("What is the capital of France? Answer in one sentence.").content == msg.content  # greedy
+    assert msg.response_metadata["timings"]["prompt_n"] >= 1
+    again = cpp.invoke(QUESTION)
+    assert again.content == msg.content  # greedy
+    # the prompt cache: the second identical prompt re-uses the first one's KV cache
+    assert again.response_metadata["timings"]["cache_n"] > 0
 
 
 def test_stop_and_stream(cpp) -> None:
-    full = cpp.invoke("What is the capital of France? Answer in one sentence.").content
-    cut = cpp.invoke("What is the capital of France? Answer in one sentence.", stop=[" of"]).content
+    full = cpp.invoke(QUESTION).content
+    cut = cpp.invoke(QUESTION, stop=[" of"]).content
     assert " of" not in cut and full.startswith(cut)
-    chunks = list(cpp.stream("What is the capital of France? Answer in one sentence."))
+    chunks = list(cpp.stream(QUESTION))
     assert "".join(c.content for c in chunks) == full
     assert chunks[-1].usage_metadata["output_tokens"] > 0
 
 
-def test_tools_and_json(cpp) -> None:
-    msg = cpp.bind_tools([search], tool_choice="search").invoke("Find who wrote Dracula.")
-    assert [c["name"] for c in msg.tool_calls] == ["search"] and msg.tool_calls[0]["args"]["query"]
-    assert cpp.with_structured_output(Person).invoke("Alice is 30 years old. Extract her name and age.") == Person(
-        name="Alice", age=30
-    )
+def test_prefill_is_continued_not_repeated(cpp) -> None:
+    msg = cpp.bind(prefill="The capital of France is").invoke("Complete the sentence.")
+    assert msg.content.startswith("The capital of France is") and msg.content.count("The capital of France is") == 1
+    streamed = "".join(c.content for c in cpp.bind(prefill="The capital of France is").stream("Complete the sentence."))
+    assert streamed == msg.content
 
 
-def test_weights_shared(cpp) -> None:
+def test_tool_call_and_json_mode(qwen) -> None:
+    msg = qwen.bind_tools([search], tool_choice="search").invoke("Find who wrote Dracula.")
+    assert [c["name"] for c in msg.tool_calls] == ["search"] and "Dracula" in msg.tool_calls[0]["args"]["query"]
+    person = qwen.with_structured_output(Person).invoke("Alice is 30 years old. Extract her name and age.")
+    assert person == Person(name="Alice", age=30)
+
+
+def test_concurrent_requests_share_one_server(cpp) -> None:
     from mia.graph.models import load_chat_model
 
-    assert load_chat_model("llamacpp:smollm2").backend is cpp.backend
+    other = load_chat_model("llamacpp:smollm2", max_tokens=24, n_threads=1)
+    assert other.backend is cpp.backend  # one server per GGUF per process
+    sequential = [cpp.invoke(f"Name a colour. Number {i}.").content for i in range(4)]
+    answers: dict[int, str] = {}
+
+    def ask(i: int) -> None:
+        answers[i] = cpp.invoke(f"Name a colour. Number {i}.").content
+
+    threads = [threading.Thread(target=ask, args=(i,)) for i in range(4)]
+    started = time.perf_counter()
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    assert time.perf_counter() - started < 300
+    # four parallel slots, greedy: the same answers as one at a time
+    assert [answers[i] for i in range(4)] == sequential
+
+
+def test_over_long_prompt_is_a_clear_error(data_dir) -> None:
+    from mia.graph.models import load_chat_model
+    from mia.graph.models.errors import BackendError
+
+    small = load_chat_model("llamacpp:smollm2", max_tokens=8, n_threads=1, n_ctx=256, n_parallel=1)
+    with pytest.raises(BackendError, match="llama.cpp refused"):
+        small.invoke("word " * 2000)

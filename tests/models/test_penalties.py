@@ -41,12 +41,14 @@ def test_penalise_torch_row() -> None:
 
 def test_defaults_local_on_api_off() -> None:
     assert LocalChatModel.model_fields["presence_penalty"].default == 1.1
-    assert LlamaCppChatModel.model_fields["no_repeat_ngram_size"].default == 4
+    assert LocalChatModel.model_fields["no_repeat_ngram_size"].default == 4
+    assert LlamaCppChatModel.model_fields["presence_penalty"].default == 1.1
+    assert LlamaCppChatModel.model_fields["no_repeat_ngram_size"].default == 0  # llama.cpp's server has no n-gram ban
     assert TextChatModel.model_fields["presence_penalty"].default == 0.0
 
 
 def test_call_kwargs_override_instance_values() -> None:
-    model = LlamaCppChatModel(model_path="unused.gguf")  # nothing loads until a call
+    model = LocalChatModel(model_path="unused")  # nothing loads until a call
     params = model._params(None, {"presence_penalty": 0.0, "no_repeat_ngram_size": 0})
     assert (params.presence_penalty, params.no_repeat_ngram_size) == (0.0, 0)
     params = model._params(None, {})

@@ -30,6 +30,9 @@ from mia.graph.models import (
         ),
         ("llamacpp:/x/m.gguf", ModelSpec("llamacpp", "/x/m.gguf", raw="llamacpp:/x/m.gguf")),
         ("llamacpp:smollm2", ModelSpec("llamacpp", "smollm2", raw="llamacpp:smollm2")),
+        ("llamacpp:qwen-coder-1.5b+/a/lora", ModelSpec("llamacpp", "qwen-coder-1.5b", "/a/lora",
+                                                       raw="llamacpp:qwen-coder-1.5b+/a/lora")),
+        ("local:qwen-coder-0.5b", ModelSpec("local", "qwen-coder-0.5b", raw="local:qwen-coder-0.5b")),
     ],
 )
 def test_documented_forms_parse(text: str, expected: ModelSpec) -> None:
@@ -42,7 +45,8 @@ def test_documented_forms_parse(text: str, expected: ModelSpec) -> None:
         ("gpt-4o", "expected '<backend>:<model>'"),
         ("fake:echo", "no backend named 'fake'"),
         ("openai:", "needs a model"),
-        ("local:llama70b", "only embedded local model"),
+        ("local:llama70b", "the embedded models are smollm2, qwen-coder-0.5b, qwen-coder-1.5b"),
+        ("llamacpp:/m.gguf+", "both parts"),
         ("hf:/m/base+", "both parts"),
         ("openai-compatible:qwen", "openai-compatible:<model>@"),
     ],
@@ -52,7 +56,7 @@ def test_bad_specs_name_the_valid_forms(text: str, fragment: str) -> None:
         parse_model_spec(text)
     message = str(info.value)
     assert fragment in message
-    assert "local:smollm2" in message and "openai-compatible:<model>@<base-url>" in message
+    assert "local:<embedded>" in message and "openai-compatible:<model>@<base-url>" in message
 
 
 def test_error_hierarchy() -> None:

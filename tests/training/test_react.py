@@ -21,11 +21,11 @@ QUESTIONS = [("Who composed Maria Golovin?", "1. Search the opera Maria Golovin.
 def runner(data_dir: Path) -> ReactRunner:
     import torch
 
-    from mia.graph.models.convert import ensure_smollm2
+    from mia.graph.models.convert import ensure_converted
     from mia.training.policy import load_model, load_tokenizer
 
     torch.set_num_threads(1)
-    folder = ensure_smollm2(data_dir)
+    folder = ensure_converted("smollm2", data_dir)
     budget = ReactBudget(max_tool_calls=1, max_turn_tokens=40, max_answer_tokens=16)
     return ReactRunner(load_model(folder, None), load_tokenizer(folder), SandboxSearch(top_k=1), budget)
 

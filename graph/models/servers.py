@@ -1,0 +1,89 @@
+"""Process-wide llama.cpp servers (xllamacpp), one per (GGUF, LoRA adapter, slot layout).
+
+Every role and chat-model instance that names the same GGUF shares one server, so its parallel
+slots batch their requests and its prompt cache serves them all. A server with a LoRA adapter is a
+second server over the same memory-mapped GGUF (the weights' pages are shared by the OS); only the
+most recent adapters are kept, so test-time learning can publish versions without growing memory.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from mia.graph.models.errors import BackendNotInstalledError, ModelFileNotFoundError
+
+#: Adapter servers kept alive besides the base servers (the newest ones).
+MAX_ADAPTER_SERVERS = 2
+
+
+class ServerKey(NamedTuple):
+    """What makes two servers different."""
+
+    gguf: str
+    adapter: str | None
+    n_ctx: int  # per slot
+    n_parallel: int
+    n_threads: int | None
+
+
+_SERVERS: OrderedDict[ServerKey, Any] = OrderedDict()
+_LOCK = threading.Lock()
+
+
+def import_xllamacpp() -> Any:
+    """The xllamacpp module, or a clear error naming the package."""
+    try:
+        import xllamacpp
+    except ImportError as err:
+        raise BackendNotInstalledError(
+            "The 'llamacpp' backend needs xllamacpp (a prebuilt llama.cpp wheel): pip install xllamacpp"
+        ) from err
+    return xllamacpp
+
+
+def _start(key: ServerKey) -> Any:
+    xlc = import_xllamacpp()
+    for path in (key.gguf, key.adapter):
+        if path is not None and not Path(path).is_file():
+            raise ModelFileNotFoundError(f"No GGUF file at {path}.")
+    params = xlc.CommonParams()
+    params.model.path = key.gguf
+    params.n_parallel = key.n_parallel
+    params.n_ctx = key.n_ctx * key.n_parallel  # llama.cpp splits the context between the slots
+    # all cores by default (fastest on an idle machine); MIA_LLAMACPP_THREADS=1 when other work shares
+    # the CPU: llama.cpp's threads spin-wait, and one thread then generates faster than two (measured).
+    threads = key.n_threads or int(os.environ.get("MIA_LLAMACPP_THREADS") or 0) or os.cpu_count() or 1
+    params.cpuparams.n_threads = threads
+    params.cpuparams_batch.n_threads = threads
+    params.warmup = False
+    params.verbosity = -1  # llama.cpp logs nothing unless asked (MIA_LLAMACPP_VERBOSE=1)
+    if os.environ.get("MIA_LLAMACPP_VERBOSE"):
+        params.verbosity = 1
+    if key.adapter is not None:
+        params.lora_adapters = [xlc.CommonAdapterLoraInfo(key.adapter, 1.0)]
+    return xlc.Server(params)
+
+
+def get_server(key: ServerKey) -> Any:
+    """The server for `key`, started on first use (seconds: the GGUF is memory-mapped)."""
+    with _LOCK:
+        server = _SERVERS.get(key)
+        if server is not None:
+            _SERVERS.move_to_end(key)
+            return server
+        server = _start(key)
+        _SERVERS[key] = server
+        adapters = [k for k in _SERVERS if k.adapter is not None]
+        for old in adapters[:-MAX_ADAPTER_SERVERS]:
+            del _SERVERS[old]  # freed once the requests that hold it finish
+        return server
+
+
+def clear_servers() -> None:
+    """Forget every server (tests; each is freed once no request holds it)."""
+    with _LOCK:
+        _SERVERS.clear()
