@@ -1,8 +1,12 @@
 """The roles and their default models: the one place that says which model a role gets when
 nothing is configured (Context, Settings, the CLI and the eval harness all read it).
 
-The choice is measured (bench/models/results.md): the most accurate embedded model per role that
-keeps a question under a minute on a 2-core CPU.
+Why these (bench/models/results.md, bench/e2e/): on a 2-core CPU, Qwen-1.5B reads prompts at about
+43 tokens/s and Qwen-0.5B at about 104. With 1.5B in every role the whole MIA loop took 212 s per
+question (median of 5), a third of its prompt tokens and two thirds of its generated tokens in the
+memory manager; the manager's output is validated and falls back to an extractive workflow, so it
+gets the 2.4x faster 0.5B, while the roles whose output decides the answer (planner, executor,
+judge) keep the 1.5B.
 """
 
 from __future__ import annotations
@@ -12,7 +16,7 @@ ROLES = ("planner", "executor", "manager", "judge")
 DEFAULT_MODELS: dict[str, str] = {
     "planner": "llamacpp:qwen-coder-1.5b",
     "executor": "llamacpp:qwen-coder-1.5b",
-    "manager": "llamacpp:qwen-coder-1.5b",
+    "manager": "llamacpp:qwen-coder-0.5b",
     "judge": "llamacpp:qwen-coder-1.5b",
 }
 #: The spec of the planner role, for docs and error messages.

@@ -35,7 +35,8 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytes
 def test_defaults(clean_env: pytest.MonkeyPatch) -> None:
     s = Settings()
     assert s.data_dir == Path("~/.local/share/mia").expanduser()
-    assert s.role_models() == dict.fromkeys(("planner", "executor", "manager", "judge"), "llamacpp:qwen-coder-1.5b")
+    assert s.role_models() == {"planner": "llamacpp:qwen-coder-1.5b", "executor": "llamacpp:qwen-coder-1.5b",
+                               "manager": "llamacpp:qwen-coder-0.5b", "judge": "llamacpp:qwen-coder-1.5b"}
     assert (s.device, s.embedding_model, s.chroma_mode, s.memory_namespace) == ("auto", "minilm", "persistent", "default")
     assert s.openai_api_key is None and s.openai_base_url is None
     s.validate_backends()  # the offline default is usable

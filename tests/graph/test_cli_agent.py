@@ -11,7 +11,7 @@ import pytest
 from typer.testing import CliRunner
 
 from mia.app.cli import app
-from mia.graph.models.defaults import DEFAULT_MODEL
+from mia.graph.models.defaults import DEFAULT_MODELS
 from mia.graph.nodes import deps as deps_module
 
 from .fakes import ScriptedChatModel, make_deps
@@ -25,7 +25,7 @@ SEARCH = '<tool_call>{"name": "search", "arguments": {"query_list": ["x"]}}</too
 def fake_models(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
     """Every role's spec resolves to one scripted model (the spec check still sees the default spec)."""
     model = ScriptedChatModel(script=[])
-    deps, seen = make_deps({DEFAULT_MODEL: model})
+    deps, seen = make_deps(dict.fromkeys(DEFAULT_MODELS.values(), model))
     monkeypatch.setattr(deps_module, "_DEFAULT", deps)
     for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
         monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
