@@ -54,7 +54,7 @@ def eval_command(
     label: Annotated[Optional[str], typer.Option(help="Name of this configuration in tables and plots.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run again the questions that failed with an error.")] = False,
     progress: Annotated[bool, typer.Option(help="Show a progress bar with the running accuracy.")] = True,
-    test_time_learning: Annotated[bool, typer.Option("--test-time-learning", help="The planner keeps learning while it answers: a GRPO update of its LoRA every few questions, adapters versioned under RUN/store/adapters/planner (memory-only for API/GGUF planners). See docs/test_time_learning.md.")] = False,
+    test_time_learning: Annotated[bool, typer.Option("--test-time-learning", help="The planner keeps learning while it answers: a GRPO update of its LoRA every few questions, adapters versioned under RUN/store/adapters/planner (memory-only for API planners and GGUF files without transformers weights). See docs/test_time_learning.md.")] = False,
     no_ground_truth: Annotated[bool, typer.Option("--no-ground-truth", help="With --test-time-learning: the agent never sees the gold answers; a panel of reviewers decides success (the reward); gold answers only grade the report (EM/F1).")] = False,
 ) -> None:
     """Evaluate the agent on a multi-hop QA set: LLM-judge accuracy, EM/F1, tool and LLM calls, tokens

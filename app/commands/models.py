@@ -76,7 +76,7 @@ def doctor(
 
 
 def serve_model(
-    model: str | None = typer.Option(None, "--model", "-m", help="Model spec to serve, e.g. local:smollm2, hf:DIR+ADAPTER, llamacpp:smollm2, openai:gpt-4o-mini. Default: MIA_EXECUTOR_MODEL."),
+    model: str | None = typer.Option(None, "--model", "-m", help="Model spec to serve, e.g. llamacpp:qwen-coder-0.5b, llamacpp:qwen-coder-1.5b+ADAPTER, hf:DIR+ADAPTER, openai:gpt-4o-mini. Default: MIA_EXECUTOR_MODEL."),
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes it to the network)."),
     port: int = typer.Option(8000, help="TCP port; 0 picks a free port (the URL is printed)."),
     log_level: str = typer.Option("warning", help="uvicorn log level."),

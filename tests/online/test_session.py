@@ -24,7 +24,7 @@ class FakePlanner:
 
 def test_closed_planner_falls_back_to_memory_only_with_a_clear_message(tmp_path, caplog) -> None:
     for spec in ("openai:gpt-4.1-mini", "anthropic:claude-x", "google_genai:gemini-x", "openai-compatible:m@http://h",
-                 "llamacpp:smollm2"):
+                 "llamacpp:/models/other.gguf"):
         ctx = Context(planner_model=spec, memory_mode="none", data_dir=str(tmp_path / spec.split(":")[0]))
         session = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), start=False)
         assert not session.parametric and isinstance(session.trainer, MemoryOnlyTrainer)

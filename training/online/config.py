@@ -7,8 +7,6 @@ from dataclasses import dataclass, field
 from mia.training.config import BudgetConfig, LoraSettings
 from mia.training.rewards import AccuracyMetric, PlannerRewardWeights
 
-#: Planner backends whose weights cannot be fine-tuned here: learning falls back to memory only.
-CLOSED_PREFIXES = ("openai:", "anthropic:", "google_genai:", "openai-compatible:", "llamacpp:")
 
 
 @dataclass
@@ -40,5 +38,14 @@ class OnlineConfig:
 
 
 def is_closed_model(spec: str) -> bool:
-    """True for planner specs served by an API or a GGUF file: no LoRA can be trained on them."""
-    return str(spec).strip().startswith(CLOSED_PREFIXES)
+    """True for planner specs whose weights cannot be trained here: an API, a server, or a GGUF file
+    we have no transformers weights for. An embedded model on llama.cpp is trainable: the learner
+    trains its de-quantised weights and llama.cpp serves the adapter."""
+    from mia.graph.models.errors import BackendError
+    from mia.graph.models.spec import parse_model_spec
+
+    try:
+        parsed = parse_model_spec(spec)
+    except BackendError:
+        return True
+    return not (parsed.backend in ("local", "hf") or parsed.embedded)
