@@ -1,11 +1,11 @@
 """Model backends: one spec string per role -> a LangChain chat model.
 
     from mia.graph.models import load_chat_model, parse_model_spec, ModelSpec
-    model = load_chat_model("local:smollm2", temperature=0.0, max_tokens=256)
+    model = load_chat_model("llamacpp:qwen-coder-1.5b", temperature=0.0, max_tokens=256)
 
-Spec strings: local:smollm2, hf:<dir>[+<adapter>], openai:<m>, anthropic:<m>, google_genai:<m>,
-openai-compatible:<m>@<base-url>, llamacpp:<gguf>|smollm2. Heavy modules (torch, transformers,
-llama_cpp) load only when a local model is built or used.
+Spec strings: llamacpp:<embedded>|<gguf>[+<adapter>], local:<embedded>, hf:<dir>[+<adapter>],
+openai:<m>, anthropic:<m>, google_genai:<m>, openai-compatible:<m>@<base-url>. Heavy modules
+(torch, transformers, xllamacpp) load only when a local model is built or used.
 """
 
 from __future__ import annotations

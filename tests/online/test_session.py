@@ -33,6 +33,16 @@ def test_closed_planner_falls_back_to_memory_only_with_a_clear_message(tmp_path,
     assert "cannot be fine-tuned" in MEMORY_ONLY_NOTICE
 
 
+def test_which_planners_can_learn() -> None:
+    from mia.training.online.config import is_closed_model
+
+    # the embedded models on llama.cpp train their de-quantised weights; llama.cpp serves the adapter
+    for spec in ("llamacpp:qwen-coder-1.5b", "llamacpp:smollm2", "local:qwen-coder-0.5b", "hf:/m/base+/a/lora"):
+        assert not is_closed_model(spec), spec
+    for spec in ("llamacpp:/m/other.gguf", "openai:gpt-4.1-mini", "openai-compatible:m@http://h:1/v1", "nonsense"):
+        assert is_closed_model(spec), spec
+
+
 def test_memory_only_learner_consumes_episodes_without_versions(tmp_path) -> None:
     ctx = Context(planner_model="openai:gpt-4.1-mini", memory_mode="none", data_dir=str(tmp_path))
     session = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps())
