@@ -10,14 +10,17 @@ Q = "Which women's magazine was published first, Mirabella or Home Monthly?"
 GOLD = ["Home Monthly"]
 
 
-def test_default_policy_is_metrics() -> None:
-    assert JudgeConfig().contradiction == "metrics"
+def test_default_policy_trusts_the_grader_on_paraphrases(scripted) -> None:
+    assert JudgeConfig().contradiction == "llm"
+    for answer, gold in (("JFK", "John F. Kennedy"), ("two", "2"), ("USA", "United States")):
+        verdict = judge(scripted("A"), "Who?", answer, gold_answers=[gold])
+        assert (verdict.outcome, verdict.method) == ("correct", "llm"), answer
     with pytest.raises(ValueError):
         JudgeConfig(contradiction="maybe")  # type: ignore[arg-type]
 
 
 def test_metrics_policy_overrides_a_baseless_correct(scripted) -> None:
-    verdict = judge(scripted("A"), Q, "1. 1.\n2. 2.", gold_answers=GOLD)
+    verdict = judge(scripted("A"), Q, "1. 1.\n2. 2.", gold_answers=GOLD, config=JudgeConfig(contradiction="metrics"))
     assert (verdict.outcome, verdict.method, verdict.grader_label, verdict.score) == ("incorrect", "fallback", "INCORRECT", 0.0)
     assert verdict.f1 == 0.0 and verdict.raw_reply == "A"
     assert any("contradiction policy 'metrics'" in n for n in verdict.notes)
@@ -50,5 +53,5 @@ def test_incorrect_grades_are_never_overridden(scripted) -> None:
 async def test_async_path_applies_the_policy(scripted) -> None:
     from mia.graph.judge import ajudge
 
-    verdict = await ajudge(scripted("A"), Q, "Mirabella", gold_answers=GOLD)
+    verdict = await ajudge(scripted("A"), Q, "Mirabella", gold_answers=GOLD, config=JudgeConfig(contradiction="metrics"))
     assert verdict.outcome == "incorrect" and verdict.method == "fallback"
