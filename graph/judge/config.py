@@ -37,7 +37,7 @@ class JudgeConfig(BaseModel):
         description="when the grader says CORRECT but the answer shares no token with any gold answer (F1 0, no "
         "exact or cover match): llm (default): trust the grader (a paraphrase such as 'JFK' for 'John F. Kennedy' "
         "shares no token); metrics: trust the metrics, for judges that say CORRECT to anything (SmolLM2 did; "
-        "Qwen-1.5B never did in 30 graded HotpotQA answers); unknown: record the outcome as unknown. A note in the "
+        "Qwen-1.5B never did in 22 logged HotpotQA verdicts); unknown: record the outcome as unknown. A note in the "
         "verdict says what happened",
     )
     max_trace_chars: int = Field(12_000, ge=200, description="longer traces keep their head and tail")
