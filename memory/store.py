@@ -33,7 +33,7 @@ from mia.memory.records import META_KEY, SCHEMA_VERSION, MemoryRecord, Retrieved
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
 from mia.memory.trajectory import Outcome, Trajectory
 from mia.memory.trajectory_log import TrajectoryLog
-from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, target_size
+from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, same_question, target_size
 
 log = logging.getLogger(__name__)
 
@@ -476,24 +476,25 @@ class MemoryStore:
         return self.add_deduplicated(record, vector)
 
     def add_deduplicated(self, record: MemoryRecord, vector: np.ndarray) -> MemoryRecord:
-        """Add, unless a near-duplicate (cosine >= policy.dedup_threshold) with the same outcome
-        exists in the namespace: then the shorter workflow survives under the old id and the
-        counts are summed (see upkeep). A question keeps at most one memory per outcome: a success and a
-        failure of the same question are both kept, as the positive and the negative lesson
-        (the paper's consolidation keeps that pair)."""
+        """Add, unless a duplicate with the same outcome exists in the namespace: the same
+        question up to case and punctuation (`upkeep.question_key`) at cosine >=
+        policy.dedup_threshold. Then the shorter workflow survives under the old id and the
+        counts are summed (see upkeep). A question keeps at most one memory per outcome: a
+        success and a failure of the same question are both kept, as the positive and the
+        negative lesson (the paper's consolidation keeps that pair)."""
         with self._write_lock():
-            match = self._nearest(record.namespace, vector, LABEL_OF[record.outcome])
-            if match is None or match[1] < self.policy.dedup_threshold:
+            match = self._duplicate_of(record, vector)
+            if match is None:
                 self._put(record, vector)
                 self._maybe_prune(record.namespace)
                 return record
             old, sim = match
             if not is_better(record, old):
-                log.info("memory %s kept: near-duplicate (cos %.3f) of an equal or better one", old.id, sim)
+                log.info("memory %s kept: duplicate (cos %.3f) of an equal or better one", old.id, sim)
                 return old
             merged = merge_into(record, old, keep_id_of=old)
             self._put(merged, vector)
-            log.info("memory %s replaced by a better near-duplicate (cos %.3f)", old.id, sim)
+            log.info("memory %s replaced by a better duplicate (cos %.3f)", old.id, sim)
             return merged
 
     def _put(self, record: MemoryRecord, vector: np.ndarray) -> None:
@@ -501,17 +502,22 @@ class MemoryStore:
         col.upsert(ids=[record.id], embeddings=[np.asarray(vector, dtype=np.float32)], documents=[record.question],
                    metadatas=[record.to_metadata()])
 
-    def _nearest(self, namespace: str, vector: np.ndarray, suffix: str) -> tuple[MemoryRecord, float] | None:
-        """The closest memory of one outcome collection, with its cosine to `vector`."""
-        col = self._collection(namespace, suffix, create=False)
+    def _duplicate_of(self, record: MemoryRecord, vector: np.ndarray, n: int = 8) -> tuple[MemoryRecord, float] | None:
+        """The stored memory of the same outcome that `record` duplicates, with its cosine: among
+        the n nearest, the closest with the same question key and cosine >= the threshold. (The
+        n nearest, not the nearest: a near-identical other question can sit closer.)"""
+        col = self._collection(record.namespace, LABEL_OF[record.outcome], create=False)
         if col is None:
             return None
-        got = col.query(query_embeddings=[vector], n_results=1, include=["documents", "metadatas", "embeddings"])
-        if not got["ids"][0]:
-            return None
-        rec = _parse(got["ids"][0][0], got["documents"][0][0], got["metadatas"][0][0])
-        emb = np.asarray(got["embeddings"][0][0], dtype=np.float32)
-        return None if rec is None else (rec, float(cosine(vector, emb[None, :])[0]))
+        got = col.query(query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "embeddings"])
+        for rid, doc, meta, emb in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["embeddings"][0]):
+            old = _parse(rid, doc, meta)
+            if old is None or not same_question(record, old):
+                continue
+            sim = float(cosine(vector, np.asarray(emb, dtype=np.float32)[None, :])[0])
+            if sim >= self.policy.dedup_threshold:
+                return old, sim
+        return None
 
     # ------------------------------------------------------------------ upkeep
     def _maybe_prune(self, namespace: str) -> None:

@@ -265,3 +265,35 @@ def test_crash_in_the_middle_of_writes_leaves_a_readable_store(tmp_path, embedde
         assert st.get(rec.id) is not None
     con = sqlite3.connect(path / "chroma" / "chroma.sqlite3")
     assert con.execute("pragma integrity_check").fetchone()[0] == "ok"
+
+
+DIFFERENT_ANSWERS = [  # cosine >= 0.95 with MiniLM, yet different questions with different answers
+    ("Who is older, Jimmy Page or Robert Plant?", "Who is younger, Jimmy Page or Robert Plant?"),
+    ("Who owns the office tower at 888 7th Avenue?", "Who owns the office tower at 888 8th Avenue?"),
+]
+
+
+@pytest.mark.parametrize("first,second", DIFFERENT_ANSWERS)
+def test_dedup_never_merges_different_questions(store, embedder, first, second):
+    """Defect 12.3: cosine alone merged these and summed their counts."""
+    vectors = embedder.embed_documents([first, second])
+    assert float(vectors[0] @ vectors[1]) >= store.policy.dedup_threshold  # the case the old rule merged
+    a = store.memorise(make_trajectory(first, answer="Robert Plant"))
+    store.update_stats([a.id], success=True)
+    b = store.memorise(make_trajectory(second, answer="Jimmy Page", queries=()))  # shorter: it would have won
+    assert b.id != a.id and store.count() == 2
+    assert store.get(a.id).question == first and (store.get(a.id).usage_count, store.get(b.id).usage_count) == (1, 0)
+    store.add_many([MemoryRecord(question=second, workflow="1. x", outcome="correct")])
+    assert store.consolidate("default")["default"]["merged"] == 1  # consolidation: the two copies of `second` only
+    assert {r.question for r in store.list()} == {first, second}
+
+
+def test_dedup_key_ignores_case_punctuation_and_spacing_only():
+    from mia.memory.upkeep import question_key
+
+    q = "Who is older, Jimmy Page or Robert Plant?"
+    assert question_key(q) == question_key("  who is OLDER   jimmy page, or robert plant!! ") == question_key(q.replace(",", " ,"))
+    assert question_key(q) != question_key(q.replace("older", "younger"))
+    assert question_key("888 7th Avenue") != question_key("888 8th Avenue")
+    assert question_key(q, "a red car") != question_key(q, "a blue car") != question_key(q)
+    assert question_key("Ｃａｆé ?") == question_key("café")  # Unicode forms (NFKC) and case folding
