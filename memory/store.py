@@ -28,6 +28,8 @@ from mia.memory import config
 from mia.memory.compression import CompressionResult, Compressor, extractive_workflow
 from mia.memory.embeddings import count_tokens, resolve_embedder
 from mia.memory.errors import MemoryStoreError, SchemaMismatchError, StoreLockedError
+from mia.memory.handles import CollectionHandle, is_not_found
+from mia.memory.namespaces import check_namespace, resolve_namespace
 from mia.memory.locking import FolderLock, WriteLock
 from mia.memory.records import META_KEY, SCHEMA_VERSION, MemoryRecord, Retrieved, ScoredMemory, embed_text
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
@@ -80,7 +82,7 @@ class MemoryStore:
         self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
         self._folder_lock = folder_lock
         self._write_lock = WriteLock(self.log_dir)
-        self._collections: dict[str, Any] = {}
+        self._collections: dict[str, CollectionHandle] = {}
         self._synced_traj: set[str] = set()
         self._ef: Any = None
         self._threads: ThreadPoolExecutor | None = None
@@ -200,15 +202,28 @@ class MemoryStore:
                 f"but the store was opened with {self.embedder.name!r} (dim {self._dim()}). Open it with the same "
                 "embedder (MIA_EMBEDDING_MODEL), or export and re-import to re-embed.")
 
-    def _collection(self, namespace: str, suffix: str, create: bool) -> Any | None:
+    def _collection(self, namespace: str, suffix: str, create: bool) -> CollectionHandle | None:
+        """The cached handle of one (namespace, suffix) collection; None when it does not exist
+        and `create` is false. Handles re-open themselves after another process deleted the
+        collection (see handles.py)."""
         name = collection_name(namespace, suffix)
         if name in self._collections:
             return self._collections[name]
+        col = self._open_collection(namespace, suffix, create)
+        if col is None:
+            return None
+        handle = CollectionHandle(col, lambda write: self._open_collection(namespace, suffix, write))
+        self._collections[name] = handle
+        return handle
+
+    def _open_collection(self, namespace: str, suffix: str, create: bool) -> Any | None:
+        """Get (or create) the Chroma collection by name, checking its schema and embedder."""
+        name = collection_name(namespace, suffix)
         col = None
         try:
             col = self.client.get_collection(name, embedding_function=self._embedding_function())
         except Exception as err:  # noqa: BLE001 - chromadb raises NotFoundError/ValueError by version
-            if "does not exist" not in str(err) and "not found" not in str(err).lower():
+            if not is_not_found(err):
                 raise MemoryStoreError(f"cannot open collection {name} in {self.location}: {err}") from err
         if col is None:
             if not create:
@@ -221,7 +236,6 @@ class MemoryStore:
                 configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128,
                                         "sync_threshold": self.hnsw_sync_threshold}})
         self._validate(col)
-        self._collections[name] = col
         return col
 
     def namespaces(self) -> list[str]:
@@ -232,8 +246,12 @@ class MemoryStore:
                 found.add(col.metadata["namespace"])
         return sorted(found)
 
+    def _scope(self, namespace: str | None) -> list[str]:
+        """One valid namespace, or every namespace in the store when None."""
+        return [check_namespace(namespace)] if namespace is not None else self.namespaces()
+
     def _memory_collections(self, namespace: str | None) -> Iterator[tuple[str, Any]]:
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             for suffix in LABELS:
                 col = self._collection(ns, suffix, create=False)
                 if col is not None:
@@ -256,6 +274,8 @@ class MemoryStore:
         vectors = self._embed_records(records) if embeddings is None else np.asarray(embeddings, dtype=np.float32)
         if vectors.shape != (len(records), self._dim()):
             raise ValueError(f"embeddings must have shape ({len(records)}, {self._dim()}), got {vectors.shape}")
+        for ns in {rec.namespace for rec in records}:
+            check_namespace(ns)
         groups: dict[tuple[str, str], list[int]] = {}
         for index, rec in enumerate(records):
             groups.setdefault((rec.namespace, LABEL_OF[rec.outcome]), []).append(index)
@@ -344,6 +364,7 @@ class MemoryStore:
 
     def get_with_embeddings(self, namespace: str, outcome: Outcome | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
         """Every record of a namespace (optionally one outcome) and its stored vector."""
+        check_namespace(namespace)
         records: list[MemoryRecord] = []
         vectors: list[np.ndarray] = []
         for suffix, col in self._memory_collections(namespace):
@@ -383,7 +404,7 @@ class MemoryStore:
         of its negative collection, with their cosine distances (hnswlib computes them exactly
         for the points it returns: only *which* points are found is approximate). The pool is
         then rescored exactly (`rescore`). Memories with outcome 'unknown' are never shown."""
-        ns = namespace or config.namespace()
+        ns = resolve_namespace(namespace)
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(embed_text(question, caption)))
         n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
@@ -467,6 +488,7 @@ class MemoryStore:
                  log: bool = True) -> MemoryRecord:
         """Log the raw trajectory (first: it is never lost), compress it (model or extractive),
         then add it, or resolve it against a near-duplicate. Returns the record now stored."""
+        check_namespace(trajectory.namespace)
         vector = self.embedder.embed_query(embed_text(trajectory.question, trajectory.caption))
         if log:
             self.log_trajectory(trajectory, vector)
@@ -482,6 +504,7 @@ class MemoryStore:
         counts are summed (see upkeep). A question keeps at most one memory per outcome: a
         success and a failure of the same question are both kept, as the positive and the
         negative lesson (the paper's consolidation keeps that pair)."""
+        check_namespace(record.namespace)
         with self._write_lock():
             match = self._duplicate_of(record, vector)
             if match is None:
@@ -529,7 +552,7 @@ class MemoryStore:
         """Evict the least valuable memories (low win rate, long unused) until the namespace
         holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids."""
         evicted: list[str] = []
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             target = max_size if max_size is not None else target_size(self.policy)
             if target is None:
                 continue
@@ -554,7 +577,7 @@ class MemoryStore:
         from mia.memory.upkeep import duplicate_groups
 
         report: dict[str, dict[str, int]] = {}
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             with self._write_lock():
                 merged = 0
                 for suffix, outcome in LABELS.items():
@@ -575,14 +598,22 @@ class MemoryStore:
     def reset(self, namespace: str | None = None, include_log: bool = False) -> int:
         """Delete the memories (and trajectory index) of a namespace, or of all. The raw log is
         the training data: it is only moved aside (to a timestamped .bak) with include_log."""
+        if namespace is not None:
+            check_namespace(namespace)
         removed = 0
         with self._write_lock():
             for col in self.client.list_collections():
                 meta = col.metadata or {}
                 if col.name.startswith("mia-") and (namespace is None or meta.get("namespace") == namespace):
-                    removed += col.count() if meta.get("mia_kind") == KIND_MEMORY else 0
-                    self.client.delete_collection(col.name)
                     self._collections.pop(col.name, None)
+                    try:
+                        count = col.count() if meta.get("mia_kind") == KIND_MEMORY else 0
+                        self.client.delete_collection(col.name)
+                    except Exception as err:  # noqa: BLE001 - another process reset it first: done
+                        if not is_not_found(err):
+                            raise
+                        continue
+                    removed += count
             self._synced_traj.clear()
             if include_log and self.trajectory_log.path.exists():
                 if namespace is None:
@@ -594,7 +625,7 @@ class MemoryStore:
     def stats(self, namespace: str | None = None) -> dict[str, dict[str, Any]]:
         """Per namespace: counts by outcome, usage, win rates, sizes and the compression ratio."""
         out: dict[str, dict[str, Any]] = {}
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             records = self.list(ns)
             by_outcome = {o: sum(r.outcome == o for r in records) for o in LABELS.values()}
             trace = sum(r.trace_tokens for r in records)
@@ -618,6 +649,7 @@ class MemoryStore:
     # ------------------------------------------------------------------ trajectories
     def log_trajectory(self, trajectory: Trajectory, vector: np.ndarray | None = None) -> None:
         """Append the raw trajectory to the JSONL log (durable), then index its question."""
+        check_namespace(trajectory.namespace)
         offsets = self.trajectory_log.append_many([trajectory])
         try:
             self._index_trajectories([(trajectory, offsets[0])], None if vector is None else np.asarray(vector)[None, :])
@@ -651,7 +683,7 @@ class MemoryStore:
     def search_trajectories(self, question: str, namespace: str | None = None, k: int = 3, *,
                             query_embedding: np.ndarray | None = None) -> list[ScoredTrajectory]:
         """The k logged raw trajectories whose questions are most similar (trajectory-RAG)."""
-        ns = namespace or config.namespace()
+        ns = resolve_namespace(namespace)
         self._sync_trajectory_index(ns)
         col = self._collection(ns, "traj", create=False)
         if col is None or k <= 0:
@@ -669,6 +701,8 @@ class MemoryStore:
     def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
                          progress: bool = True) -> int:
         """Re-memorise every logged trajectory (after a reset, or with a better manager model)."""
+        if namespace is not None:
+            check_namespace(namespace)
         trajectories = list(self.trajectory_log.read(namespace))
         iterator: Iterable[Trajectory] = trajectories
         if progress:

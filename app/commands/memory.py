@@ -30,6 +30,12 @@ def _options(
     chroma_host: str = typer.Option("localhost", "--chroma-host", envvar="MIA_CHROMA_HOST", help="Chroma server host (http mode)."),
     chroma_port: int = typer.Option(8000, "--chroma-port", envvar="MIA_CHROMA_PORT", help="Chroma server port (http mode)."),
 ) -> None:
+    from mia.memory import InvalidNamespaceError, check_namespace
+
+    try:
+        check_namespace(namespace)
+    except InvalidNamespaceError as err:
+        _fail(str(err))
     _state(ctx).update(data_dir=data_dir, namespace=namespace, mode=chroma_mode, host=chroma_host, port=chroma_port)
 
 
