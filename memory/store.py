@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -81,6 +81,7 @@ class MemoryStore:
         self.hnsw_sync_threshold = hnsw_sync_threshold
         self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
         self._folder_lock = folder_lock
+        self._snapshot: Any = None  # the private copy a read-only store reads (see `open`)
         self._write_lock = WriteLock(self.log_dir)
         self._collections: dict[str, CollectionHandle] = {}
         self._synced_traj: set[str] = set()
@@ -91,28 +92,44 @@ class MemoryStore:
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Any = None, lock_timeout: float = 5.0,
-             **options: Any) -> MemoryStore:
+             read_only: bool = False, **options: Any) -> MemoryStore:
         """The embedded store in `path` (default $MIA_DATA_DIR/memory): Chroma in `path/chroma`,
-        the trajectory log in `path/trajectories.jsonl`. One process at a time (see locking.py)."""
+        the trajectory log in `path/trajectories.jsonl`. One process at a time (see locking.py).
+
+        `read_only=True` (the CLI's list, show, search, stats and export) also works on a folder
+        that cannot be written: it then opens a private copy of the Chroma folder, takes no
+        lock, and every write raises MemoryStoreError."""
         import chromadb
         from chromadb.config import Settings
 
+        from mia.memory.embedded_files import check_chroma_folder, read_only_copy, writable
+
         folder = Path(path or config.memory_dir()).expanduser()
+        check_chroma_folder(folder / "chroma")
+        if not folder.exists() or writable(folder):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise MemoryStoreError(f"cannot create the memory folder {folder}: {err}") from err
+        elif not read_only:
+            raise MemoryStoreError(f"the memory folder {folder} is read-only: writing needs a writable data folder "
+                                   "(list, show, search, stats and export still work)")
+        snapshot = None if writable(folder) else read_only_copy(folder)
+        lock = FolderLock(folder, timeout=lock_timeout) if snapshot is None else None
+        if lock is not None:
+            lock.acquire()
+        chroma_path = folder / "chroma" if snapshot is None else Path(snapshot.name) / "chroma"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise MemoryStoreError(f"cannot create the memory folder {folder}: {err}") from err
-        lock = FolderLock(folder, timeout=lock_timeout)
-        lock.acquire()
-        try:
-            client = chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False, allow_reset=True))
-            return cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=str(folder),
-                       mode="persistent", folder_lock=lock, **options)
+            client = chromadb.PersistentClient(path=str(chroma_path), settings=Settings(anonymized_telemetry=False, allow_reset=True))
+            store = cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=str(folder),
+                        mode="persistent", folder_lock=lock, **options)
+            store._snapshot = snapshot
+            return store
         except (MemoryStoreError, TypeError, FileNotFoundError, ModuleNotFoundError):
-            lock.release()
+            _release(lock, snapshot)
             raise
         except Exception as err:  # noqa: BLE001 - any Chroma failure here means an unusable store
-            lock.release()
+            _release(lock, snapshot)
             raise MemoryStoreError(
                 f"the memory store at {folder / 'chroma'} cannot be read ({type(err).__name__}: {err}). "
                 "It may be corrupt or written by another Chroma version: move it aside and rebuild it "
@@ -159,6 +176,9 @@ class MemoryStore:
         if self._folder_lock is not None:
             self._folder_lock.release()
             self._folder_lock = None
+        if self._snapshot is not None:
+            self._snapshot.cleanup()
+            self._snapshot = None
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -246,6 +266,16 @@ class MemoryStore:
                 found.add(col.metadata["namespace"])
         return sorted(found)
 
+    @property
+    def read_only(self) -> bool:
+        """True when opened read-only on a folder that cannot be written (see `open`)."""
+        return self._snapshot is not None
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise MemoryStoreError(f"the memory store at {self.location} was opened read-only (its folder cannot be "
+                                   "written): nothing can be added, updated or deleted")
+
     def _scope(self, namespace: str | None) -> list[str]:
         """One valid namespace, or every namespace in the store when None."""
         return [check_namespace(namespace)] if namespace is not None else self.namespaces()
@@ -269,6 +299,7 @@ class MemoryStore:
     def add_many(self, records: list[MemoryRecord], embeddings: np.ndarray | None = None,
                  batch_size: int = 4000, progress: bool = False) -> int:
         """Bulk add (upsert by id) with optional precomputed vectors; returns how many."""
+        self._check_writable()
         if not records:
             return 0
         vectors = self._embed_records(records) if embeddings is None else np.asarray(embeddings, dtype=np.float32)
@@ -302,6 +333,7 @@ class MemoryStore:
 
     def delete(self, ids: Iterable[str], namespace: str | None = None) -> int:
         """Delete memories by id; returns how many existed."""
+        self._check_writable()
         wanted = list(dict.fromkeys(ids))
         removed = 0
         with self._write_lock():
@@ -316,6 +348,7 @@ class MemoryStore:
         """After an episode: usage + 1 for every memory it used, success + 1 if it was judged
         correct; also refreshes last_used_at. Atomic across processes (write lock). Unlike MIA
         this does not depend on whether the new episode was stored or deduplicated."""
+        self._check_writable()
         wanted = list(dict.fromkeys(i for i in ids if i))
         if not wanted:
             return 0
@@ -350,7 +383,7 @@ class MemoryStore:
         for _, col in self._memory_collections(namespace):
             got = col.get(ids=[memory_id], include=["documents", "metadatas"])
             if got["ids"]:
-                return MemoryRecord.from_chroma(got["ids"][0], got["documents"][0], got["metadatas"][0])
+                return _parse(got["ids"][0], got["documents"][0], got["metadatas"][0])  # None when damaged
         return None
 
     def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]:
@@ -504,6 +537,7 @@ class MemoryStore:
         counts are summed (see upkeep). A question keeps at most one memory per outcome: a
         success and a failure of the same question are both kept, as the positive and the
         negative lesson (the paper's consolidation keeps that pair)."""
+        self._check_writable()
         check_namespace(record.namespace)
         with self._write_lock():
             match = self._duplicate_of(record, vector)
@@ -551,6 +585,7 @@ class MemoryStore:
     def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None) -> list[str]:
         """Evict the least valuable memories (low win rate, long unused) until the namespace
         holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids."""
+        self._check_writable()
         evicted: list[str] = []
         for ns in self._scope(namespace):
             target = max_size if max_size is not None else target_size(self.policy)
@@ -574,6 +609,7 @@ class MemoryStore:
         """Merge near-duplicates of the same outcome (the shorter survives, counts are summed), so
         that a question keeps at most one positive and one negative memory; enforce the size
         bound; re-index logged trajectories the index lacks. Returns counts per namespace."""
+        self._check_writable()
         from mia.memory.upkeep import duplicate_groups
 
         report: dict[str, dict[str, int]] = {}
@@ -598,6 +634,7 @@ class MemoryStore:
     def reset(self, namespace: str | None = None, include_log: bool = False) -> int:
         """Delete the memories (and trajectory index) of a namespace, or of all. The raw log is
         the training data: it is only moved aside (to a timestamped .bak) with include_log."""
+        self._check_writable()
         if namespace is not None:
             check_namespace(namespace)
         removed = 0
@@ -649,6 +686,7 @@ class MemoryStore:
     # ------------------------------------------------------------------ trajectories
     def log_trajectory(self, trajectory: Trajectory, vector: np.ndarray | None = None) -> None:
         """Append the raw trajectory to the JSONL log (durable), then index its question."""
+        self._check_writable()
         check_namespace(trajectory.namespace)
         offsets = self.trajectory_log.append_many([trajectory])
         try:
@@ -670,7 +708,7 @@ class MemoryStore:
 
     def _sync_trajectory_index(self, namespace: str, force: bool = False) -> int:
         """Index logged trajectories that the index lacks (after a crash between log and index)."""
-        if namespace in self._synced_traj and not force:
+        if (namespace in self._synced_traj and not force) or self.read_only:
             return 0
         col = self._collection(namespace, "traj", create=False)
         known = set(col.get(include=[])["ids"]) if col is not None else set()
@@ -720,11 +758,13 @@ class MemoryStore:
 
         return export_records(self, Path(path), namespace)
 
-    def import_jsonl(self, path: str | Path, namespace: str | None = None, dedup: bool = True) -> dict[str, int]:
-        """Read an export (bad lines are counted and skipped); returns counts by action."""
+    def import_jsonl(self, path: str | Path, namespace: str | None = None, dedup: bool = True,
+                     on_skip: Callable[[str], None] | None = None) -> dict[str, int]:
+        """Read an export; bad lines are skipped, each reported to `on_skip` as one line of
+        text, and the good ones land. Returns counts by action."""
         from mia.memory.transfer import import_records
 
-        return import_records(self, Path(path), namespace, dedup)
+        return import_records(self, Path(path), namespace, dedup, on_skip)
 
 
 def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) -> MemoryRecord:
@@ -735,6 +775,13 @@ def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) ->
         judge_feedback=trajectory.judge_feedback, source=trajectory.source, dataset=trajectory.dataset,
         trajectory_id=trajectory.id, trace_tokens=count_tokens(trajectory.to_trace_text()),
         workflow_tokens=count_tokens(result.workflow), compression=result.method)
+
+
+def _release(lock: FolderLock | None, snapshot: Any) -> None:
+    if lock is not None:
+        lock.release()
+    if snapshot is not None:
+        snapshot.cleanup()
 
 
 def _score_fields(raw: str) -> tuple[str, int, int] | None:

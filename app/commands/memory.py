@@ -5,9 +5,11 @@ layer is imported inside the commands so `mia --help` stays instant."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -39,8 +41,9 @@ def _options(
     _state(ctx).update(data_dir=data_dir, namespace=namespace, mode=chroma_mode, host=chroma_host, port=chroma_port)
 
 
-def _open(ctx: typer.Context) -> Any:
-    """Open the store or exit with the store's own message (no stack trace)."""
+def _open(ctx: typer.Context, read_only: bool = False) -> Any:
+    """Open the store or exit with the store's own message (no stack trace). Read-only
+    commands also work on a data folder that cannot be written."""
     from mia.memory import MemoryStore, MemoryStoreError
 
     opts = _state(ctx)
@@ -50,14 +53,36 @@ def _open(ctx: typer.Context) -> Any:
             return MemoryStore.open_http(opts["host"], opts["port"], log_dir=folder)
         if opts["mode"] != "persistent":
             raise MemoryStoreError(f"--chroma-mode must be 'persistent' or 'http', not {opts['mode']!r}")
-        return MemoryStore.open(folder)
+        return MemoryStore.open(folder, read_only=read_only)
     except MemoryStoreError as err:
         _fail(str(err))
 
 
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+def _fail(message: str) -> NoReturn:
+    """One line on stderr, exit status 1."""
+    line = " ".join(str(message).split()) or "failed"
+    typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
     raise typer.Exit(1)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _one_line_errors(command: F) -> F:
+    """Every expected failure of a command (a bad store, bad input, an unwritable or unreadable
+    file, text that is not valid UTF-8) ends as one line on stderr, not a stack trace."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from pydantic import ValidationError
+
+        from mia.memory import MemoryStoreError
+
+        try:
+            return command(*args, **kwargs)
+        except (MemoryStoreError, OSError, ValueError, ValidationError, UnicodeError) as err:
+            _fail(f"{type(err).__name__}: {err}" if not isinstance(err, MemoryStoreError) else str(err))
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _when(ts: float) -> str:
@@ -76,6 +101,7 @@ def _short(text: str, width: int) -> str:
 
 
 @app.command("list")
+@_one_line_errors
 def list_(ctx: typer.Context,
           outcome: Optional[str] = typer.Option(None, help="Only correct, incorrect or unknown."),
           limit: int = typer.Option(20, help="How many, newest first."),
@@ -84,7 +110,7 @@ def list_(ctx: typer.Context,
     """List memories, newest first."""
     from rich.table import Table
 
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     ns = None if all_namespaces else _state(ctx)["namespace"]
     records = store.list(ns, outcome=outcome, limit=limit)
     if as_json:
@@ -101,9 +127,10 @@ def list_(ctx: typer.Context,
 
 
 @app.command()
+@_one_line_errors
 def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, or a unique prefix of it.")) -> None:
     """Show one memory in full."""
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     rec = store.get(memory_id)
     if rec is None:
         matches = [r for r in store.list(None) if r.id.startswith(memory_id)]
@@ -128,6 +155,7 @@ def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, 
 
 
 @app.command()
+@_one_line_errors
 def search(ctx: typer.Context, question: str = typer.Argument(..., help="The question to retrieve memories for."),
            k_pos: int = typer.Option(2, help="Positive memories (judged correct)."),
            k_neg: int = typer.Option(2, help="Negative memories (judged incorrect)."),
@@ -136,7 +164,7 @@ def search(ctx: typer.Context, question: str = typer.Argument(..., help="The que
     """Retrieve memories for a question, as the planner would (score = 0.7 similarity + 0.3 win rate)."""
     from rich.table import Table
 
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     got = store.retrieve(question, _state(ctx)["namespace"], k_pos=k_pos, k_neg=k_neg)
     if as_json:
         typer.echo(got.model_dump_json(indent=2))
@@ -155,13 +183,14 @@ def search(ctx: typer.Context, question: str = typer.Argument(..., help="The que
 
 
 @app.command()
+@_one_line_errors
 def stats(ctx: typer.Context,
           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
           as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
     """Counts, usage, win rates, sizes and compression ratio per namespace."""
     from rich.table import Table
 
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     data = store.stats(None if all_namespaces else _state(ctx)["namespace"])
     logged = store.trajectory_log.count()
     if as_json:
@@ -180,25 +209,34 @@ def stats(ctx: typer.Context,
 
 
 @app.command()
+@_one_line_errors
 def export(ctx: typer.Context, path: Path = typer.Argument(..., help="JSONL file to write."),
            all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace.")) -> None:
     """Export memories as JSONL (a header line, then one record per line; no vectors)."""
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     n = store.export_jsonl(path, None if all_namespaces else _state(ctx)["namespace"])
     typer.echo(f"exported {n} memories to {path}")
 
 
 @app.command("import")
+@_one_line_errors
 def import_(ctx: typer.Context, path: Path = typer.Argument(..., exists=True, dir_okay=False, help="A file from `mia memory export`."),
             keep_namespaces: bool = typer.Option(False, "--keep-namespaces", help="Keep each record's namespace instead of --namespace."),
             dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Resolve near-duplicates (the better memory survives).")) -> None:
-    """Import memories from JSONL (re-embedded; unreadable lines are skipped and counted)."""
+    """Import memories from JSONL (re-embedded; each bad line is reported and skipped, the good ones land)."""
     store = _open(ctx)
-    counts = store.import_jsonl(path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup)
+    skipped: list[str] = []
+    counts = store.import_jsonl(path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup,
+                                on_skip=skipped.append)
+    for line in skipped[:10]:
+        typer.secho(f"skipped {_short(line, 160)}", fg=typer.colors.YELLOW, err=True)
+    if len(skipped) > 10:
+        typer.secho(f"skipped {len(skipped) - 10} more lines", fg=typer.colors.YELLOW, err=True)
     typer.echo(", ".join(f"{key.replace('_', ' ')} {value}" for key, value in counts.items()))
 
 
 @app.command()
+@_one_line_errors
 def prune(ctx: typer.Context,
           max_size: Optional[int] = typer.Option(None, help="Keep at most this many memories (evict the least valuable)."),
           consolidate: bool = typer.Option(True, "--consolidate/--no-consolidate", help="Merge near-duplicates first."),
@@ -216,6 +254,7 @@ def prune(ctx: typer.Context,
 
 
 @app.command()
+@_one_line_errors
 def reset(ctx: typer.Context,
           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),

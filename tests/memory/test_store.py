@@ -121,7 +121,7 @@ def test_export_import_roundtrip(store, tmp_path):
     with path.open("a") as handle:
         handle.write('{"question": "no workflow"}\n{not json\n')
     counts = store.import_jsonl(path, namespace="team-b")
-    assert counts == {"read": 4, "invalid_lines": 2, "added": 4, "merged_or_kept": 0, "already_present": 0}
+    assert counts == {"read": 4, "invalid_lines": 2, "added": 4, "merged_or_kept": 0, "already_present": 0, "failed": 0}
     a = {r.question: r for r in store.list("team-a")}
     b = {r.question: r for r in store.list("team-b")}
     assert set(a) == set(b) and all(a[q].workflow == b[q].workflow and a[q].usage_count == b[q].usage_count for q in a)
