@@ -38,7 +38,8 @@ def check_chroma_folder(chroma: Path) -> None:
         conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
         tables = {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
     except sqlite3.DatabaseError as err:
-        raise MemoryStoreError(f"{database} is not a SQLite database ({err}): move it aside, it is not a memory store") from err
+        raise MemoryStoreError(f"the memory store at {database} cannot be read: not a SQLite database ({err}). "
+                               "Move it aside; rebuild from an export or the trajectory log") from err
     finally:
         if conn is not None:
             conn.close()
