@@ -298,7 +298,11 @@ class MemoryStore:
 
     def add_many(self, records: list[MemoryRecord], embeddings: np.ndarray | None = None,
                  batch_size: int = 4000, progress: bool = False) -> int:
-        """Bulk add (upsert by id) with optional precomputed vectors; returns how many."""
+        """Bulk add (upsert by id) with optional precomputed vectors; returns how many.
+
+        Not atomic as a whole: each (namespace, outcome) collection is written in chunks of
+        `batch_size`, each chunk one Chroma write, so a kill can leave the chunks written so far.
+        Every add is an upsert by id: re-running the same call completes it (docs/memory.md)."""
         self._check_writable()
         if not records:
             return 0

@@ -297,3 +297,32 @@ def test_dedup_key_ignores_case_punctuation_and_spacing_only():
     assert question_key("888 7th Avenue") != question_key("888 8th Avenue")
     assert question_key(q, "a red car") != question_key(q, "a blue car") != question_key(q)
     assert question_key("Ｃａｆé ?") == question_key("café")  # Unicode forms (NFKC) and case folding
+
+
+def test_a_kill_during_add_many_leaves_whole_chunks_and_a_rerun_completes_it(tmp_path):
+    """16.7: an add_many spans one Chroma collection per (namespace, outcome) and writes each in
+    chunks; a kill can leave some chunks written (docs/memory.md says so). Adds are upserts by
+    id, so re-running the same call completes it without duplicates."""
+    path = tmp_path / "memory"
+    code = textwrap.dedent("""
+        import sys, numpy as np
+        from mia.memory import MemoryStore, MemoryRecord
+        from mia.memory.embeddings import PrecomputedEmbedder
+        st = MemoryStore.open(sys.argv[1], embedder=PrecomputedEmbedder(8, "p8"))
+        recs = [MemoryRecord(id=f"{o}{j}", question=f"q{j}", workflow="1. w", outcome=o)
+                for o in ("correct", "incorrect") for j in range(3000)]
+        vectors = np.random.default_rng(0).standard_normal((6000, 8))
+        if len(sys.argv) > 2:
+            print("start", flush=True)
+        st.add_many(recs, vectors, batch_size=500)
+        print("done", st.count(), flush=True)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", code, str(path), "kill"], stdout=subprocess.PIPE, text=True)
+    assert proc.stdout.readline().strip() == "start"
+    time.sleep(0.5)  # not an assert on time: a kill before or after the writes is a valid case too
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(30)
+    with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "p8")) as st:
+        assert st.count() % 500 == 0  # whole chunks only
+    rerun = run_python(code, str(path))
+    assert rerun.returncode == 0 and rerun.stdout.strip() == "done 6000", rerun.stderr[-2000:]
