@@ -48,6 +48,8 @@ class MemoryRecord(BaseModel):
     trace_tokens: int = 0
     workflow_tokens: int = 0
     compression: str = "model"  # model | repaired | extractive | imported | manual
+    manager: str = ""  # provenance: the model that wrote the workflow ("" for extractive ones)
+    flags: list[str] = Field(default_factory=list)  # why screening distrusts it; flagged = never retrieved
 
     @field_validator("id")
     @classmethod

@@ -32,6 +32,7 @@ from mia.memory.handles import CollectionHandle, is_not_found
 from mia.memory.namespaces import check_namespace, resolve_namespace
 from mia.memory.locking import FolderLock, WriteLock
 from mia.memory.records import META_KEY, SCHEMA_VERSION, MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.screening import WorkflowScreen
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
 from mia.memory.trajectory import Outcome, Trajectory
 from mia.memory.trajectory_log import TrajectoryLog
@@ -64,7 +65,7 @@ class MemoryStore:
     def __init__(self, client: Any, *, log_dir: Path, embedder: Any, location: str, mode: str,
                  weights: ScoringWeights | None = None, policy: UpkeepPolicy | None = None,
                  n_candidates: int = 50, ef_search: int = 128, hnsw_sync_threshold: int = 1000,
-                 folder_lock: FolderLock | None = None) -> None:
+                 folder_lock: FolderLock | None = None, screen: WorkflowScreen | None = None) -> None:
         self.client = client
         self.log_dir = Path(log_dir)
         self.embedder = embedder
@@ -80,6 +81,9 @@ class MemoryStore:
         # a growing index file a thousand times (the gain itself was not measured).
         self.hnsw_sync_threshold = hnsw_sync_threshold
         self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
+        # what makes a workflow unsafe to show the planner; pass the graph's prompt templates
+        # (WorkflowScreen(prompt_templates=...)) so copies of their examples are caught too
+        self.screen = screen or WorkflowScreen()
         self._folder_lock = folder_lock
         self._snapshot: Any = None  # the private copy a read-only store reads (see `open`)
         self._write_lock = WriteLock(self.log_dir)
@@ -311,6 +315,7 @@ class MemoryStore:
             raise ValueError(f"embeddings must have shape ({len(records)}, {self._dim()}), got {vectors.shape}")
         for ns in {rec.namespace for rec in records}:
             check_namespace(ns)
+        records = [self._screened(rec) for rec in records]
         groups: dict[tuple[str, str], list[int]] = {}
         for index, rec in enumerate(records):
             groups.setdefault((rec.namespace, LABEL_OF[rec.outcome]), []).append(index)
@@ -458,6 +463,8 @@ class MemoryStore:
             if light is None:
                 log.warning("memory %s skipped: damaged record", rid)
                 continue
+            if light[3]:  # flagged by screening: kept for review, never shown to the planner
+                continue
             fields.append(light)
             kept.append((rid, raw, sim))
         if not kept:
@@ -543,8 +550,9 @@ class MemoryStore:
         negative lesson (the paper's consolidation keeps that pair)."""
         self._check_writable()
         check_namespace(record.namespace)
+        record = self._screened(record)
         with self._write_lock():
-            match = self._duplicate_of(record, vector)
+            match = None if record.flags else self._duplicate_of(record, vector)
             if match is None:
                 self._put(record, vector)
                 self._maybe_prune(record.namespace)
@@ -557,6 +565,29 @@ class MemoryStore:
             self._put(merged, vector)
             log.info("memory %s replaced by a better duplicate (cos %.3f)", old.id, sim)
             return merged
+
+    def _screened(self, record: MemoryRecord) -> MemoryRecord:
+        """The record with the screen's reasons added to its flags (a flagged memory is stored
+        for review but never retrieved: see screening.py)."""
+        reasons = self.screen_reasons(record)
+        if not reasons or set(reasons) <= set(record.flags):
+            return record
+        log.warning("memory %s flagged, it will not be retrieved: %s", record.id, "; ".join(reasons))
+        return record.model_copy(update={"flags": list(dict.fromkeys(record.flags + reasons))})
+
+    def screen_reasons(self, record: MemoryRecord) -> list[str]:
+        """Why the planner should not see this record (empty when it may): the text it would read."""
+        return self.screen.reasons(record.workflow, record.judge_feedback if record.outcome == "incorrect" else "")
+
+    def suspicious(self, namespace: str | None = None) -> list[tuple[MemoryRecord, list[str]]]:
+        """Memories flagged when stored, or that the current screen flags (stored before it, or
+        with other prompt templates), with the reasons."""
+        found = []
+        for record in self.list(namespace):
+            reasons = list(dict.fromkeys(record.flags + self.screen_reasons(record)))
+            if reasons:
+                found.append((record, reasons))
+        return found
 
     def _put(self, record: MemoryRecord, vector: np.ndarray) -> None:
         col = self._collection(record.namespace, LABEL_OF[record.outcome], create=True)
@@ -573,7 +604,7 @@ class MemoryStore:
         got = col.query(query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "embeddings"])
         for rid, doc, meta, emb in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["embeddings"][0]):
             old = _parse(rid, doc, meta)
-            if old is None or not same_question(record, old):
+            if old is None or old.flags or not same_question(record, old):
                 continue
             sim = float(cosine(vector, np.asarray(emb, dtype=np.float32)[None, :])[0])
             if sim >= self.policy.dedup_threshold:
@@ -778,7 +809,7 @@ def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) ->
         workflow=result.workflow, plan=trajectory.plan, outcome=trajectory.outcome,
         judge_feedback=trajectory.judge_feedback, source=trajectory.source, dataset=trajectory.dataset,
         trajectory_id=trajectory.id, trace_tokens=count_tokens(trajectory.to_trace_text()),
-        workflow_tokens=count_tokens(result.workflow), compression=result.method)
+        workflow_tokens=count_tokens(result.workflow), compression=result.method, manager=result.model)
 
 
 def _release(lock: FolderLock | None, snapshot: Any) -> None:
@@ -788,16 +819,18 @@ def _release(lock: FolderLock | None, snapshot: Any) -> None:
         snapshot.cleanup()
 
 
-def _score_fields(raw: str) -> tuple[str, int, int] | None:
-    """(outcome, usage, success) from a record's JSON, without building the whole record."""
+def _score_fields(raw: str) -> tuple[str, int, int, bool] | None:
+    """(outcome, usage, success, flagged) from a record's JSON, without building the whole
+    record; None when it is damaged."""
     try:
         data = orjson.loads(raw)  # ~100 candidates are parsed per retrieval
         outcome, usage, success = data["outcome"], data.get("usage_count", 0), data.get("success_count", 0)
-    except (ValueError, TypeError, KeyError):
+        flagged = bool(data.get("flags"))
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
     if outcome not in LABEL_OF or not isinstance(usage, int) or not isinstance(success, int):
         return None
-    return outcome, usage, success
+    return outcome, usage, success, flagged
 
 
 def _parse(record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord | None:

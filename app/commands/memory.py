@@ -143,7 +143,10 @@ def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, 
                   f"win rate={rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}")
     console.print(f"created {_when(rec.created_at)}  last used {_when(rec.last_used_at)}  source={rec.source or '-'}  "
                   f"dataset={rec.dataset or '-'}  trajectory={rec.trajectory_id or '-'}")
-    console.print(f"tokens: trace {rec.trace_tokens} -> workflow {rec.workflow_tokens} ({rec.compression})")
+    console.print(f"tokens: trace {rec.trace_tokens} -> workflow {rec.workflow_tokens} ({rec.compression}"
+                  f"{', by ' + rec.manager if rec.manager else ''})", markup=False, highlight=False)
+    if rec.flags:
+        console.print(f"FLAGGED (never retrieved): {'; '.join(rec.flags)}", markup=False, highlight=False)
     console.print(f"\n[bold]Question[/bold]\n{rec.question}")
     if rec.caption:
         console.print(f"\n[bold]Image caption[/bold]\n{rec.caption}")
@@ -233,6 +236,40 @@ def import_(ctx: typer.Context, path: Path = typer.Argument(..., exists=True, di
     if len(skipped) > 10:
         typer.secho(f"skipped {len(skipped) - 10} more lines", fg=typer.colors.YELLOW, err=True)
     typer.echo(", ".join(f"{key.replace('_', ' ')} {value}" for key, value in counts.items()))
+
+
+@app.command()
+@_one_line_errors
+def suspicious(ctx: typer.Context,
+               remove: bool = typer.Option(False, "--remove", help="Delete them (asks first unless --yes)."),
+               yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+               all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+               as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table.")) -> None:
+    """List (and --remove) memories whose workflow addresses the model instead of describing
+    search steps, or copies a prompt's example: flagged ones are never shown to the planner."""
+    from rich.table import Table
+
+    store = _open(ctx, read_only=not remove)
+    ns = None if all_namespaces else _state(ctx)["namespace"]
+    found = store.suspicious(ns)
+    if as_json:
+        for rec, reasons in found:
+            typer.echo(json.dumps({"id": rec.id, "namespace": rec.namespace, "reasons": reasons,
+                                   "manager": rec.manager, "source": rec.source, "workflow": rec.workflow}))
+    else:
+        table = Table(title=f"{len(found)} suspicious memories in {ns or 'all namespaces'}")
+        for column in ("id", "namespace", "source", "manager", "reasons", "workflow"):
+            table.add_column(column)
+        for rec, reasons in found:
+            table.add_row(rec.id[:12], rec.namespace, rec.source or "-", rec.manager or "-", _short("; ".join(reasons), 60),
+                          _short(rec.workflow, 60))
+        _console().print(table)
+    if remove and found:
+        if not yes and not typer.confirm(f"Delete these {len(found)} memories?", default=False):
+            typer.echo("aborted")
+            raise typer.Exit(1)
+        removed = store.delete([rec.id for rec, _ in found], ns)
+        typer.echo(f"deleted {removed} suspicious memories")
 
 
 @app.command()
