@@ -33,13 +33,17 @@ def check_chroma_folder(chroma: Path) -> None:
     database = chroma / "chroma.sqlite3"
     if not database.is_file() or database.stat().st_size == 0:
         return
+    with database.open("rb") as handle:
+        magic = handle.read(16)
+    if magic != b"SQLite format 3\x00":
+        raise MemoryStoreError(f"the memory store at {database} cannot be read: not a SQLite database. "
+                               "Move it aside; rebuild from an export or the trajectory log")
     conn = None
     try:
         conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
         tables = {row[0] for row in conn.execute("select name from sqlite_master where type = 'table'")}
-    except sqlite3.DatabaseError as err:
-        raise MemoryStoreError(f"the memory store at {database} cannot be read: not a SQLite database ({err}). "
-                               "Move it aside; rebuild from an export or the trajectory log") from err
+    except sqlite3.DatabaseError:
+        return  # e.g. a journal left by a killed writer needs a writable open: Chroma's open recovers it
     finally:
         if conn is not None:
             conn.close()
