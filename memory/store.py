@@ -10,10 +10,7 @@ beside the store, indexed by question in one more collection per namespace.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
@@ -27,11 +24,12 @@ from pydantic import BaseModel, ValidationError
 from mia.memory import config
 from mia.memory.compression import CompressionResult, Compressor, extractive_workflow
 from mia.memory.embeddings import count_tokens, resolve_embedder
-from mia.memory.errors import MemoryStoreError, SchemaMismatchError, StoreLockedError
-from mia.memory.handles import CollectionHandle, is_not_found
+from mia.memory.errors import MemoryStoreError, StoreLockedError
+from mia.memory.chroma_collections import LABEL_OF, LABELS, ChromaCollections, collection_name
+from mia.memory.handles import CollectionHandle
 from mia.memory.namespaces import check_namespace, resolve_namespace
 from mia.memory.locking import FolderLock, WriteLock
-from mia.memory.records import META_KEY, SCHEMA_VERSION, MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.records import META_KEY, MemoryRecord, Retrieved, ScoredMemory, embed_text
 from mia.memory.screening import WorkflowScreen
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
 from mia.memory.trajectory import Outcome, Trajectory
@@ -39,18 +37,6 @@ from mia.memory.trajectory_log import TrajectoryLog
 from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, same_question, target_size
 
 log = logging.getLogger(__name__)
-
-LABELS: dict[str, Outcome] = {"pos": "correct", "neg": "incorrect", "unk": "unknown"}
-LABEL_OF: dict[str, str] = {v: k for k, v in LABELS.items()}
-KIND_MEMORY, KIND_TRAJ = "memory", "trajectory-index"
-
-
-def collection_name(namespace: str, suffix: str) -> str:
-    """A valid Chroma name for any namespace string: readable slug + hash of the exact name."""
-    slug = re.sub(r"[^a-zA-Z0-9]+", "-", namespace).strip("-")[:40] or "ns"
-    digest = hashlib.sha1(namespace.encode("utf-8")).hexdigest()[:10]
-    return f"mia-{slug}-{digest}-{suffix}"
-
 
 class ScoredTrajectory(BaseModel):
     """A past raw trajectory found by question similarity (the trajectory-RAG baseline)."""
@@ -87,11 +73,11 @@ class MemoryStore:
         self._folder_lock = folder_lock
         self._snapshot: Any = None  # the private copy a read-only store reads (see `open`)
         self._write_lock = WriteLock(self.log_dir)
-        self._collections: dict[str, CollectionHandle] = {}
+        self.collections = ChromaCollections(client, embedder, location, ef_search=ef_search,
+                                             hnsw_sync_threshold=hnsw_sync_threshold)
         self._synced_traj: set[str] = set()
-        self._ef: Any = None
         self._threads: ThreadPoolExecutor | None = None
-        self._check_existing()
+        self.collections.check_existing()
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -191,84 +177,16 @@ class MemoryStore:
         self.close()
 
     # ------------------------------------------------------------------ collections
-    def _embedding_function(self) -> Any:
-        if self._ef is None:
-            from mia.memory.chroma_ef import MiaEmbeddingFunction
-
-            self._ef = MiaEmbeddingFunction(self.embedder, dim=self._dim())
-        return self._ef
-
-    def _dim(self) -> int:
-        return int(self.embedder.dim)
-
-    def _check_existing(self) -> None:
-        """Fail early, with a message, on a store of another schema version or embedder."""
-        try:
-            collections = self.client.list_collections()
-        except Exception as err:  # noqa: BLE001
-            raise MemoryStoreError(f"cannot list the collections of {self.location}: {type(err).__name__}: {err}") from err
-        for col in collections:
-            if col.name.startswith("mia-"):
-                self._validate(col)
-
-    def _validate(self, col: Any) -> None:
-        meta = col.metadata or {}
-        version = meta.get("mia_schema_version")
-        if version != SCHEMA_VERSION:
-            raise SchemaMismatchError(
-                f"collection {col.name} in {self.location} has memory schema version {version!r}; this mia "
-                f"reads version {SCHEMA_VERSION}. Export it with the mia that wrote it (`mia memory export`) "
-                "and import the file here, or reset the store.")
-        name = meta.get("embedder")
-        if name != self.embedder.name or int(meta.get("dim", -1)) != self._dim():
-            raise SchemaMismatchError(
-                f"collection {col.name} in {self.location} was built with embedder {name!r} (dim {meta.get('dim')}), "
-                f"but the store was opened with {self.embedder.name!r} (dim {self._dim()}). Open it with the same "
-                "embedder (MIA_EMBEDDING_MODEL), or export and re-import to re-embed.")
-
     def _collection(self, namespace: str, suffix: str, create: bool) -> CollectionHandle | None:
-        """The cached handle of one (namespace, suffix) collection; None when it does not exist
-        and `create` is false. Handles re-open themselves after another process deleted the
-        collection (see handles.py)."""
-        name = collection_name(namespace, suffix)
-        if name in self._collections:
-            return self._collections[name]
-        col = self._open_collection(namespace, suffix, create)
-        if col is None:
-            return None
-        handle = CollectionHandle(col, lambda write: self._open_collection(namespace, suffix, write))
-        self._collections[name] = handle
-        return handle
-
-    def _open_collection(self, namespace: str, suffix: str, create: bool) -> Any | None:
-        """Get (or create) the Chroma collection by name, checking its schema and embedder."""
-        name = collection_name(namespace, suffix)
-        col = None
-        try:
-            col = self.client.get_collection(name, embedding_function=self._embedding_function())
-        except Exception as err:  # noqa: BLE001 - chromadb raises NotFoundError/ValueError by version
-            if not is_not_found(err):
-                raise MemoryStoreError(f"cannot open collection {name} in {self.location}: {err}") from err
-        if col is None:
-            if not create:
-                return None
-            kind = KIND_TRAJ if suffix == "traj" else KIND_MEMORY
-            meta = {"mia_schema_version": SCHEMA_VERSION, "mia_kind": kind, "namespace": namespace,
-                    "outcome": LABELS.get(suffix, ""), "embedder": self.embedder.name, "dim": self._dim()}
-            col = self.client.get_or_create_collection(
-                name, metadata=meta, embedding_function=self._embedding_function(),
-                configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128,
-                                        "sync_threshold": self.hnsw_sync_threshold}})
-        self._validate(col)
-        return col
+        """The handle of one (namespace, suffix) collection (see chroma_collections.py)."""
+        return self.collections.handle(namespace, suffix, create)
 
     def namespaces(self) -> list[str]:
         """Every namespace that has memories or logged trajectories in the store."""
-        found = set()
-        for col in self.client.list_collections():
-            if col.name.startswith("mia-") and (col.metadata or {}).get("namespace") is not None:
-                found.add(col.metadata["namespace"])
-        return sorted(found)
+        return self.collections.namespaces()
+
+    def _dim(self) -> int:
+        return self.collections.dim
 
     @property
     def read_only(self) -> bool:
@@ -674,18 +592,7 @@ class MemoryStore:
             check_namespace(namespace)
         removed = 0
         with self._write_lock():
-            for col in self.client.list_collections():
-                meta = col.metadata or {}
-                if col.name.startswith("mia-") and (namespace is None or meta.get("namespace") == namespace):
-                    self._collections.pop(col.name, None)
-                    try:
-                        count = col.count() if meta.get("mia_kind") == KIND_MEMORY else 0
-                        self.client.delete_collection(col.name)
-                    except Exception as err:  # noqa: BLE001 - another process reset it first: done
-                        if not is_not_found(err):
-                            raise
-                        continue
-                    removed += count
+            removed = self.collections.drop(namespace)
             self._synced_traj.clear()
             if include_log and self.trajectory_log.path.exists():
                 if namespace is None:

@@ -245,8 +245,9 @@ def suspicious(ctx: typer.Context,
                yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
                all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
                as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table.")) -> None:
-    """List (and --remove) memories whose workflow addresses the model instead of describing
-    search steps, or copies a prompt's example: flagged ones are never shown to the planner."""
+    """List (and --remove) memories that give the model orders or copy a prompt's example.
+
+    Flagged memories are never shown to the planner; this lists them with the reasons."""
     from rich.table import Table
 
     store = _open(ctx, read_only=not remove)
