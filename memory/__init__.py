@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mia.memory.errors import MemoryStoreError, SchemaMismatchError, StoreLockedError
+from mia.memory.errors import InvalidNamespaceError, MemoryStoreError, SchemaMismatchError, StoreLockedError
+from mia.memory.namespaces import check_namespace
 from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory
 from mia.memory.scoring import ScoringWeights
 from mia.memory.trajectory import Outcome, Trajectory, TrajectoryStep
@@ -38,4 +39,4 @@ def __getattr__(name: str) -> Any:
 
 __all__ = ["MemoryStore", "MemoryRecord", "Outcome", "ScoredMemory", "Retrieved", "Trajectory", "TrajectoryStep",
            "Compressor", "CompressionResult", "default_embedder", "ScoredTrajectory", "ScoringWeights", "UpkeepPolicy",
-           "MemoryStoreError", "StoreLockedError", "SchemaMismatchError"]
+           "MemoryStoreError", "StoreLockedError", "SchemaMismatchError", "InvalidNamespaceError", "check_namespace"]

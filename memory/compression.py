@@ -42,6 +42,16 @@ class CompressionResult:
     attempts: int = 0
     problems: list[str] = field(default_factory=list)
     raw_outputs: list[str] = field(default_factory=list)
+    model: str = ""  # which model wrote the workflow (provenance); "" when extractive
+
+
+def model_name(model: Any) -> str:
+    """A LangChain chat model's name for provenance: its model id when it has one."""
+    for attr in ("model_name", "model", "model_id", "repo_id"):
+        value = getattr(model, attr, None)
+        if isinstance(value, str) and value:
+            return f"{type(model).__name__}:{value}"[:120]
+    return type(model).__name__
 
 
 def word_count(text: str) -> int:
@@ -161,6 +171,7 @@ class Compressor:
             if workflow:
                 result.workflow = workflow
                 result.method = "repaired" if repairs else "model"
+                result.model = model_name(self.model)
                 result.problems += repairs
                 return result
             result.problems.append(problem)

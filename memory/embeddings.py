@@ -60,6 +60,13 @@ def _folder_dim(path: Path) -> int | None:
         return None
 
 
+def valid_text(text: object) -> str:
+    """The text with anything that is not valid Unicode (a lone surrogate, e.g. from a
+    command-line argument that was not UTF-8) replaced by '?': the tokenizer raised TypeError."""
+    text = text if isinstance(text, str) else str(text)
+    return text.encode("utf-8", "replace").decode("utf-8")
+
+
 def _normalise(vectors: np.ndarray) -> np.ndarray:
     vectors = np.asarray(vectors, dtype=np.float32)
     if vectors.ndim == 1:
@@ -111,7 +118,7 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
         with _few_threads(len(texts)):
-            vectors = model.encode(list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            vectors = model.encode([valid_text(t) for t in texts], batch_size=self.batch_size, normalize_embeddings=True,
                                    convert_to_numpy=True, show_progress_bar=False)
         return _normalise(vectors)
 
@@ -214,7 +221,7 @@ def count_tokens(text: str) -> int:
     for the compression ratio; falls back to a regex estimate when the tokenizer is missing."""
     tok = _wordpiece()
     if tok is not None:
-        return len(tok.encode(text, add_special_tokens=False).ids)
+        return len(tok.encode(valid_text(text), add_special_tokens=False).ids)
     import re
 
     return len(re.findall(r"\w+|[^\w\s]", text))

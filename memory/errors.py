@@ -14,3 +14,7 @@ class StoreLockedError(MemoryStoreError):
 
 class SchemaMismatchError(MemoryStoreError):
     """The store on disk was written by another schema version or with another embedder."""
+
+
+class InvalidNamespaceError(MemoryStoreError, ValueError):
+    """A namespace that is empty or not a plain name (see `mia.memory.namespaces`)."""

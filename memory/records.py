@@ -11,7 +11,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from mia.memory.trajectory import Outcome, new_id
 
@@ -21,14 +21,16 @@ SCHEMA_VERSION = 1
 # one SQLite row per key, and fetching 17 keys for 100 candidates cost more than the ANN search.
 # No key is needed for filtering: namespaces and outcomes are separate collections.
 META_KEY = "mia"
+MAX_TIME = 32503680000.0  # year 3000: a bound so that every stored time can be displayed
+_ID_FORBIDDEN = frozenset(" \t\r\n\x00")
 
 
 class MemoryRecord(BaseModel):
     """One stored workflow memory (MIA's record, with provenance, sizes and timestamps)."""
 
-    model_config = ConfigDict(extra="ignore")
+    model_config = ConfigDict(extra="ignore", allow_inf_nan=False)
 
-    id: str = Field(default_factory=new_id)
+    id: str = Field(default_factory=new_id, min_length=1, max_length=200)
     namespace: str = "default"
     question: str
     caption: str = ""
@@ -36,16 +38,39 @@ class MemoryRecord(BaseModel):
     plan: str = ""
     outcome: Outcome = "unknown"
     judge_feedback: str = ""
-    usage_count: int = 0
-    success_count: int = 0
-    created_at: float = Field(default_factory=time.time)
-    last_used_at: float = 0.0
+    usage_count: int = Field(0, ge=0)
+    success_count: int = Field(0, ge=0)
+    created_at: float = Field(default_factory=time.time, ge=0.0, le=MAX_TIME)
+    last_used_at: float = Field(0.0, ge=0.0, le=MAX_TIME)
     source: str = ""
     dataset: str = ""
     trajectory_id: str = ""
     trace_tokens: int = 0
     workflow_tokens: int = 0
     compression: str = "model"  # model | repaired | extractive | imported | manual
+    manager: str = ""  # provenance: the model that wrote the workflow ("" for extractive ones)
+    flags: list[str] = Field(default_factory=list)  # why screening distrusts it; flagged = never retrieved
+
+    @field_validator("id")
+    @classmethod
+    def _plain_id(cls, value: str) -> str:
+        if any(ch in _ID_FORBIDDEN or not ch.isprintable() for ch in value):
+            raise ValueError("an id has no spaces or control characters")
+        return value
+
+    @model_validator(mode="after")
+    def _encodable(self) -> MemoryRecord:
+        """Every text must be valid Unicode (a lone surrogate such as "\\ud800" cannot be stored
+        and used to abort a whole import at write time); success never exceeds usage."""
+        for name, value in self:
+            if isinstance(value, str):
+                try:
+                    value.encode("utf-8")
+                except UnicodeEncodeError as err:
+                    raise ValueError(f"{name} is not valid Unicode text ({err.reason} at {err.start})") from None
+        if self.success_count > self.usage_count:
+            raise ValueError(f"success_count {self.success_count} exceeds usage_count {self.usage_count}")
+        return self
 
     def model_post_init(self, __context: Any) -> None:
         if not self.last_used_at:

@@ -10,12 +10,9 @@ beside the store, indexed by question in one more collection per namespace.
 
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import re
 import time
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
@@ -27,27 +24,19 @@ from pydantic import BaseModel, ValidationError
 from mia.memory import config
 from mia.memory.compression import CompressionResult, Compressor, extractive_workflow
 from mia.memory.embeddings import count_tokens, resolve_embedder
-from mia.memory.errors import MemoryStoreError, SchemaMismatchError, StoreLockedError
+from mia.memory.errors import MemoryStoreError, StoreLockedError
+from mia.memory.chroma_collections import LABEL_OF, LABELS, ChromaCollections, collection_name
+from mia.memory.handles import CollectionHandle
+from mia.memory.namespaces import check_namespace, resolve_namespace
 from mia.memory.locking import FolderLock, WriteLock
-from mia.memory.records import META_KEY, SCHEMA_VERSION, MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.records import META_KEY, MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.screening import WorkflowScreen
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
 from mia.memory.trajectory import Outcome, Trajectory
 from mia.memory.trajectory_log import TrajectoryLog
-from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, target_size
+from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, same_question, target_size
 
 log = logging.getLogger(__name__)
-
-LABELS: dict[str, Outcome] = {"pos": "correct", "neg": "incorrect", "unk": "unknown"}
-LABEL_OF: dict[str, str] = {v: k for k, v in LABELS.items()}
-KIND_MEMORY, KIND_TRAJ = "memory", "trajectory-index"
-
-
-def collection_name(namespace: str, suffix: str) -> str:
-    """A valid Chroma name for any namespace string: readable slug + hash of the exact name."""
-    slug = re.sub(r"[^a-zA-Z0-9]+", "-", namespace).strip("-")[:40] or "ns"
-    digest = hashlib.sha1(namespace.encode("utf-8")).hexdigest()[:10]
-    return f"mia-{slug}-{digest}-{suffix}"
-
 
 class ScoredTrajectory(BaseModel):
     """A past raw trajectory found by question similarity (the trajectory-RAG baseline)."""
@@ -62,7 +51,7 @@ class MemoryStore:
     def __init__(self, client: Any, *, log_dir: Path, embedder: Any, location: str, mode: str,
                  weights: ScoringWeights | None = None, policy: UpkeepPolicy | None = None,
                  n_candidates: int = 50, ef_search: int = 128, hnsw_sync_threshold: int = 1000,
-                 folder_lock: FolderLock | None = None) -> None:
+                 folder_lock: FolderLock | None = None, screen: WorkflowScreen | None = None) -> None:
         self.client = client
         self.log_dir = Path(log_dir)
         self.embedder = embedder
@@ -78,39 +67,59 @@ class MemoryStore:
         # a growing index file a thousand times (the gain itself was not measured).
         self.hnsw_sync_threshold = hnsw_sync_threshold
         self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
+        # what makes a workflow unsafe to show the planner; pass the graph's prompt templates
+        # (WorkflowScreen(prompt_templates=...)) so copies of their examples are caught too
+        self.screen = screen or WorkflowScreen()
         self._folder_lock = folder_lock
+        self._snapshot: Any = None  # the private copy a read-only store reads (see `open`)
         self._write_lock = WriteLock(self.log_dir)
-        self._collections: dict[str, Any] = {}
+        self.collections = ChromaCollections(client, embedder, location, ef_search=ef_search,
+                                             hnsw_sync_threshold=hnsw_sync_threshold)
         self._synced_traj: set[str] = set()
-        self._ef: Any = None
         self._threads: ThreadPoolExecutor | None = None
-        self._check_existing()
+        self.collections.check_existing()
 
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Any = None, lock_timeout: float = 5.0,
-             **options: Any) -> MemoryStore:
+             read_only: bool = False, **options: Any) -> MemoryStore:
         """The embedded store in `path` (default $MIA_DATA_DIR/memory): Chroma in `path/chroma`,
-        the trajectory log in `path/trajectories.jsonl`. One process at a time (see locking.py)."""
+        the trajectory log in `path/trajectories.jsonl`. One process at a time (see locking.py).
+
+        `read_only=True` (the CLI's list, show, search, stats and export) also works on a folder
+        that cannot be written: it then opens a private copy of the Chroma folder, takes no
+        lock, and every write raises MemoryStoreError."""
         import chromadb
         from chromadb.config import Settings
 
+        from mia.memory.embedded_files import check_chroma_folder, read_only_copy, writable
+
         folder = Path(path or config.memory_dir()).expanduser()
+        check_chroma_folder(folder / "chroma")
+        if not folder.exists() or writable(folder):
+            try:
+                folder.mkdir(parents=True, exist_ok=True)
+            except OSError as err:
+                raise MemoryStoreError(f"cannot create the memory folder {folder}: {err}") from err
+        elif not read_only:
+            raise MemoryStoreError(f"the memory folder {folder} is read-only: writing needs a writable data folder "
+                                   "(list, show, search, stats and export still work)")
+        snapshot = None if writable(folder) else read_only_copy(folder)
+        lock = FolderLock(folder, timeout=lock_timeout) if snapshot is None else None
+        if lock is not None:
+            lock.acquire()
+        chroma_path = folder / "chroma" if snapshot is None else Path(snapshot.name) / "chroma"
         try:
-            folder.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            raise MemoryStoreError(f"cannot create the memory folder {folder}: {err}") from err
-        lock = FolderLock(folder, timeout=lock_timeout)
-        lock.acquire()
-        try:
-            client = chromadb.PersistentClient(path=str(folder / "chroma"), settings=Settings(anonymized_telemetry=False, allow_reset=True))
-            return cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=str(folder),
-                       mode="persistent", folder_lock=lock, **options)
+            client = chromadb.PersistentClient(path=str(chroma_path), settings=Settings(anonymized_telemetry=False, allow_reset=True))
+            store = cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=str(folder),
+                        mode="persistent", folder_lock=lock, **options)
+            store._snapshot = snapshot
+            return store
         except (MemoryStoreError, TypeError, FileNotFoundError, ModuleNotFoundError):
-            lock.release()
+            _release(lock, snapshot)
             raise
         except Exception as err:  # noqa: BLE001 - any Chroma failure here means an unusable store
-            lock.release()
+            _release(lock, snapshot)
             raise MemoryStoreError(
                 f"the memory store at {folder / 'chroma'} cannot be read ({type(err).__name__}: {err}). "
                 "It may be corrupt or written by another Chroma version: move it aside and rebuild it "
@@ -157,6 +166,9 @@ class MemoryStore:
         if self._folder_lock is not None:
             self._folder_lock.release()
             self._folder_lock = None
+        if self._snapshot is not None:
+            self._snapshot.cleanup()
+            self._snapshot = None
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -165,75 +177,33 @@ class MemoryStore:
         self.close()
 
     # ------------------------------------------------------------------ collections
-    def _embedding_function(self) -> Any:
-        if self._ef is None:
-            from mia.memory.chroma_ef import MiaEmbeddingFunction
-
-            self._ef = MiaEmbeddingFunction(self.embedder, dim=self._dim())
-        return self._ef
-
-    def _dim(self) -> int:
-        return int(self.embedder.dim)
-
-    def _check_existing(self) -> None:
-        """Fail early, with a message, on a store of another schema version or embedder."""
-        try:
-            collections = self.client.list_collections()
-        except Exception as err:  # noqa: BLE001
-            raise MemoryStoreError(f"cannot list the collections of {self.location}: {type(err).__name__}: {err}") from err
-        for col in collections:
-            if col.name.startswith("mia-"):
-                self._validate(col)
-
-    def _validate(self, col: Any) -> None:
-        meta = col.metadata or {}
-        version = meta.get("mia_schema_version")
-        if version != SCHEMA_VERSION:
-            raise SchemaMismatchError(
-                f"collection {col.name} in {self.location} has memory schema version {version!r}; this mia "
-                f"reads version {SCHEMA_VERSION}. Export it with the mia that wrote it (`mia memory export`) "
-                "and import the file here, or reset the store.")
-        name = meta.get("embedder")
-        if name != self.embedder.name or int(meta.get("dim", -1)) != self._dim():
-            raise SchemaMismatchError(
-                f"collection {col.name} in {self.location} was built with embedder {name!r} (dim {meta.get('dim')}), "
-                f"but the store was opened with {self.embedder.name!r} (dim {self._dim()}). Open it with the same "
-                "embedder (MIA_EMBEDDING_MODEL), or export and re-import to re-embed.")
-
-    def _collection(self, namespace: str, suffix: str, create: bool) -> Any | None:
-        name = collection_name(namespace, suffix)
-        if name in self._collections:
-            return self._collections[name]
-        col = None
-        try:
-            col = self.client.get_collection(name, embedding_function=self._embedding_function())
-        except Exception as err:  # noqa: BLE001 - chromadb raises NotFoundError/ValueError by version
-            if "does not exist" not in str(err) and "not found" not in str(err).lower():
-                raise MemoryStoreError(f"cannot open collection {name} in {self.location}: {err}") from err
-        if col is None:
-            if not create:
-                return None
-            kind = KIND_TRAJ if suffix == "traj" else KIND_MEMORY
-            meta = {"mia_schema_version": SCHEMA_VERSION, "mia_kind": kind, "namespace": namespace,
-                    "outcome": LABELS.get(suffix, ""), "embedder": self.embedder.name, "dim": self._dim()}
-            col = self.client.get_or_create_collection(
-                name, metadata=meta, embedding_function=self._embedding_function(),
-                configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128,
-                                        "sync_threshold": self.hnsw_sync_threshold}})
-        self._validate(col)
-        self._collections[name] = col
-        return col
+    def _collection(self, namespace: str, suffix: str, create: bool) -> CollectionHandle | None:
+        """The handle of one (namespace, suffix) collection (see chroma_collections.py)."""
+        return self.collections.handle(namespace, suffix, create)
 
     def namespaces(self) -> list[str]:
         """Every namespace that has memories or logged trajectories in the store."""
-        found = set()
-        for col in self.client.list_collections():
-            if col.name.startswith("mia-") and (col.metadata or {}).get("namespace") is not None:
-                found.add(col.metadata["namespace"])
-        return sorted(found)
+        return self.collections.namespaces()
+
+    def _dim(self) -> int:
+        return self.collections.dim
+
+    @property
+    def read_only(self) -> bool:
+        """True when opened read-only on a folder that cannot be written (see `open`)."""
+        return self._snapshot is not None
+
+    def _check_writable(self) -> None:
+        if self.read_only:
+            raise MemoryStoreError(f"the memory store at {self.location} was opened read-only (its folder cannot be "
+                                   "written): nothing can be added, updated or deleted")
+
+    def _scope(self, namespace: str | None) -> list[str]:
+        """One valid namespace, or every namespace in the store when None."""
+        return [check_namespace(namespace)] if namespace is not None else self.namespaces()
 
     def _memory_collections(self, namespace: str | None) -> Iterator[tuple[str, Any]]:
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             for suffix in LABELS:
                 col = self._collection(ns, suffix, create=False)
                 if col is not None:
@@ -250,12 +220,20 @@ class MemoryStore:
 
     def add_many(self, records: list[MemoryRecord], embeddings: np.ndarray | None = None,
                  batch_size: int = 4000, progress: bool = False) -> int:
-        """Bulk add (upsert by id) with optional precomputed vectors; returns how many."""
+        """Bulk add (upsert by id) with optional precomputed vectors; returns how many.
+
+        Not atomic as a whole: each (namespace, outcome) collection is written in chunks of
+        `batch_size`, each chunk one Chroma write, so a kill can leave the chunks written so far.
+        Every add is an upsert by id: re-running the same call completes it (docs/memory.md)."""
+        self._check_writable()
         if not records:
             return 0
         vectors = self._embed_records(records) if embeddings is None else np.asarray(embeddings, dtype=np.float32)
         if vectors.shape != (len(records), self._dim()):
             raise ValueError(f"embeddings must have shape ({len(records)}, {self._dim()}), got {vectors.shape}")
+        for ns in {rec.namespace for rec in records}:
+            check_namespace(ns)
+        records = [self._screened(rec) for rec in records]
         groups: dict[tuple[str, str], list[int]] = {}
         for index, rec in enumerate(records):
             groups.setdefault((rec.namespace, LABEL_OF[rec.outcome]), []).append(index)
@@ -282,6 +260,7 @@ class MemoryStore:
 
     def delete(self, ids: Iterable[str], namespace: str | None = None) -> int:
         """Delete memories by id; returns how many existed."""
+        self._check_writable()
         wanted = list(dict.fromkeys(ids))
         removed = 0
         with self._write_lock():
@@ -296,6 +275,7 @@ class MemoryStore:
         """After an episode: usage + 1 for every memory it used, success + 1 if it was judged
         correct; also refreshes last_used_at. Atomic across processes (write lock). Unlike MIA
         this does not depend on whether the new episode was stored or deduplicated."""
+        self._check_writable()
         wanted = list(dict.fromkeys(i for i in ids if i))
         if not wanted:
             return 0
@@ -330,7 +310,7 @@ class MemoryStore:
         for _, col in self._memory_collections(namespace):
             got = col.get(ids=[memory_id], include=["documents", "metadatas"])
             if got["ids"]:
-                return MemoryRecord.from_chroma(got["ids"][0], got["documents"][0], got["metadatas"][0])
+                return _parse(got["ids"][0], got["documents"][0], got["metadatas"][0])  # None when damaged
         return None
 
     def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]:
@@ -344,6 +324,7 @@ class MemoryStore:
 
     def get_with_embeddings(self, namespace: str, outcome: Outcome | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
         """Every record of a namespace (optionally one outcome) and its stored vector."""
+        check_namespace(namespace)
         records: list[MemoryRecord] = []
         vectors: list[np.ndarray] = []
         for suffix, col in self._memory_collections(namespace):
@@ -383,7 +364,7 @@ class MemoryStore:
         of its negative collection, with their cosine distances (hnswlib computes them exactly
         for the points it returns: only *which* points are found is approximate). The pool is
         then rescored exactly (`rescore`). Memories with outcome 'unknown' are never shown."""
-        ns = namespace or config.namespace()
+        ns = resolve_namespace(namespace)
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(embed_text(question, caption)))
         n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
@@ -399,6 +380,8 @@ class MemoryStore:
             light = _score_fields(raw)
             if light is None:
                 log.warning("memory %s skipped: damaged record", rid)
+                continue
+            if light[3]:  # flagged by screening: kept for review, never shown to the planner
                 continue
             fields.append(light)
             kept.append((rid, raw, sim))
@@ -467,6 +450,7 @@ class MemoryStore:
                  log: bool = True) -> MemoryRecord:
         """Log the raw trajectory (first: it is never lost), compress it (model or extractive),
         then add it, or resolve it against a near-duplicate. Returns the record now stored."""
+        check_namespace(trajectory.namespace)
         vector = self.embedder.embed_query(embed_text(trajectory.question, trajectory.caption))
         if log:
             self.log_trajectory(trajectory, vector)
@@ -476,42 +460,74 @@ class MemoryStore:
         return self.add_deduplicated(record, vector)
 
     def add_deduplicated(self, record: MemoryRecord, vector: np.ndarray) -> MemoryRecord:
-        """Add, unless a near-duplicate (cosine >= policy.dedup_threshold) with the same outcome
-        exists in the namespace: then the shorter workflow survives under the old id and the
-        counts are summed (see upkeep). A question keeps at most one memory per outcome: a success and a
-        failure of the same question are both kept, as the positive and the negative lesson
-        (the paper's consolidation keeps that pair)."""
+        """Add, unless a duplicate with the same outcome exists in the namespace: the same
+        question up to case and punctuation (`upkeep.question_key`) at cosine >=
+        policy.dedup_threshold. Then the shorter workflow survives under the old id and the
+        counts are summed (see upkeep). A question keeps at most one memory per outcome: a
+        success and a failure of the same question are both kept, as the positive and the
+        negative lesson (the paper's consolidation keeps that pair)."""
+        self._check_writable()
+        check_namespace(record.namespace)
+        record = self._screened(record)
         with self._write_lock():
-            match = self._nearest(record.namespace, vector, LABEL_OF[record.outcome])
-            if match is None or match[1] < self.policy.dedup_threshold:
+            match = None if record.flags else self._duplicate_of(record, vector)
+            if match is None:
                 self._put(record, vector)
                 self._maybe_prune(record.namespace)
                 return record
             old, sim = match
             if not is_better(record, old):
-                log.info("memory %s kept: near-duplicate (cos %.3f) of an equal or better one", old.id, sim)
+                log.info("memory %s kept: duplicate (cos %.3f) of an equal or better one", old.id, sim)
                 return old
             merged = merge_into(record, old, keep_id_of=old)
             self._put(merged, vector)
-            log.info("memory %s replaced by a better near-duplicate (cos %.3f)", old.id, sim)
+            log.info("memory %s replaced by a better duplicate (cos %.3f)", old.id, sim)
             return merged
+
+    def _screened(self, record: MemoryRecord) -> MemoryRecord:
+        """The record with the screen's reasons added to its flags (a flagged memory is stored
+        for review but never retrieved: see screening.py)."""
+        reasons = self.screen_reasons(record)
+        if not reasons or set(reasons) <= set(record.flags):
+            return record
+        log.warning("memory %s flagged, it will not be retrieved: %s", record.id, "; ".join(reasons))
+        return record.model_copy(update={"flags": list(dict.fromkeys(record.flags + reasons))})
+
+    def screen_reasons(self, record: MemoryRecord) -> list[str]:
+        """Why the planner should not see this record (empty when it may): the text it would read."""
+        return self.screen.reasons(record.workflow, record.judge_feedback if record.outcome == "incorrect" else "")
+
+    def suspicious(self, namespace: str | None = None) -> list[tuple[MemoryRecord, list[str]]]:
+        """Memories flagged when stored, or that the current screen flags (stored before it, or
+        with other prompt templates), with the reasons."""
+        found = []
+        for record in self.list(namespace):
+            reasons = list(dict.fromkeys(record.flags + self.screen_reasons(record)))
+            if reasons:
+                found.append((record, reasons))
+        return found
 
     def _put(self, record: MemoryRecord, vector: np.ndarray) -> None:
         col = self._collection(record.namespace, LABEL_OF[record.outcome], create=True)
         col.upsert(ids=[record.id], embeddings=[np.asarray(vector, dtype=np.float32)], documents=[record.question],
                    metadatas=[record.to_metadata()])
 
-    def _nearest(self, namespace: str, vector: np.ndarray, suffix: str) -> tuple[MemoryRecord, float] | None:
-        """The closest memory of one outcome collection, with its cosine to `vector`."""
-        col = self._collection(namespace, suffix, create=False)
+    def _duplicate_of(self, record: MemoryRecord, vector: np.ndarray, n: int = 8) -> tuple[MemoryRecord, float] | None:
+        """The stored memory of the same outcome that `record` duplicates, with its cosine: among
+        the n nearest, the closest with the same question key and cosine >= the threshold. (The
+        n nearest, not the nearest: a near-identical other question can sit closer.)"""
+        col = self._collection(record.namespace, LABEL_OF[record.outcome], create=False)
         if col is None:
             return None
-        got = col.query(query_embeddings=[vector], n_results=1, include=["documents", "metadatas", "embeddings"])
-        if not got["ids"][0]:
-            return None
-        rec = _parse(got["ids"][0][0], got["documents"][0][0], got["metadatas"][0][0])
-        emb = np.asarray(got["embeddings"][0][0], dtype=np.float32)
-        return None if rec is None else (rec, float(cosine(vector, emb[None, :])[0]))
+        got = col.query(query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "embeddings"])
+        for rid, doc, meta, emb in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["embeddings"][0]):
+            old = _parse(rid, doc, meta)
+            if old is None or old.flags or not same_question(record, old):
+                continue
+            sim = float(cosine(vector, np.asarray(emb, dtype=np.float32)[None, :])[0])
+            if sim >= self.policy.dedup_threshold:
+                return old, sim
+        return None
 
     # ------------------------------------------------------------------ upkeep
     def _maybe_prune(self, namespace: str) -> None:
@@ -522,8 +538,9 @@ class MemoryStore:
     def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None) -> list[str]:
         """Evict the least valuable memories (low win rate, long unused) until the namespace
         holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids."""
+        self._check_writable()
         evicted: list[str] = []
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             target = max_size if max_size is not None else target_size(self.policy)
             if target is None:
                 continue
@@ -545,10 +562,11 @@ class MemoryStore:
         """Merge near-duplicates of the same outcome (the shorter survives, counts are summed), so
         that a question keeps at most one positive and one negative memory; enforce the size
         bound; re-index logged trajectories the index lacks. Returns counts per namespace."""
+        self._check_writable()
         from mia.memory.upkeep import duplicate_groups
 
         report: dict[str, dict[str, int]] = {}
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             with self._write_lock():
                 merged = 0
                 for suffix, outcome in LABELS.items():
@@ -569,14 +587,12 @@ class MemoryStore:
     def reset(self, namespace: str | None = None, include_log: bool = False) -> int:
         """Delete the memories (and trajectory index) of a namespace, or of all. The raw log is
         the training data: it is only moved aside (to a timestamped .bak) with include_log."""
+        self._check_writable()
+        if namespace is not None:
+            check_namespace(namespace)
         removed = 0
         with self._write_lock():
-            for col in self.client.list_collections():
-                meta = col.metadata or {}
-                if col.name.startswith("mia-") and (namespace is None or meta.get("namespace") == namespace):
-                    removed += col.count() if meta.get("mia_kind") == KIND_MEMORY else 0
-                    self.client.delete_collection(col.name)
-                    self._collections.pop(col.name, None)
+            removed = self.collections.drop(namespace)
             self._synced_traj.clear()
             if include_log and self.trajectory_log.path.exists():
                 if namespace is None:
@@ -588,7 +604,7 @@ class MemoryStore:
     def stats(self, namespace: str | None = None) -> dict[str, dict[str, Any]]:
         """Per namespace: counts by outcome, usage, win rates, sizes and the compression ratio."""
         out: dict[str, dict[str, Any]] = {}
-        for ns in [namespace] if namespace is not None else self.namespaces():
+        for ns in self._scope(namespace):
             records = self.list(ns)
             by_outcome = {o: sum(r.outcome == o for r in records) for o in LABELS.values()}
             trace = sum(r.trace_tokens for r in records)
@@ -612,6 +628,8 @@ class MemoryStore:
     # ------------------------------------------------------------------ trajectories
     def log_trajectory(self, trajectory: Trajectory, vector: np.ndarray | None = None) -> None:
         """Append the raw trajectory to the JSONL log (durable), then index its question."""
+        self._check_writable()
+        check_namespace(trajectory.namespace)
         offsets = self.trajectory_log.append_many([trajectory])
         try:
             self._index_trajectories([(trajectory, offsets[0])], None if vector is None else np.asarray(vector)[None, :])
@@ -632,7 +650,7 @@ class MemoryStore:
 
     def _sync_trajectory_index(self, namespace: str, force: bool = False) -> int:
         """Index logged trajectories that the index lacks (after a crash between log and index)."""
-        if namespace in self._synced_traj and not force:
+        if (namespace in self._synced_traj and not force) or self.read_only:
             return 0
         col = self._collection(namespace, "traj", create=False)
         known = set(col.get(include=[])["ids"]) if col is not None else set()
@@ -645,7 +663,7 @@ class MemoryStore:
     def search_trajectories(self, question: str, namespace: str | None = None, k: int = 3, *,
                             query_embedding: np.ndarray | None = None) -> list[ScoredTrajectory]:
         """The k logged raw trajectories whose questions are most similar (trajectory-RAG)."""
-        ns = namespace or config.namespace()
+        ns = resolve_namespace(namespace)
         self._sync_trajectory_index(ns)
         col = self._collection(ns, "traj", create=False)
         if col is None or k <= 0:
@@ -663,6 +681,8 @@ class MemoryStore:
     def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
                          progress: bool = True) -> int:
         """Re-memorise every logged trajectory (after a reset, or with a better manager model)."""
+        if namespace is not None:
+            check_namespace(namespace)
         trajectories = list(self.trajectory_log.read(namespace))
         iterator: Iterable[Trajectory] = trajectories
         if progress:
@@ -680,11 +700,13 @@ class MemoryStore:
 
         return export_records(self, Path(path), namespace)
 
-    def import_jsonl(self, path: str | Path, namespace: str | None = None, dedup: bool = True) -> dict[str, int]:
-        """Read an export (bad lines are counted and skipped); returns counts by action."""
+    def import_jsonl(self, path: str | Path, namespace: str | None = None, dedup: bool = True,
+                     on_skip: Callable[[str], None] | None = None) -> dict[str, int]:
+        """Read an export; bad lines are skipped, each reported to `on_skip` as one line of
+        text, and the good ones land. Returns counts by action."""
         from mia.memory.transfer import import_records
 
-        return import_records(self, Path(path), namespace, dedup)
+        return import_records(self, Path(path), namespace, dedup, on_skip)
 
 
 def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) -> MemoryRecord:
@@ -694,19 +716,28 @@ def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) ->
         workflow=result.workflow, plan=trajectory.plan, outcome=trajectory.outcome,
         judge_feedback=trajectory.judge_feedback, source=trajectory.source, dataset=trajectory.dataset,
         trajectory_id=trajectory.id, trace_tokens=count_tokens(trajectory.to_trace_text()),
-        workflow_tokens=count_tokens(result.workflow), compression=result.method)
+        workflow_tokens=count_tokens(result.workflow), compression=result.method, manager=result.model)
 
 
-def _score_fields(raw: str) -> tuple[str, int, int] | None:
-    """(outcome, usage, success) from a record's JSON, without building the whole record."""
+def _release(lock: FolderLock | None, snapshot: Any) -> None:
+    if lock is not None:
+        lock.release()
+    if snapshot is not None:
+        snapshot.cleanup()
+
+
+def _score_fields(raw: str) -> tuple[str, int, int, bool] | None:
+    """(outcome, usage, success, flagged) from a record's JSON, without building the whole
+    record; None when it is damaged."""
     try:
         data = orjson.loads(raw)  # ~100 candidates are parsed per retrieval
         outcome, usage, success = data["outcome"], data.get("usage_count", 0), data.get("success_count", 0)
-    except (ValueError, TypeError, KeyError):
+        flagged = bool(data.get("flags"))
+    except (ValueError, TypeError, KeyError, AttributeError):
         return None
     if outcome not in LABEL_OF or not isinstance(usage, int) or not isinstance(success, int):
         return None
-    return outcome, usage, success
+    return outcome, usage, success, flagged
 
 
 def _parse(record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord | None:

@@ -1,16 +1,17 @@
 """The append-only raw trajectory log (JSONL): the training data, and what memories can be
-rebuilt from. One write per line, under an exclusive file lock, then fsync; a crash can only
+rebuilt from. One write per call, under an exclusive file lock (`trajectories.jsonl.lock`), then fsync; a crash can only
 leave a torn last line, which readers skip with a warning (and the next append starts a new line).
 """
 
 from __future__ import annotations
 
-import fcntl
 import logging
 import os
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
+from filelock import FileLock
 from pydantic import ValidationError
 
 from mia.memory.trajectory import Trajectory
@@ -23,6 +24,9 @@ class TrajectoryLog:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        # appends from every process and thread go through this lock file beside the log
+        self._lock = FileLock(str(self.path.with_name(self.path.name + ".lock")), thread_local=False)
+        self._thread_lock = threading.Lock()
 
     def append(self, trajectory: Trajectory) -> int:
         """Append one trajectory durably (fsync) and atomically with respect to other writers;
@@ -35,9 +39,8 @@ class TrajectoryLog:
             return []
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = [t.to_json_line().encode("utf-8") for t in trajectories]
-        fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX)
+        with self._thread_lock, self._lock:
+            fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
             try:
                 start = os.fstat(fd).st_size
                 prefix = b"\n" if _ends_torn(self.path) else b""  # a crashed writer left half a line
@@ -51,9 +54,7 @@ class TrajectoryLog:
                     view = view[written:]
                 os.fsync(fd)
             finally:
-                fcntl.flock(fd, fcntl.LOCK_UN)
-        finally:
-            os.close(fd)
+                os.close(fd)
         return offsets
 
     def __iter__(self) -> Iterator[Trajectory]:

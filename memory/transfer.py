@@ -1,17 +1,22 @@
 """Export and import of memories as JSONL: a header line, then one record per line. Vectors are
 not exported (they depend on the embedder); import re-embeds, so a file moves between stores
-with different embedders. Damaged lines are counted and skipped, never fatal."""
+with different embedders. Damaged lines are reported and skipped, never fatal."""
 
 from __future__ import annotations
 
 import json
 import logging
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import orjson
 from pydantic import ValidationError
 
+from mia.memory.errors import MemoryStoreError
+from mia.memory.namespaces import check_namespace, is_valid_namespace
 from mia.memory.records import SCHEMA_VERSION, MemoryRecord
 from mia.memory.trajectory import new_id
 
@@ -38,37 +43,95 @@ def export_records(store: MemoryStore, path: Path, namespace: str | None = None)
     return len(records)
 
 
-def read_export(path: Path) -> tuple[list[MemoryRecord], int]:
-    """Records of an export file and the number of unreadable lines."""
-    records: list[MemoryRecord] = []
-    bad = 0
+@dataclass
+class ExportFile:
+    """What `read_export` found: the valid records, and one line of text per skipped line."""
+
+    records: list[MemoryRecord] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+
+
+def _parse_line(raw: bytes) -> MemoryRecord | None:
+    """A record, or None for the header; raises ValueError with a one-line reason.
+
+    orjson rejects NaN/Infinity and nesting deeper than 1024 (json.loads raised RecursionError
+    on a deeply nested line and accepted NaN, which was then stored unreadable)."""
+    try:
+        data = orjson.loads(raw)
+    except orjson.JSONDecodeError as err:
+        raise ValueError(f"not valid JSON ({str(err).splitlines()[0][:120]})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"expected a JSON object, got {type(data).__name__}")
+    if HEADER_KEY in data:
+        version = data.get("schema_version", SCHEMA_VERSION)
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise ValueError(f"header: schema_version must be an integer, not {version!r:.40}")
+        if version > SCHEMA_VERSION:
+            log.warning("written by a newer schema (%s); unknown fields are ignored", version)
+        return None
+    try:
+        return MemoryRecord.model_validate(data)
+    except ValidationError as err:
+        first = err.errors()[0]
+        where = ".".join(str(part) for part in first.get("loc", ())) or "record"
+        raise ValueError(f"{where}: {first.get('msg', 'invalid')}") from None
+
+
+def read_export(path: Path) -> ExportFile:
+    """Every valid record of an export file; each unreadable line is skipped with a reason, so
+    one bad record never stops the good ones."""
+    found = ExportFile()
     with path.open("rb") as handle:
         for number, raw in enumerate(handle, 1):
             if not raw.strip():
                 continue
             try:
-                data = json.loads(raw)
-                if isinstance(data, dict) and HEADER_KEY in data:
-                    if int(data.get("schema_version", SCHEMA_VERSION)) > SCHEMA_VERSION:
-                        log.warning("%s: written by a newer schema (%s); unknown fields are ignored", path, data["schema_version"])
-                    continue
-                records.append(MemoryRecord.model_validate(data))
-            except (ValueError, ValidationError) as err:
-                bad += 1
-                log.warning("%s line %d skipped: %s", path, number, str(err).splitlines()[0])
-    return records, bad
+                record = _parse_line(raw)
+            except ValueError as err:
+                found.skipped.append(f"line {number}: {err}")
+                continue
+            if record is not None:
+                found.records.append(record)
+    return found
 
 
-def import_records(store: MemoryStore, path: Path, namespace: str | None = None, dedup: bool = True) -> dict[str, int]:
+def import_records(store: MemoryStore, path: Path, namespace: str | None = None, dedup: bool = True,
+                   on_skip: Callable[[str], None] | None = None) -> dict[str, int]:
     """Add the records of an export. `namespace` moves them all into one namespace. With dedup,
-    each record goes through the near-duplicate rule (kept, replaced or added). Ids already in
-    the store are left alone, so importing the same file twice changes nothing."""
+    each record goes through the duplicate rule (kept, replaced or added). Ids already in the
+    store are left alone, so importing the same file twice changes nothing; an id repeated in
+    the file is imported once. Each skipped line is logged and passed to `on_skip` (one line of
+    text); a record the store refuses is skipped the same way and counted as failed."""
+    if namespace is not None:
+        check_namespace(namespace)
     if not path.is_file():
         raise FileNotFoundError(f"no export file at {path}")
-    records, bad = read_export(path)
+    found = read_export(path)
+    records, skipped = found.records, list(found.skipped)
+    seen: set[str] = set()
+    unique: list[MemoryRecord] = []
+    for record in records:
+        if namespace is None and not is_valid_namespace(record.namespace):
+            skipped.append(f"id {record.id[:40]}: invalid namespace {ascii(record.namespace)[:60]}")
+            continue
+        if record.id in seen:
+            skipped.append(f"id {record.id[:40]}: repeated in the file, imported once")
+            continue
+        seen.add(record.id)
+        unique.append(record)
+    records = unique
     if namespace is not None:
         records = [r.model_copy(update={"namespace": namespace}) for r in records]
-    counts = {"read": len(records), "invalid_lines": bad, "added": 0, "merged_or_kept": 0, "already_present": 0}
+    def skip(line: str) -> None:
+        if on_skip is None:
+            log.warning("%s: %s (skipped)", path, line)
+        else:
+            on_skip(line)
+
+    for line in skipped:
+        skip(line)
+    counts = {"read": len(records), "invalid_lines": len(skipped), "added": 0, "merged_or_kept": 0,
+              "already_present": 0, "failed": 0}
     fresh: list[MemoryRecord] = []
     for ns in sorted({r.namespace for r in records}):
         group = [r for r in records if r.namespace == ns]
@@ -85,6 +148,11 @@ def import_records(store: MemoryStore, path: Path, namespace: str | None = None,
         counts["added"] = store.add_many(records, vectors)
         return counts
     for record, vector in zip(records, vectors):
-        stored = store.add_deduplicated(record, vector)
+        try:
+            stored = store.add_deduplicated(record, vector)
+        except (MemoryStoreError, ValueError) as err:
+            counts["failed"] += 1
+            skip(f"id {record.id[:40]}: {str(err).splitlines()[0] if str(err) else type(err).__name__}")
+            continue
         counts["added" if stored.id == record.id and stored.workflow == record.workflow else "merged_or_kept"] += 1
     return counts

@@ -4,6 +4,8 @@ which memories a full namespace forgets first, and near-duplicate groups for con
 from __future__ import annotations
 
 import math
+import re
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -18,8 +20,13 @@ DAY = 86400.0
 class UpkeepPolicy:
     """Dedup threshold (cosine of the embedded question), size bound and eviction weights.
 
-    0.95 on MiniLM catches rephrasings and punctuation changes of the same question while
-    keeping different questions of one template apart (MIA uses 0.9999: exact repeats only).
+    Two memories are duplicates only when their questions (and captions) are the same text
+    up to case, Unicode form, punctuation and spacing (`question_key`) AND their cosine is at
+    least `dedup_threshold`. Cosine alone merged different questions: "Who is older, Jimmy Page
+    or Robert Plant?" and "Who is younger, ..." are at cosine 0.985 with MiniLM, and one word
+    or one digit ("888 7th Avenue" / "888 8th Avenue") is all that tells their answers apart.
+    MIA uses 0.9999, exact repeats only; the text key keeps that intent and also catches
+    punctuation and case variants.
     """
 
     dedup_threshold: float = 0.95
@@ -28,6 +35,26 @@ class UpkeepPolicy:
     win_rate_weight: float = 0.5
     recency_weight: float = 0.5
     recency_half_life_days: float = 30.0
+
+
+_PUNCT_CATEGORIES = ("P", "S", "Z", "C")  # punctuation, symbols, separators, controls
+
+
+def question_key(question: str, caption: str = "") -> str:
+    """The identity of a question for dedup: NFKC, case-folded, every run of punctuation,
+    symbols and spaces turned into one space. Words and digits are never dropped or
+    stemmed, since one of them ("older"/"younger", "7th"/"8th") can change the answer."""
+    def norm(text: str) -> str:
+        text = unicodedata.normalize("NFKC", text).casefold()
+        chars = [" " if unicodedata.category(ch)[0] in _PUNCT_CATEGORIES else ch for ch in text]
+        return re.sub(r" +", " ", "".join(chars)).strip()
+
+    return norm(question) + ("\n" + norm(caption) if caption.strip() else "")
+
+
+def same_question(a: MemoryRecord, b: MemoryRecord) -> bool:
+    """Whether two records are about the same question (see `question_key`)."""
+    return question_key(a.question, a.caption) == question_key(b.question, b.caption)
 
 
 def is_better(new: MemoryRecord, old: MemoryRecord) -> bool:
@@ -80,14 +107,15 @@ class DuplicateGroups:
 
 def duplicate_groups(records: list[MemoryRecord], embeddings: np.ndarray, threshold: float, block: int = 2048) -> DuplicateGroups:
     """Greedy clustering of one outcome's records: records in best-first order (shortest
-    workflow, then oldest) each absorb the not-yet-taken records
-    whose cosine is >= threshold. Blockwise so memory stays O(block * n)."""
+    workflow, then oldest) each absorb the not-yet-taken records of the same question
+    (`question_key`) whose cosine is >= threshold. Blockwise so memory stays O(block * n)."""
     n = len(records)
     result = DuplicateGroups()
     if n < 2:
         return result
     emb = np.asarray(embeddings, dtype=np.float32)
     emb = emb / np.maximum(np.linalg.norm(emb, axis=1, keepdims=True), 1e-12)
+    keys = [question_key(r.question, r.caption) for r in records]
     order = sorted(range(n), key=lambda i: (len(records[i].workflow.split()), records[i].created_at))
     taken = np.zeros(n, dtype=bool)
     neighbours: dict[int, np.ndarray] = {}
@@ -99,7 +127,7 @@ def duplicate_groups(records: list[MemoryRecord], embeddings: np.ndarray, thresh
     for i in order:
         if taken[i]:
             continue
-        absorbed = [int(j) for j in neighbours[i] if not taken[j]]
+        absorbed = [int(j) for j in neighbours[i] if not taken[j] and keys[j] == keys[i]]
         if absorbed:
             result.groups[i] = absorbed
             taken[absorbed] = True

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
+from typing import NoReturn
 
 import typer
 
@@ -27,15 +28,24 @@ def index(
     from mia.graph.tools.documents import DocumentError, read_documents
     from mia.graph.tools.index_cache import safe_name
 
+    def fail(err: BaseException) -> NoReturn:
+        """One line on stderr (the file and line when the reader knows them), exit status 2."""
+        text = " ".join(str(err).split()) or type(err).__name__
+        prefix = "" if isinstance(err, DocumentError) else f"{type(err).__name__}: "
+        typer.secho(f"Error: {prefix}{text}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(code=2) from None
+
     corpus_name = safe_name(name or path.stem)
     try:
         paragraphs = read_documents(path, max_chars=max_chars)
-    except DocumentError as err:
-        typer.secho(f"Error: {err}", fg=typer.colors.RED, err=True)
-        raise typer.Exit(code=2) from err
-    typer.echo(f"Read {len(paragraphs)} paragraphs from {path}")
+    except (DocumentError, OSError, UnicodeError) as err:
+        fail(err)
+    typer.echo(f"Read {len(paragraphs)} paragraphs from {ascii(str(path))[1:-1]}")
     started = time.perf_counter()
-    corpus = Corpus.build(paragraphs, name=corpus_name, data_dir=data_dir, progress=True)
+    try:
+        corpus = Corpus.build(paragraphs, name=corpus_name, data_dir=data_dir, progress=True)
+    except (ValueError, OSError, UnicodeError) as err:  # e.g. a read-only data folder
+        fail(err)
     seconds = time.perf_counter() - started
     verb = "Reused the cached index" if corpus.index_source == "cache" else "Indexed"
     typer.echo(f"{verb} for corpus {corpus_name!r} ({len(corpus)} paragraphs, {seconds:.1f} s): {corpus.index_path}")

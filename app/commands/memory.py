@@ -5,9 +5,11 @@ layer is imported inside the commands so `mia --help` stays instant."""
 from __future__ import annotations
 
 import datetime as dt
+import functools
 import json
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Optional
+from typing import Any, NoReturn, Optional, TypeVar
 
 import typer
 
@@ -30,11 +32,18 @@ def _options(
     chroma_host: str = typer.Option("localhost", "--chroma-host", envvar="MIA_CHROMA_HOST", help="Chroma server host (http mode)."),
     chroma_port: int = typer.Option(8000, "--chroma-port", envvar="MIA_CHROMA_PORT", help="Chroma server port (http mode)."),
 ) -> None:
+    from mia.memory import InvalidNamespaceError, check_namespace
+
+    try:
+        check_namespace(namespace)
+    except InvalidNamespaceError as err:
+        _fail(str(err))
     _state(ctx).update(data_dir=data_dir, namespace=namespace, mode=chroma_mode, host=chroma_host, port=chroma_port)
 
 
-def _open(ctx: typer.Context) -> Any:
-    """Open the store or exit with the store's own message (no stack trace)."""
+def _open(ctx: typer.Context, read_only: bool = False) -> Any:
+    """Open the store or exit with the store's own message (no stack trace). Read-only
+    commands also work on a data folder that cannot be written."""
     from mia.memory import MemoryStore, MemoryStoreError
 
     opts = _state(ctx)
@@ -44,14 +53,36 @@ def _open(ctx: typer.Context) -> Any:
             return MemoryStore.open_http(opts["host"], opts["port"], log_dir=folder)
         if opts["mode"] != "persistent":
             raise MemoryStoreError(f"--chroma-mode must be 'persistent' or 'http', not {opts['mode']!r}")
-        return MemoryStore.open(folder)
+        return MemoryStore.open(folder, read_only=read_only)
     except MemoryStoreError as err:
         _fail(str(err))
 
 
-def _fail(message: str) -> None:
-    typer.secho(f"error: {message}", fg=typer.colors.RED, err=True)
+def _fail(message: str) -> NoReturn:
+    """One line on stderr, exit status 1."""
+    line = " ".join(str(message).split()) or "failed"
+    typer.secho(f"error: {line}", fg=typer.colors.RED, err=True)
     raise typer.Exit(1)
+
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def _one_line_errors(command: F) -> F:
+    """Every expected failure of a command (a bad store, bad input, an unwritable or unreadable
+    file, text that is not valid UTF-8) ends as one line on stderr, not a stack trace."""
+    @functools.wraps(command)
+    def wrapper(*args: Any, **kwargs: Any) -> Any:
+        from pydantic import ValidationError
+
+        from mia.memory import MemoryStoreError
+
+        try:
+            return command(*args, **kwargs)
+        except (MemoryStoreError, OSError, ValueError, ValidationError, UnicodeError) as err:
+            _fail(f"{type(err).__name__}: {err}" if not isinstance(err, MemoryStoreError) else str(err))
+
+    return wrapper  # type: ignore[return-value]
 
 
 def _when(ts: float) -> str:
@@ -70,6 +101,7 @@ def _short(text: str, width: int) -> str:
 
 
 @app.command("list")
+@_one_line_errors
 def list_(ctx: typer.Context,
           outcome: Optional[str] = typer.Option(None, help="Only correct, incorrect or unknown."),
           limit: int = typer.Option(20, help="How many, newest first."),
@@ -78,7 +110,7 @@ def list_(ctx: typer.Context,
     """List memories, newest first."""
     from rich.table import Table
 
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     ns = None if all_namespaces else _state(ctx)["namespace"]
     records = store.list(ns, outcome=outcome, limit=limit)
     if as_json:
@@ -95,9 +127,10 @@ def list_(ctx: typer.Context,
 
 
 @app.command()
+@_one_line_errors
 def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, or a unique prefix of it.")) -> None:
     """Show one memory in full."""
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     rec = store.get(memory_id)
     if rec is None:
         matches = [r for r in store.list(None) if r.id.startswith(memory_id)]
@@ -110,7 +143,10 @@ def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, 
                   f"win rate={rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}")
     console.print(f"created {_when(rec.created_at)}  last used {_when(rec.last_used_at)}  source={rec.source or '-'}  "
                   f"dataset={rec.dataset or '-'}  trajectory={rec.trajectory_id or '-'}")
-    console.print(f"tokens: trace {rec.trace_tokens} -> workflow {rec.workflow_tokens} ({rec.compression})")
+    console.print(f"tokens: trace {rec.trace_tokens} -> workflow {rec.workflow_tokens} ({rec.compression}"
+                  f"{', by ' + rec.manager if rec.manager else ''})", markup=False, highlight=False)
+    if rec.flags:
+        console.print(f"FLAGGED (never retrieved): {'; '.join(rec.flags)}", markup=False, highlight=False)
     console.print(f"\n[bold]Question[/bold]\n{rec.question}")
     if rec.caption:
         console.print(f"\n[bold]Image caption[/bold]\n{rec.caption}")
@@ -122,6 +158,7 @@ def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, 
 
 
 @app.command()
+@_one_line_errors
 def search(ctx: typer.Context, question: str = typer.Argument(..., help="The question to retrieve memories for."),
            k_pos: int = typer.Option(2, help="Positive memories (judged correct)."),
            k_neg: int = typer.Option(2, help="Negative memories (judged incorrect)."),
@@ -130,7 +167,7 @@ def search(ctx: typer.Context, question: str = typer.Argument(..., help="The que
     """Retrieve memories for a question, as the planner would (score = 0.7 similarity + 0.3 win rate)."""
     from rich.table import Table
 
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     got = store.retrieve(question, _state(ctx)["namespace"], k_pos=k_pos, k_neg=k_neg)
     if as_json:
         typer.echo(got.model_dump_json(indent=2))
@@ -149,13 +186,14 @@ def search(ctx: typer.Context, question: str = typer.Argument(..., help="The que
 
 
 @app.command()
+@_one_line_errors
 def stats(ctx: typer.Context,
           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
           as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
     """Counts, usage, win rates, sizes and compression ratio per namespace."""
     from rich.table import Table
 
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     data = store.stats(None if all_namespaces else _state(ctx)["namespace"])
     logged = store.trajectory_log.count()
     if as_json:
@@ -174,25 +212,69 @@ def stats(ctx: typer.Context,
 
 
 @app.command()
+@_one_line_errors
 def export(ctx: typer.Context, path: Path = typer.Argument(..., help="JSONL file to write."),
            all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace.")) -> None:
     """Export memories as JSONL (a header line, then one record per line; no vectors)."""
-    store = _open(ctx)
+    store = _open(ctx, read_only=True)
     n = store.export_jsonl(path, None if all_namespaces else _state(ctx)["namespace"])
     typer.echo(f"exported {n} memories to {path}")
 
 
 @app.command("import")
+@_one_line_errors
 def import_(ctx: typer.Context, path: Path = typer.Argument(..., exists=True, dir_okay=False, help="A file from `mia memory export`."),
             keep_namespaces: bool = typer.Option(False, "--keep-namespaces", help="Keep each record's namespace instead of --namespace."),
             dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Resolve near-duplicates (the better memory survives).")) -> None:
-    """Import memories from JSONL (re-embedded; unreadable lines are skipped and counted)."""
+    """Import memories from JSONL (re-embedded; each bad line is reported and skipped, the good ones land)."""
     store = _open(ctx)
-    counts = store.import_jsonl(path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup)
+    skipped: list[str] = []
+    counts = store.import_jsonl(path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup,
+                                on_skip=skipped.append)
+    for line in skipped[:10]:
+        typer.secho(f"skipped {_short(line, 160)}", fg=typer.colors.YELLOW, err=True)
+    if len(skipped) > 10:
+        typer.secho(f"skipped {len(skipped) - 10} more lines", fg=typer.colors.YELLOW, err=True)
     typer.echo(", ".join(f"{key.replace('_', ' ')} {value}" for key, value in counts.items()))
 
 
 @app.command()
+@_one_line_errors
+def suspicious(ctx: typer.Context,
+               remove: bool = typer.Option(False, "--remove", help="Delete them (asks first unless --yes)."),
+               yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+               all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+               as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table.")) -> None:
+    """List (and --remove) memories that give the model orders or copy a prompt's example.
+
+    Flagged memories are never shown to the planner; this lists them with the reasons."""
+    from rich.table import Table
+
+    store = _open(ctx, read_only=not remove)
+    ns = None if all_namespaces else _state(ctx)["namespace"]
+    found = store.suspicious(ns)
+    if as_json:
+        for rec, reasons in found:
+            typer.echo(json.dumps({"id": rec.id, "namespace": rec.namespace, "reasons": reasons,
+                                   "manager": rec.manager, "source": rec.source, "workflow": rec.workflow}))
+    else:
+        table = Table(title=f"{len(found)} suspicious memories in {ns or 'all namespaces'}")
+        for column in ("id", "namespace", "source", "manager", "reasons", "workflow"):
+            table.add_column(column)
+        for rec, reasons in found:
+            table.add_row(rec.id[:12], rec.namespace, rec.source or "-", rec.manager or "-", _short("; ".join(reasons), 60),
+                          _short(rec.workflow, 60))
+        _console().print(table)
+    if remove and found:
+        if not yes and not typer.confirm(f"Delete these {len(found)} memories?", default=False):
+            typer.echo("aborted")
+            raise typer.Exit(1)
+        removed = store.delete([rec.id for rec, _ in found], ns)
+        typer.echo(f"deleted {removed} suspicious memories")
+
+
+@app.command()
+@_one_line_errors
 def prune(ctx: typer.Context,
           max_size: Optional[int] = typer.Option(None, help="Keep at most this many memories (evict the least valuable)."),
           consolidate: bool = typer.Option(True, "--consolidate/--no-consolidate", help="Merge near-duplicates first."),
@@ -210,6 +292,7 @@ def prune(ctx: typer.Context,
 
 
 @app.command()
+@_one_line_errors
 def reset(ctx: typer.Context,
           yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),

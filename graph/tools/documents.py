@@ -97,26 +97,40 @@ def text_paragraphs(text: str, default_title: str, max_chars: int = MAX_CHARS) -
 
 def _jsonl_paragraphs(path: Path, rel: str) -> Iterator[Paragraph]:
     opener = gzip.open if path.name.endswith(".gz") else open
-    with opener(path, "rt", encoding="utf-8") as fh:
-        for number, line in enumerate(fh, start=1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DocumentError(f"{path}:{number}: not valid JSON ({err.msg})") from err
-            if not isinstance(record, dict):
-                raise DocumentError(f"{path}:{number}: expected a JSON object with 'title' and 'text'")
-            text = record.get("text", record.get("contents"))
-            if not isinstance(text, str) or not text.strip():
-                raise DocumentError(f"{path}:{number}: no 'text' string (keys: {sorted(record)[:8]})")
-            title = record.get("title") or ""
-            para: Paragraph = {"id": str(record.get("id") or f"{rel}:{number}"), "title": str(title),
-                               "text": text.strip()}
-            for key in ("source", "license"):
-                if record.get(key):
-                    para[key] = str(record[key])  # type: ignore[literal-required]
-            yield para
+    number = 0
+    try:
+        with opener(path, "rt", encoding="utf-8") as fh:
+            for number, line in enumerate(fh, start=1):
+                if line.strip():
+                    yield _jsonl_paragraph(path, rel, number, line)
+    except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as err:
+        raise DocumentError(f"{path}:{number + 1}: not UTF-8 JSON lines ({type(err).__name__})") from err
+
+
+def _jsonl_paragraph(path: Path, rel: str, number: int, line: str) -> Paragraph:
+    """One line of a .jsonl file as a paragraph; DocumentError names the file and line."""
+    try:
+        record = json.loads(line)
+    except RecursionError as err:
+        raise DocumentError(f"{path}:{number}: JSON nested too deeply") from err
+    except json.JSONDecodeError as err:
+        raise DocumentError(f"{path}:{number}: not valid JSON ({err.msg})") from err
+    if not isinstance(record, dict):
+        raise DocumentError(f"{path}:{number}: expected a JSON object with 'title' and 'text'")
+    text = record.get("text", record.get("contents"))
+    if not isinstance(text, str) or not text.strip():
+        raise DocumentError(f"{path}:{number}: no 'text' string (keys: {sorted(record)[:8]})")
+    title = record.get("title") or ""
+    try:
+        (text + str(title)).encode("utf-8")
+    except UnicodeEncodeError as err:
+        raise DocumentError(f"{path}:{number}: text is not valid Unicode ({err.reason})") from err
+    para: Paragraph = {"id": str(record.get("id") or f"{rel}:{number}"), "title": str(title),
+                       "text": text.strip()}
+    for key in ("source", "license"):
+        if record.get(key):
+            para[key] = str(record[key])  # type: ignore[literal-required]
+    return para
 
 
 def read_documents(path: str | Path, max_chars: int = MAX_CHARS) -> list[Paragraph]:
@@ -137,4 +151,6 @@ def read_documents(path: str | Path, max_chars: int = MAX_CHARS) -> list[Paragra
             raise DocumentError(f"{file}: not UTF-8 text ({err.reason})") from err
         for n, (title, piece) in enumerate(text_paragraphs(text, file.stem, max_chars)):
             out.append({"id": f"{rel}#{n}", "title": title, "text": piece, "source": rel})
+    if not out:
+        raise DocumentError(f"{root}: the files hold no text ({len(files)} file(s), all empty)")
     return out

@@ -66,3 +66,10 @@ def test_bad_store_gives_a_message_not_a_traceback(tmp_path):
     out = CliRunner().invoke(app, ["--chroma-mode", "http", "--chroma-port", "1", "--data-dir", str(tmp_path), "stats"])
     assert out.exit_code == 1 and "cannot reach the Chroma server" in out.output
     assert out.exception is None or isinstance(out.exception, SystemExit)
+
+
+@pytest.mark.parametrize("bad", ["", "a b", "../x", "caf\u00e9"])
+def test_invalid_namespace_is_a_one_line_error(tmp_path, bad):
+    out = run(tmp_path, "--namespace", bad, "list")
+    assert out.exit_code == 1 and ("invalid namespace" in out.output or "namespace is empty" in out.output)
+    assert len(out.output.strip().splitlines()) == 1 and not (tmp_path / "memory").exists()
