@@ -112,7 +112,7 @@ def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner
             raise
     context = build_context(config, setting)
     if config.get("test_time_learning"):
-        from mia.training.online.eval_hook import learning_runner
+        from mia.app.evaluation.learning import learning_runner
 
         return learning_runner(config, setting, context, recursion_limit(context))
     return GraphRunner(graph=build_graph(), context=context, setting=setting, judge=config["judge"],

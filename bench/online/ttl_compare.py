@@ -45,7 +45,7 @@ def factory(mode: str):
             return GraphRunner(graph=build_graph(deps=deps), context=context, setting=setting, judge="llm",
                                config={"recursion_limit": recursion_limit(context)})
         from mia.training.online import LearningSession, OnlineConfig
-        from mia.training.online.eval_hook import LearningRunner
+        from mia.app.evaluation.learning import LearningRunner
 
         from mia.training.config import BudgetConfig
 

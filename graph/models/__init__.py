@@ -10,7 +10,9 @@ openai:<m>, anthropic:<m>, google_genai:<m>, openai-compatible:<m>@<base-url>. H
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 from mia.graph.models.check import SpecStatus, check_model_spec, spec_status
 from mia.graph.models.errors import (
@@ -26,20 +28,9 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.models.local import LocalChatModel
     from mia.graph.models.loader import load_chat_model
 
+__getattr__, _dir, _lazy = lazy_loader.attach(
+    __name__, submod_attrs={"loader": ["load_chat_model"], "local": ["LocalChatModel"]})
 __all__ = [
-    "BACKENDS", "BackendError", "BackendNotInstalledError", "LocalChatModel", "MissingAPIKeyError",
-    "ModelFileNotFoundError", "ModelSpec", "SpecStatus", "UnknownBackendError", "check_model_spec",
-    "load_chat_model", "parse_model_spec", "spec_status",
+    "BACKENDS", "BackendError", "BackendNotInstalledError", "MissingAPIKeyError", "ModelFileNotFoundError",
+    "ModelSpec", "SpecStatus", "UnknownBackendError", "check_model_spec", "parse_model_spec", "spec_status", *_lazy,
 ]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "load_chat_model":
-        from mia.graph.models.loader import load_chat_model
-
-        return load_chat_model
-    if name == "LocalChatModel":
-        from mia.graph.models.local import LocalChatModel
-
-        return LocalChatModel
-    raise AttributeError(f"module 'mia.graph.models' has no attribute {name!r}")

@@ -8,7 +8,7 @@ import asyncio
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps
 from mia.training.online import MEMORY_ONLY_NOTICE, LearningSession, OnlineConfig
-from mia.training.online.eval_hook import LearningRunner
+from mia.app.evaluation.learning import LearningRunner
 from mia.training.online.session import episode_from_output, paragraphs_from_steps, served_reward
 from mia.training.online.trainer import MemoryOnlyTrainer
 from tests.online.fakes import GatedTrainer
