@@ -18,8 +18,9 @@ from typing import Any
 
 import typer
 
+from mia.graph.models.defaults import ROLES
+
 EXIT_CONFIG = 2
-ROLES = ("planner", "executor", "manager", "judge")
 OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
                "tool_calls", "stop_reason", "warnings", "trajectory")
 
@@ -186,13 +187,7 @@ def _read_paragraphs(path: Path) -> list[dict[str, Any]]:
 
 def _context(options: dict[str, Any]) -> Any:
     """A Context from the command-line options, env defaults, and checked model specs."""
-    try:
-        from mia.app.settings import get_settings
-
-        get_settings().apply_to_environ()  # .env values become defaults
-    except Exception:  # noqa: BLE001 - settings are optional here; Context reads the env itself
-        pass
-    from mia.graph.context import Context
+    from mia.graph.context import Context  # its blank fields default to MIA_* (environment or .env)
     from mia.graph.models import BackendError, check_model_spec
 
     overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES}

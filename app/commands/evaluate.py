@@ -63,10 +63,7 @@ def eval_command(
     from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
     from mia.app.evaluation.runlog import RunDirError
     from mia.app.evaluation.summary import render_markdown
-    from mia.app.settings import get_settings
     from mia.graph.models.errors import BackendError
-
-    get_settings().apply_to_environ()  # .env values become defaults (models, API keys, data dir)
 
     overrides = {
         "planner_max_tokens": planner_max_tokens,

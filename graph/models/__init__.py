@@ -14,23 +14,25 @@ from typing import TYPE_CHECKING
 
 import lazy_loader
 
-from mia.graph.models.check import SpecStatus, check_model_spec, spec_status
-from mia.graph.models.errors import (
-    BackendError,
-    BackendNotInstalledError,
-    MissingAPIKeyError,
-    ModelFileNotFoundError,
-    UnknownBackendError,
-)
-from mia.graph.models.spec import BACKENDS, ModelSpec, parse_model_spec
-
 if TYPE_CHECKING:  # pragma: no cover
+    from mia.graph.models.check import SpecStatus, check_model_spec, spec_status
+    from mia.graph.models.errors import (
+        BackendError,
+        BackendNotInstalledError,
+        MissingAPIKeyError,
+        ModelFileNotFoundError,
+        UnknownBackendError,
+    )
     from mia.graph.models.local import LocalChatModel
     from mia.graph.models.loader import load_chat_model
+    from mia.graph.models.spec import BACKENDS, ModelSpec, parse_model_spec
 
-__getattr__, _dir, _lazy = lazy_loader.attach(
-    __name__, submod_attrs={"loader": ["load_chat_model"], "local": ["LocalChatModel"]})
-__all__ = [
-    "BACKENDS", "BackendError", "BackendNotInstalledError", "MissingAPIKeyError", "ModelFileNotFoundError",
-    "ModelSpec", "SpecStatus", "UnknownBackendError", "check_model_spec", "parse_model_spec", "spec_status", *_lazy,
-]
+# Everything lazy: `import mia.graph.models.defaults` (the CLI's role list) must not load the backends.
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "check": ["SpecStatus", "check_model_spec", "spec_status"],
+    "errors": ["BackendError", "BackendNotInstalledError", "MissingAPIKeyError", "ModelFileNotFoundError",
+               "UnknownBackendError"],
+    "spec": ["BACKENDS", "ModelSpec", "parse_model_spec"],
+    "loader": ["load_chat_model"],
+    "local": ["LocalChatModel"],
+})

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mia.graph.models.errors import BackendError
+from mia.graph.models.spec import parse_model_spec
 from mia.training.config import BudgetConfig, LoraSettings
 from mia.training.rewards import AccuracyMetric, PlannerRewardWeights
-
-
 
 @dataclass
 class OnlineConfig:
@@ -38,14 +38,9 @@ class OnlineConfig:
 
 
 def is_closed_model(spec: str) -> bool:
-    """True for planner specs whose weights cannot be trained here: an API, a server, or a GGUF file
-    we have no transformers weights for. An embedded model on llama.cpp is trainable: the learner
-    trains its de-quantised weights and llama.cpp serves the adapter."""
-    from mia.graph.models.errors import BackendError
-    from mia.graph.models.spec import parse_model_spec
-
+    """True for planner specs whose weights cannot be trained here (an API, a server, a bare GGUF):
+    not ModelSpec.trainable, and a spec that does not parse is not trainable either."""
     try:
-        parsed = parse_model_spec(spec)
+        return not parse_model_spec(spec).trainable
     except BackendError:
         return True
-    return not (parsed.backend in ("local", "hf") or parsed.embedded)
