@@ -58,6 +58,7 @@ class ExecutorStageConfig:
     planner_model: str = "local:smollm2"  # frozen planner that writes the plans (once, cached)
     plan_max_tokens: int = 64
     plans_file: str | None = None  # JSONL {qid, plan} to reuse instead of generating
+    replan: bool = True  # a wrong first answer gets one replan from the frozen planner (paper, ref. 5.1)
 
 
 @dataclass

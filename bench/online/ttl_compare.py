@@ -21,7 +21,7 @@ from pathlib import Path
 BUDGET = {"planner_max_tokens": 48, "executor_max_tokens": 48, "manager_max_tokens": 48, "judge_max_tokens": 8,
           "max_replans": 0, "search_top_k": 2}
 ONLINE = {"batch_questions": 4, "rollouts": 4, "plan_max_tokens": 32, "learning_rate": 2e-5, "consolidate_every": 2,
-          "rollback_window": 12, "rollback_tolerance": 0.1,
+          "rollback_window": 4, "rollback_tolerance": 0.1,
           "budget": {"max_tool_calls": 1, "max_turn_tokens": 32, "max_answer_tokens": 12, "search_top_k": 2}}
 
 
