@@ -6,7 +6,7 @@ updates both in the background (the paper's single-pass, on-the-fly TTRL, refere
 `--no-ground-truth` the graph never sees the gold answers: the reviewer panel judges the answer
 (that verdict goes into memory and the reward), and the gold answers are used afterwards for the
 report only (EM/F1; the judge accuracy column is left empty, since the reviewers' verdict is
-not accuracy). The adapter version that served each question is in RUN/store/online/episodes.jsonl.
+not accuracy). The adapter version that served each question is in RUN/store/online/NAMESPACE/episodes.jsonl.
 """
 
 from __future__ import annotations

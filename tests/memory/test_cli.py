@@ -66,3 +66,12 @@ def test_bad_store_gives_a_message_not_a_traceback(tmp_path):
     out = CliRunner().invoke(app, ["--chroma-mode", "http", "--chroma-port", "1", "--data-dir", str(tmp_path), "stats"])
     assert out.exit_code == 1 and "cannot reach the Chroma server" in out.output
     assert out.exception is None or isinstance(out.exception, SystemExit)
+
+
+def test_show_honours_namespace(data_dir):
+    """Defect 12.6: `show` looks in --namespace (default: 'default'), or everywhere with -A."""
+    art = json.loads(run(data_dir, "--namespace", "art", "list", "--json").output.splitlines()[0])
+    assert run(data_dir, "--namespace", "art", "show", art["id"]).exit_code == 0
+    hidden = run(data_dir, "show", art["id"])  # another namespace's memory is not shown
+    assert hidden.exit_code == 1 and "namespace 'default'" in hidden.output
+    assert "Mona Lisa" in run(data_dir, "show", art["id"][:10], "-A").output

@@ -177,3 +177,25 @@ def test_start_learning_for_the_agent_commands(tmp_path) -> None:
     session.submit({"question": "q?"}, {"answer": "a", "plan": "p", "judgement": {"outcome": "correct"}})
     finish_learning(session, echo=said.append)
     assert session.learner.queue.cursor() == 1 and "pending episodes" in said[1]
+
+
+def test_each_namespace_has_its_own_queue_and_adapter_history(tmp_path) -> None:
+    """Defect 12.6: one tenant's answers never train, or roll back, another tenant's planner."""
+    import pytest
+
+    sessions = {}
+    for ns in ("alice", "bob"):
+        ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path), namespace=ns)
+        sessions[ns] = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps(), trainer=GatedTrainer(),
+                                       served_planner=FakePlanner(), start=False)
+    alice, bob = sessions["alice"], sessions["bob"]
+    assert alice.folder != bob.folder and alice.registry.root != bob.registry.root
+    out = {"answer": "Paris", "plan": "1. search", "judgement": {"outcome": "correct", "feedback": ""},
+           "trajectory": {"steps": []}, "used_memory_ids": []}
+    alice.submit({"question": "Capital of France?", "gold_answers": ["Paris"]}, out)
+    assert len(alice.learner.queue.pending()) == 1 and bob.learner.queue.pending() == []
+    assert alice.learner.queue.pending()[0].namespace == "alice"
+    with pytest.raises(ValueError, match="cannot name a folder"):
+        LearningSession(Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path),
+                                namespace="../escape"), OnlineConfig(), deps=Deps(), trainer=GatedTrainer(),
+                        served_planner=FakePlanner(), start=False)

@@ -175,3 +175,20 @@ def test_yaml_is_validated_by_pydantic_with_the_key_path(tmp_path: Path) -> None
         TrainConfig.from_yaml(path)
     assert "config.budget.max_tool_calls: Input should be a valid integer" in str(info.value)
     assert "config.planner.episode_backend: Input should be 'local' or 'graph'" in str(info.value)
+
+
+def test_training_reads_only_the_chosen_namespace(tmp_path: Path) -> None:
+    """Defect 12.6: `data.namespace` selects the trajectories training learns from."""
+    from mia.memory.trajectory import Trajectory, TrajectoryStep
+    from mia.memory.trajectory_log import TrajectoryLog
+
+    from mia.training.data import load_training_examples
+
+    steps = [TrajectoryStep(kind="observation", content="Paris is the capital of France."),
+             TrajectoryStep(kind="answer", content="Paris")]
+    log = TrajectoryLog(tmp_path / "trajectories.jsonl")
+    for ns, question in (("alice", "Alice's question?"), ("bob", "Bob's private question?")):
+        log.append(Trajectory(question=question, plan="1. x", steps=steps, answer="Paris", outcome="correct",
+                              gold_answers=["Paris"], namespace=ns))
+    cfg = TrainConfig.from_dict({"data": {"trajectories": str(tmp_path), "namespace": "alice"}})
+    assert [e.question for e in load_training_examples(cfg)] == ["Alice's question?"]

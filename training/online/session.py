@@ -15,6 +15,7 @@ then learns in memory only and says so in `notice`.
 from __future__ import annotations
 
 import logging
+import re
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -61,6 +62,17 @@ class LearningDeps(Deps):
         return self._inner.compressor(model)
 
 
+_SAFE_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def namespace_folder(namespace: str) -> str:
+    """A namespace as one path component (its queue and adapters live under it); refuses names
+    that could leave the data directory."""
+    if not _SAFE_NAMESPACE.match(namespace or "") or ".." in namespace:
+        raise ValueError(f"namespace {namespace!r} cannot name a folder: use letters, digits, '_', '-' or '.'")
+    return namespace
+
+
 def paragraphs_from_steps(steps: list[dict[str, Any]], limit: int = 12) -> list[dict[str, str]]:
     """Without a sandbox (`mia ask`/`chat`), the rollouts search what the answer's own searches
     found: each `[title] text` block of its observations becomes a paragraph."""
@@ -89,8 +101,11 @@ class LearningSession:
         self.context, self.cfg = context, cfg or OnlineConfig()
         self.inner = deps or default_deps()
         data_dir = context.resolved_data_dir()
-        self.folder = data_dir / "online"
-        self.registry = AdapterRegistry(data_dir / "adapters" / "planner",
+        # one episode queue and one adapter history per memory namespace: a tenant's answers never
+        # train (or roll back) another tenant's planner
+        ns = namespace_folder(context.namespace)
+        self.folder = data_dir / "online" / ns
+        self.registry = AdapterRegistry(data_dir / "adapters" / "planner" / ns,
                                         RollbackPolicy(self.cfg.rollback_window, self.cfg.rollback_tolerance))
         self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
         self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
