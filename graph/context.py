@@ -11,6 +11,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from mia.graph.judge.config import JudgeConfig
 from mia.graph.models.defaults import ROLES, default_model
 from mia.graph.models.settings import read_settings
 from mia.memory import config
@@ -18,6 +19,8 @@ from mia.memory import config
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
 JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
 ToolProtocol = Literal["text", "native", "auto"]
+JudgeArbiter = Literal["weighted", "llm"]
+JudgeContradiction = Literal["llm", "metrics", "unknown"]
 
 
 def _f(default: Any, description: str) -> Any:
@@ -75,6 +78,15 @@ class Context:
     judge_mode: JudgeMode = _f("auto",
         "auto: ground truth when gold answers are given, else reviewers; off: no judging (outcome"
         " unknown).")
+    judge_arbiter: JudgeArbiter = _f("weighted",
+        "How the reviewer panel's verdict is reached: weighted (the numeric rule over the three reviews) or "
+        "llm (an arbiter model call, falling back to the weighted rule when its reply is not a bare verdict).")
+    judge_contradiction: JudgeContradiction = _f("llm",
+        "When the grader says CORRECT but the answer shares no token with any gold answer: llm (trust the "
+        "grader: 'JFK' for 'John F. Kennedy'), metrics (trust the metrics) or unknown.")
+    credit_used_memories: bool = _f(True,
+        "Credit the memories shown to the planner with this answer's outcome. Test-time learning turns it off: "
+        "its learner credits them once per question, from the rollouts' majority.")
 
     planner_max_tokens: int = _f(512, "Most new tokens per planner call.")
     executor_max_tokens: int = _f(384, "Most new tokens per executor turn.")
@@ -105,6 +117,10 @@ class Context:
             raise ValueError(f"unknown role {role!r}; expected one of {ROLES}")
         return (getattr(self, f"{role}_model"), float(getattr(self, f"{role}_temperature")),
                 int(getattr(self, f"{role}_max_tokens")))
+
+    def judge_config(self) -> JudgeConfig:
+        """The judge's settings this run chose (the arbiter, the contradiction rule)."""
+        return JudgeConfig(arbiter=self.judge_arbiter, contradiction=self.judge_contradiction)
 
     def resolved_data_dir(self) -> Path:
         """The data directory this run reads and writes."""

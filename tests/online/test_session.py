@@ -199,3 +199,14 @@ def test_each_namespace_has_its_own_queue_and_adapter_history(tmp_path) -> None:
         LearningSession(Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path),
                                 namespace="../escape"), OnlineConfig(), deps=Deps(), trainer=GatedTrainer(),
                         served_planner=FakePlanner(), start=False)
+
+
+def test_learning_session_leaves_memory_credit_to_the_learner(tmp_path) -> None:
+    """Defect 12.7: under test-time learning the shown memories are credited once per question
+    (by the memory loop, from the rollouts), so the graph does not credit them too."""
+    ctx = Context(planner_model="local:smollm2", memory_mode="mia", data_dir=str(tmp_path))
+    assert ctx.credit_used_memories
+    session = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps(store_factory=lambda path: object()),
+                              trainer=GatedTrainer(), served_planner=FakePlanner(), start=False)
+    assert session.parametric and session.learner.memory_loop is not None
+    assert session.context.credit_used_memories is False

@@ -14,6 +14,7 @@ then learns in memory only and says so in `notice`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import re
 import threading
@@ -132,6 +133,8 @@ class LearningSession:
         self.store = self.deps.memory_store(context) if context.memory_mode != "none" else None
         loop = MemoryLoop(self.store, self.folder, consolidate_every=self.cfg.consolidate_every,
                           seed=self.cfg.seed) if self.store is not None and self.cfg.store_rollouts else None
+        if loop is not None and self.parametric:  # the memory loop credits the shown memories, once per question
+            self.context = dataclasses.replace(self.context, credit_used_memories=False)
         self.learner = OnlineLearner(self.folder, trainer, self.registry, batch_questions=self.cfg.batch_questions,
                                      memory_loop=loop, on_swap=self._swap)
         self._served_version = self.registry.current
