@@ -65,7 +65,8 @@ def run(mode: str, n: int, out: Path, seed: int) -> None:
     torch.set_num_threads(1)  # on a shared CPU, oversubscribed torch threads slow generation ~10x
 
     cfg = EvalConfig(dataset="hotpotqa", n=n, seed=seed, memory_mode="mia", judge="llm", max_tool_calls=1,
-                     context_overrides=BUDGET, concurrency=1, label=f"smollm2 {mode}")
+                     context_overrides=BUDGET, concurrency=1, label=f"smollm2 {mode}",
+                     test_time_learning=mode == "ttl")  # config.json says what the run did
     asyncio.run(run_evaluation(cfg, out, runner_factory=factory(mode), progress=True))
 
 
@@ -78,9 +79,10 @@ def report(runs: list[Path], window: int = 20) -> str:
         rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines() if line.strip()]
         by_id = {r["id"]: r for r in rows}
         rows = list(by_id.values())
-        episodes = run_dir / "store" / "online" / "episodes.jsonl"
-        served = [json.loads(line).get("adapter_version") for line in episodes.read_text().splitlines()
-                  if line.strip()] if episodes.is_file() else []
+        # one queue per namespace (store/online/NS/episodes.jsonl); runs before that: store/online/episodes.jsonl
+        found = sorted((run_dir / "store" / "online").glob("**/episodes.jsonl"))
+        served = [json.loads(line).get("adapter_version") for path in found
+                  for line in path.read_text().splitlines() if line.strip()]
         for start in range(0, len(rows), window):
             part = rows[start:start + window]
             em = sum(r["em"] for r in part) / len(part)
