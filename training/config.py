@@ -18,6 +18,9 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from mia.training.rewards import AccuracyMetric, ExecutorRewardWeights, PlannerRewardWeights
 
 Stage = Literal["planner", "executor", "alternate"]
+#: The policy and partners a config gets when it names none: the small embedded model that trains on a CPU
+#: (the served defaults, graph/models/defaults.py, are for answering, not for a first training run).
+DEFAULT_TRAINING_MODEL = "local:smollm2"
 #: Every section of the YAML: unknown keys are an error, values are checked against the types.
 dataclass = pydantic_dataclass(config=ConfigDict(extra="forbid", arbitrary_types_allowed=True))
 
@@ -43,7 +46,7 @@ class DataConfig:
 class PlannerStageConfig:
     """Planner stage: the policy writes plans, a frozen executor carries them out."""
 
-    executor_model: str = "local:smollm2"  # frozen executor (spec); hf:<base>+<executor-adapter> after alternate
+    executor_model: str = DEFAULT_TRAINING_MODEL  # frozen executor (spec); hf:<base>+<executor-adapter> after alternate
     episode_backend: Literal["local", "graph"] = "local"
     plan_max_words: int | None = None  # None: the graph plan node's own limit
     numbered_steps: bool = True  # format term: the plan is numbered steps, as the prompt asks
@@ -55,7 +58,7 @@ class PlannerStageConfig:
 class ExecutorStageConfig:
     """Executor stage: the policy learns multi-turn tool use on plans from a frozen planner."""
 
-    planner_model: str = "local:smollm2"  # frozen planner that writes the plans (once, cached)
+    planner_model: str = DEFAULT_TRAINING_MODEL  # frozen planner that writes the plans (once, cached)
     plan_max_tokens: int = 64
     plans_file: str | None = None  # JSONL {qid, plan} to reuse instead of generating
     replan: bool = True  # a wrong first answer gets one replan from the frozen planner (paper, ref. 5.1)
@@ -96,7 +99,7 @@ class TrainConfig:
     """A whole training run."""
 
     name: str = "run"
-    base_model: str = "local:smollm2"  # the policy's base; hf:<dir>+<adapter> continues an adapter
+    base_model: str = DEFAULT_TRAINING_MODEL  # the policy's base; hf:<dir>+<adapter> continues an adapter
     output_dir: str = "runs/training/run"
     device: str = "cpu"
     dtype: str = "float32"
