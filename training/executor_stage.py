@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.config import TrainConfig
+from mia.training.episodes import Accuracy
 from mia.training.examples import QAExample
 from mia.training.react import ReactBudget, Replanner, ReactRunner, SandboxSearch
 from mia.training.rewards import (ExecutorRewardWeights, executor_format_ok, executor_reward,
@@ -94,8 +95,6 @@ class ExecutorEpisodeReward:
 
     def __init__(self, weights: ExecutorRewardWeights = ExecutorRewardWeights(), metric: Any = "f1",
                  log_path: Path | None = None) -> None:
-        from mia.training.episodes import Accuracy
-
         self.weights, self.log_path = weights, log_path
         self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric, max_chars=weights.max_answer_chars)
 
@@ -208,8 +207,6 @@ def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume:
     budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
                          max_answer_tokens=cfg.budget.max_answer_tokens)
     model, tokenizer, peft_config, base = make_policy(cfg)
-    from mia.training.episodes import Accuracy
-
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model, cfg.reward.executor.max_answer_chars)
     replanner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg) if cfg.executor.replan else None
     rollout = ExecutorRollout(rows, budget, cfg.budget.search_top_k, replanner=replanner, accuracy=accuracy)

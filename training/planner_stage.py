@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.config import TrainConfig
-from mia.training.episodes import EpisodeOutcome, EpisodeRunner
+from mia.training.episodes import Accuracy, EpisodeOutcome, EpisodeRunner
 from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
+from mia.training.react import ReactBudget
 from mia.training.rewards import PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward, strip_think
 
 log = logging.getLogger(__name__)
@@ -93,10 +94,6 @@ def make_runner(cfg: TrainConfig, executor_spec: str | None = None, policy: Poli
     """The frozen executor of the planner stage, as the config asks (local loop or real graph).
     With the graph, the planner's reflection and replan come from the live policy (`policy`);
     `graph_context.planner_model` may name another planner model explicitly."""
-    from mia.training.react import ReactBudget
-
-    from mia.training.episodes import Accuracy
-
     spec = executor_spec or cfg.planner.executor_model
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model)
     budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
