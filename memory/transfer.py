@@ -8,21 +8,34 @@ import json
 import logging
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING
+from collections.abc import Iterable, Sequence
+from typing import Any, Protocol
 
 from pydantic import ValidationError
 
 from mia.memory.records import SCHEMA_VERSION, MemoryRecord
 from mia.memory.trajectory import new_id
 
-if TYPE_CHECKING:
-    from mia.memory.store import MemoryStore
+
+class TransferStore(Protocol):
+    """What export and import need from a store (the store imports this module, not the reverse:
+    no cycle between store.py and transfer.py, not even for type checking)."""
+
+    embedder: Any
+
+    def list(self, namespace: str | None = None) -> list[MemoryRecord]: ...
+
+    def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]: ...
+
+    def add_many(self, records: Sequence[MemoryRecord], vectors: Any) -> int: ...
+
+    def add_deduplicated(self, record: MemoryRecord, vector: Any) -> MemoryRecord: ...
 
 log = logging.getLogger(__name__)
 HEADER_KEY = "mia_memory_export"
 
 
-def export_records(store: MemoryStore, path: Path, namespace: str | None = None) -> int:
+def export_records(store: TransferStore, path: Path, namespace: str | None = None) -> int:
     """Write to a temporary file and rename it, so a crash never leaves half an export."""
     records = store.list(namespace)
     records.sort(key=lambda r: (r.namespace, r.created_at))
@@ -59,7 +72,7 @@ def read_export(path: Path) -> tuple[list[MemoryRecord], int]:
     return records, bad
 
 
-def import_records(store: MemoryStore, path: Path, namespace: str | None = None, dedup: bool = True) -> dict[str, int]:
+def import_records(store: TransferStore, path: Path, namespace: str | None = None, dedup: bool = True) -> dict[str, int]:
     """Add the records of an export. `namespace` moves them all into one namespace. With dedup,
     each record goes through the near-duplicate rule (kept, replaced or added). Ids already in
     the store are left alone, so importing the same file twice changes nothing."""
