@@ -9,8 +9,8 @@ import logging
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any, Protocol
 
 import orjson
 from pydantic import ValidationError
@@ -20,14 +20,26 @@ from mia.memory.namespaces import check_namespace, is_valid_namespace
 from mia.memory.records import SCHEMA_VERSION, MemoryRecord
 from mia.memory.trajectory import new_id
 
-if TYPE_CHECKING:
-    from mia.memory.store import MemoryStore
+
+class TransferStore(Protocol):
+    """What export and import need from a store (the store imports this module, not the reverse:
+    no cycle between store.py and transfer.py, not even for type checking)."""
+
+    embedder: Any
+
+    def list(self, namespace: str | None = None) -> list[MemoryRecord]: ...
+
+    def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]: ...
+
+    def add_many(self, records: Sequence[MemoryRecord], vectors: Any) -> int: ...
+
+    def add_deduplicated(self, record: MemoryRecord, vector: Any) -> MemoryRecord: ...
 
 log = logging.getLogger(__name__)
 HEADER_KEY = "mia_memory_export"
 
 
-def export_records(store: MemoryStore, path: Path, namespace: str | None = None) -> int:
+def export_records(store: TransferStore, path: Path, namespace: str | None = None) -> int:
     """Write to a temporary file and rename it, so a crash never leaves half an export."""
     records = store.list(namespace)
     records.sort(key=lambda r: (r.namespace, r.created_at))
@@ -95,7 +107,7 @@ def read_export(path: Path) -> ExportFile:
     return found
 
 
-def import_records(store: MemoryStore, path: Path, namespace: str | None = None, dedup: bool = True,
+def import_records(store: TransferStore, path: Path, namespace: str | None = None, dedup: bool = True,
                    on_skip: Callable[[str], None] | None = None) -> dict[str, int]:
     """Add the records of an export. `namespace` moves them all into one namespace. With dedup,
     each record goes through the duplicate rule (kept, replaced or added). Ids already in the

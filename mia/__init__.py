@@ -6,23 +6,17 @@ until a graph is actually built.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 __version__ = "0.1.0"
-__all__ = ["Context", "build_graph", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.builder import build_graph
     from mia.graph.context import Context
 
-
-def __getattr__(name: str) -> Any:
-    if name == "build_graph":
-        from mia.graph.builder import build_graph
-
-        return build_graph
-    if name == "Context":
-        from mia.graph.context import Context
-
-        return Context
-    raise AttributeError(f"module 'mia' has no attribute {name!r}")
+# The one lazy-import mechanism of the project (every package __init__ uses lazy_loader.attach).
+__getattr__, __dir__, _lazy = lazy_loader.attach(
+    __name__, submod_attrs={"graph.builder": ["build_graph"], "graph.context": ["Context"]})
+__all__ = [*_lazy, "__version__"]

@@ -17,14 +17,13 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mia.training.data import QAExample
+from mia.memory.trajectory_log import TrajectoryLog
+from mia.training.examples import QAExample
 from mia.training.prompts import planner_messages
 
 
 def read_trajectories(path: str | Path, namespace: str | None = None) -> list[Any]:
     """Every readable trajectory of a log (torn or damaged lines are skipped by the memory layer)."""
-    from mia.memory.trajectory_log import TrajectoryLog
-
     path = Path(path).expanduser()
     if path.is_dir():
         path = path / "trajectories.jsonl"

@@ -41,10 +41,13 @@ def render_memories(retrieved: Any) -> str:
         for i, scored in enumerate(items, 1):
             rec = getattr(scored, "record", scored)
             caption = (getattr(rec, "caption", "") or "").strip()
+            outcome = str(getattr(rec, "outcome", "unknown"))
+            feedback = (getattr(rec, "judge_feedback", "") or "").strip() if outcome == "incorrect" else ""
             lines.append(render(
                 "memory", "item", i=i, modality="image-text" if caption else "text-only",
-                judgement=getattr(rec, "outcome", "unknown"), question=rec.question.strip(),
+                judgement=outcome, question=rec.question.strip(),
                 caption_line=p["caption_line"].format(caption=caption) if caption else "",
+                feedback_line=p["feedback_line"].format(feedback=feedback) if feedback else "",
                 workflow=(getattr(rec, "workflow", "") or "").strip()))
     return "\n".join(lines)
 

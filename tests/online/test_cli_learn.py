@@ -24,13 +24,13 @@ def test_ask_learn_queues_the_episode(tmp_path, data_dir) -> None:
     try:
         result = CliRunner().invoke(app, ["ask", "What is the capital of France?", "--gold", "Paris", "--learn",
                                           "--paragraphs", str(paragraphs), "--data-dir", str(tmp_path / "data"),
-                                          *ARGS])
+                                          "--namespace", "learn-test", *ARGS])
     finally:
         torch.set_num_threads(threads)
     assert result.exit_code == 0, result.output
     assert "Test-time learning on: planner adapter base" in result.output
     assert "queued for the next update" in result.output
-    lines = (tmp_path / "data" / "online" / "episodes.jsonl").read_text().splitlines()
+    lines = (tmp_path / "data" / "online" / "learn-test" / "episodes.jsonl").read_text().splitlines()  # per namespace
     episode = json.loads(lines[0])
     assert episode["question"] == "What is the capital of France?" and episode["gold_answers"] == ["Paris"]
     assert episode["adapter_version"] == "base" and episode["paragraphs"][0]["title"] == "France"
