@@ -16,10 +16,10 @@ def no_memories() -> str:
 
 def search_tool_lines() -> str:
     """The search tool's signature line, rendered by the graph's own executor node."""
-    from mia.graph.nodes.execute import tool_lines
+    from mia.graph.protocol import tool_schema_lines
     from mia.graph.tools.search_tool import SearchTool
 
-    return tool_lines([SearchTool.model_construct()])
+    return tool_schema_lines([SearchTool.model_construct()])
 
 
 def render_memories(retrieved: Any) -> str:
