@@ -71,6 +71,8 @@ class State(InputState, OutputState, total=False):
 
     # memory and planning
     memory_text: str
+    closed_plan: str | None
+    """The plan the previous question of the thread ended with (see `close_question`)."""
     planner_messages: list[dict[str, str]]
     # executor loop
     messages: Annotated[list[AnyMessage], add_messages]

@@ -17,9 +17,14 @@ from mia.graph.protocol import truncate_words
 from mia.graph.state import RESET, State
 
 
-def fresh_question_state() -> dict[str, Any]:
-    """Updates that reset every per-question channel (inputs are left alone)."""
+def fresh_question_state(state: State | None = None) -> dict[str, Any]:
+    """Updates that reset every per-question channel. Inputs given for this question are kept:
+    the previous question's input-only channels were cleared by `close_question`, and a plan
+    still equal to the one it closed with is that question's, not a preset for this one."""
+    state = state or {}
+    stale_plan = bool(state.get("plan")) and state.get("plan") == state.get("closed_plan")
     return {
+        **({"plan": None} if stale_plan else {}),
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "steps": [RESET],
         "usage": {RESET: True, **{role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}},
@@ -28,6 +33,13 @@ def fresh_question_state() -> dict[str, Any]:
         "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
         "judgement": None, "memory_id": None, "warnings": [RESET],
     }
+
+
+def close_question(state: State) -> dict[str, Any]:
+    """The last node of every run: clears the input-only channels (gold answers, sandbox
+    paragraphs, caption) so that the next question in the thread cannot inherit them, and
+    remembers the plan it ended with (the output keeps it)."""
+    return {"gold_answers": None, "paragraphs": None, "caption": None, "closed_plan": state.get("plan")}
 
 
 def render_memories(retrieved: Any) -> str:
@@ -70,7 +82,7 @@ def render_trajectories(found: Any, max_words: int) -> str:
 def make_retrieve_memory(deps: Deps):
     def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        update = fresh_question_state()
+        update = fresh_question_state(state)
         if ctx.memory_mode == "none":
             return update
         try:
