@@ -60,7 +60,9 @@ def executor_messages(question: str, plan: str) -> list[dict[str, str]]:
 
 def observation_message(observation: str) -> dict[str, str]:
     """A tool result, sent back as a user turn in clean <tool_response> tags."""
-    return {"role": "user", "content": render("executor", "observation", result=observation)}
+    from mia.graph.protocol import escape_untrusted
+
+    return {"role": "user", "content": render("executor", "observation", result=escape_untrusted(observation))}
 
 
 def force_answer_message() -> dict[str, str]:

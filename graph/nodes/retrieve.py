@@ -13,7 +13,7 @@ from langgraph.runtime import Runtime
 from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts import load_prompts, render
-from mia.graph.protocol import truncate_words
+from mia.graph.protocol import clean_value, escape_untrusted, truncate_words
 from mia.graph.state import RESET, State
 
 
@@ -55,9 +55,9 @@ def render_memories(retrieved: Any) -> str:
             caption = (getattr(rec, "caption", "") or "").strip()
             lines.append(render(
                 "memory", "item", i=i, modality="image-text" if caption else "text-only",
-                judgement=getattr(rec, "outcome", "unknown"), question=rec.question.strip(),
-                caption_line=p["caption_line"].format(caption=caption) if caption else "",
-                workflow=(getattr(rec, "workflow", "") or "").strip()))
+                judgement=getattr(rec, "outcome", "unknown"), question=escape_untrusted(rec.question.strip()),
+                caption_line=p["caption_line"].format(caption=escape_untrusted(caption)) if caption else "",
+                workflow=escape_untrusted((getattr(rec, "workflow", "") or "").strip())))
     return "\n".join(lines)
 
 
@@ -74,8 +74,9 @@ def render_trajectories(found: Any, max_words: int) -> str:
     for i, item in enumerate(found or [], 1):
         traj = item[0] if isinstance(item, tuple) else getattr(item, "trajectory", item)
         trace = traj.to_trace_text(max_words_per_observation=64) if hasattr(traj, "to_trace_text") else str(traj)
-        items.append(render("memory", "trajectory_item", i=i, question=getattr(traj, "question", ""),
-                            judgement=getattr(traj, "outcome", "unknown"), trace=truncate_words(trace, max_words)))
+        items.append(render("memory", "trajectory_item", i=i, question=escape_untrusted(getattr(traj, "question", "")),
+                            judgement=getattr(traj, "outcome", "unknown"),
+                            trace=escape_untrusted(truncate_words(trace, max_words))))
     return "\n".join(items)
 
 
@@ -83,6 +84,10 @@ def make_retrieve_memory(deps: Deps):
     def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         update = fresh_question_state(state)
+        for key in ("question", "gold_answers", "caption"):  # caller text enters the graph here
+            if state.get(key) is not None and clean_value(state[key]) != state[key]:
+                update[key] = clean_value(state[key])
+        state = {**state, **{k: update[k] for k in ("question",) if k in update}}
         if ctx.memory_mode == "none":
             return update
         try:

@@ -30,6 +30,17 @@ def clean_text(value: Any) -> str:
     return _CONTROL.sub("", text)
 
 
+def clean_value(value: Any) -> Any:
+    """`clean_text` applied to every string inside lists, tuples and dicts (keys too)."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, dict):
+        return {clean_value(k): clean_value(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clean_value(v) for v in value)
+    return value
+
+
 def _safe_str(value: Any) -> str:
     try:
         return str(value)
