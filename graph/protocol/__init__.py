@@ -7,15 +7,49 @@ Every parser here is total (a typed failure, never an exception) and linear-time
 bound; tests/adversarial/test_parsers.py generates hostile inputs to hold it to that.
 """
 
-from mia.graph.protocol.json_span import (MAX_DEPTH, MAX_JSON_CHARS, JSONRepairError, json_values, lenient_json,
-                                          parse_json_loose)
+from mia.graph.protocol.json_span import (
+                                          MAX_DEPTH,
+                                          MAX_JSON_CHARS,
+                                          JSONRepairError,
+                                          json_values,
+                                          lenient_json,
+                                          parse_json_loose,
+)
 from mia.graph.protocol.schemas import tool_schema_lines
-from mia.graph.protocol.tags import after_last_think, closed_blocks, count_tags, remove_blocks, remove_tags, split_think, strip_think
-from mia.graph.protocol.text import (MAX_TEXT_CHARS, bounded, clean_text, clean_value, escape_untrusted, estimate_tokens,
-                                     truncate_words)
-from mia.graph.protocol.turn import (ToolCall, Turn, TurnKind, cut_before_answer, extract_final_answer, final_answer,
-                                     last_answer, normalise_search_args, parse, parse_calls, parse_turn, parse_yes_no,
-                                     read_call, render_call)
+from mia.graph.protocol.tags import (
+                                          after_last_think,
+                                          closed_blocks,
+                                          count_tags,
+                                          remove_blocks,
+                                          remove_tags,
+                                          split_think,
+                                          strip_think,
+)
+from mia.graph.protocol.text import (
+                                          MAX_TEXT_CHARS,
+                                          bounded,
+                                          clean_text,
+                                          clean_value,
+                                          escape_untrusted,
+                                          estimate_tokens,
+                                          truncate_words,
+)
+from mia.graph.protocol.turn import (
+                                          ToolCall,
+                                          Turn,
+                                          TurnKind,
+                                          cut_before_answer,
+                                          extract_final_answer,
+                                          final_answer,
+                                          last_answer,
+                                          normalise_search_args,
+                                          parse,
+                                          parse_calls,
+                                          parse_turn,
+                                          parse_yes_no,
+                                          read_call,
+                                          render_call,
+)
 
 __all__ = [
     "MAX_DEPTH", "MAX_JSON_CHARS", "MAX_TEXT_CHARS", "JSONRepairError", "ToolCall", "Turn", "TurnKind",

@@ -15,7 +15,6 @@ from collections.abc import Iterator
 from typing import Any
 
 import json_repair
-
 from mia.graph.protocol.text import bounded
 
 MAX_JSON_CHARS = 32_768
@@ -79,7 +78,7 @@ def _repair(span: str) -> Any:
         pass
     try:
         value = json_repair.loads(span)
-    except (Exception, RecursionError) as exc:  # the library's own failure is ours to report
+    except (Exception, RecursionError) as exc:  # noqa: BLE001 - the library's own failure is ours to report
         raise JSONRepairError(f"unreadable JSON ({type(exc).__name__})") from None
     if not isinstance(value, (dict, list)) or value in ({}, []) and len(span.strip()) > 2:
         raise JSONRepairError("no JSON object")

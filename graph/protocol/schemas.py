@@ -20,7 +20,7 @@ def tool_schema(tool: Any) -> dict[str, Any]:
         from langchain_core.utils.function_calling import convert_to_openai_tool
 
         schema = convert_to_openai_tool(tool)["function"].get("parameters") or schema
-    except Exception:  # a tool without a pydantic schema (model_construct in training): keep its args
+    except Exception:  # noqa: BLE001, S110 - a tool without a pydantic schema: its args are the schema
         pass
     return {"type": "function",
             "function": {"name": tool.name, "description": getattr(tool, "description", ""), "parameters": schema}}

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from mia.graph.protocol.text import bounded
 
 TAG_NAMES = ("think", "tool_call", "answer", "tool_response")
-_TAG = re.compile(r"<[ \t]*(/?)[ \t]*(think|tool_call|answer|tool_response)[ \t]*>", re.I)
+_TAG = re.compile(r"<[ \t]*(/?)[ \t]*(think|tool_call|answer|tool_response)[ \t]*>", re.IGNORECASE)
 
 
 @dataclass(frozen=True)

@@ -44,7 +44,7 @@ def clean_value(value: Any) -> Any:
 def _safe_str(value: Any) -> str:
     try:
         return str(value)
-    except Exception:  # a hostile __str__: keep the type name, lose nothing else
+    except Exception:  # noqa: BLE001 - a hostile __str__: keep the type name, lose nothing else
         return f"<unprintable {type(value).__name__}>"
 
 

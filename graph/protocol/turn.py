@@ -18,11 +18,23 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Literal
 
-from mia.graph.protocol.json_span import MAX_DEPTH, MAX_JSON_CHARS, JSONRepairError, lenient_json
-from mia.graph.protocol.tags import after_last_think, closed_blocks, remove_blocks, remove_tags, split_think, tagged, tags
+from mia.graph.protocol.json_span import (
+    MAX_DEPTH,
+    MAX_JSON_CHARS,
+    JSONRepairError,
+    lenient_json,
+)
+from mia.graph.protocol.tags import (
+    closed_blocks,
+    remove_blocks,
+    remove_tags,
+    split_think,
+    tagged,
+    tags,
+)
 from mia.graph.protocol.text import bounded, clean_text
 
 TurnKind = Literal["tool_call", "answer", "malformed"]
@@ -30,7 +42,7 @@ TurnKind = Literal["tool_call", "answer", "malformed"]
 _NAME_KEYS = ("name", "tool", "tool_name")
 _ARG_KEYS = ("arguments", "args", "parameters", "input")
 _QUERY_KEYS = ("query_list", "query", "queries")
-_ANSWER_LINE = re.compile(r"\b(?:final[ \t]+answer|answer)(?:\*\*)?[ \t]*[:：][ \t]*(.*)$", re.I | re.M)
+_ANSWER_LINE = re.compile(r"\b(?:final[ \t]+answer|answer)(?:\*\*)?[ \t]*[:：][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
 
 
 @dataclass(frozen=True)
@@ -191,8 +203,8 @@ def _squash(text: str) -> str:
     return " ".join(text.split())
 
 
-_AFTER_TOOL_RESPONSE = re.compile(r"</tool_response>[ \t\r\n]*assistant\b(.*)\Z", re.S | re.I)
-_ROLE_LINES = re.compile(r"^[ \t]*(system|user|assistant|tool)[ \t]*$", re.M | re.I)
+_AFTER_TOOL_RESPONSE = re.compile(r"</tool_response>[ \t\r\n]*assistant\b(.*)\Z", re.DOTALL | re.IGNORECASE)
+_ROLE_LINES = re.compile(r"^[ \t]*(system|user|assistant|tool)[ \t]*$", re.MULTILINE | re.IGNORECASE)
 
 
 def final_answer(text: str | None) -> str:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
 from mia.graph import protocol
 from mia.graph.judge import parsing as judge_parsing
 from mia.graph.judge.metrics import extract_answer as judge_extract_answer
@@ -172,9 +171,9 @@ def test_deep_nesting_is_a_typed_failure(text: str) -> None:
 
 
 def test_reviewers_judge_survives_a_deeply_nested_reply() -> None:
-    from tests.graph.fakes import ScriptedChatModel
-
     from mia.graph.judge import judge
+
+    from tests.graph.fakes import ScriptedChatModel
 
     model = ScriptedChatModel(script=[], fallback="[" * 100000)
     verdict = judge(model, "Who wrote Hamlet?", "Shakespeare", trace_text="searched", mode="reviewers")
@@ -206,10 +205,10 @@ def test_lone_surrogates_are_replaced_at_the_boundary() -> None:
           suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
 @given(replies=st.lists(texts, min_size=1, max_size=4), planner=texts)
 def test_the_graph_survives_hostile_model_output(replies: list[str], planner: str) -> None:
-    from tests.graph.fakes import ScriptedChatModel, make_deps
-
     from mia.graph.builder import build_graph, recursion_limit
     from mia.graph.context import Context
+
+    from tests.graph.fakes import ScriptedChatModel, make_deps
 
     models = {
         "fake:planner": ScriptedChatModel(script=[planner, planner], fallback=planner),

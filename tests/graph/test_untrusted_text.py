@@ -7,7 +7,6 @@ from pathlib import Path
 from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
-
 from mia.graph.builder import build_graph, recursion_limit
 from mia.graph.judge.config import JudgeConfig
 from mia.graph.judge.reviewers import reviewer_conversation
