@@ -18,7 +18,8 @@ from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.search_policy import accepts_prefill, force_search, required_searches, with_query
 from mia.graph.prompts import render
-from mia.graph.protocol import estimate_tokens, extract_final_answer, parse_turn, render_call, tool_schema_lines
+from mia.graph.prompts.builder import executor_messages, force_answer
+from mia.graph.protocol import estimate_tokens, extract_final_answer, parse_turn, render_call
 from mia.graph.state import State
 
 TEXT_STOP = ["<tool_response>", "</tool_response>"]
@@ -42,15 +43,10 @@ def uses_native_tools(model: Any, protocol: str) -> bool:
 
 def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool) -> list[BaseMessage]:
     """System prompt with the tools, then the question with the plan (and, for trajectory-rag,
-    the similar past trajectories)."""
-    tools_text = "" if native else render("executor", "tools", tool_lines=tool_schema_lines(tools))
-    system = render("executor", "system_native" if native else "system", tools=tools_text)
-    plan = (state.get("plan") or "").strip()
-    memories = (state.get("memory_text") or "").strip() if ctx.memory_mode == "trajectory-rag" else ""
-    user = render("executor", "question", question=state["question"],
-                  plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
-                  memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
-    return [SystemMessage(content=system), HumanMessage(content=user)]
+    the similar past trajectories): the shared prompt builder's executor prompt."""
+    memories = (state.get("memory_text") or "") if ctx.memory_mode == "trajectory-rag" else ""
+    system, user = executor_messages(state["question"], state.get("plan") or "", tools, native, memories)
+    return [SystemMessage(content=system["content"]), HumanMessage(content=user["content"])]
 
 
 def make_execute(deps: Deps):
@@ -148,8 +144,7 @@ def make_execute(deps: Deps):
 
 def forced_answer(model: Any, conversation: list[BaseMessage], new: list[BaseMessage], reason: str) -> dict[str, Any]:
     """One last turn without tools whose text is taken as the answer, whatever its shape."""
-    key = {"budget": "reason_budget", "context": "reason_context"}.get(reason, "reason_format")
-    order = HumanMessage(content=render("executor", "force_answer", reason=render("executor", key)))
+    order = HumanMessage(content=force_answer(reason))
     if accepts_prefill(model):
         # In-process models continue an opened <answer>: a small model that was just shown a tool
         # result otherwise tends to start a <tool_response> of its own and stop with nothing.

@@ -9,11 +9,10 @@ from typing import Any
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
-
 from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
-from mia.graph.prompts import load_prompts, render
-from mia.graph.protocol import clean_value, escape_untrusted, truncate_words
+from mia.graph.prompts.builder import render_memories, render_trajectories
+from mia.graph.protocol import clean_value
 from mia.graph.state import RESET, State
 
 
@@ -42,42 +41,11 @@ def close_question(state: State) -> dict[str, Any]:
     return {"gold_answers": None, "paragraphs": None, "caption": None, "closed_plan": state.get("plan")}
 
 
-def render_memories(retrieved: Any) -> str:
-    """Positive and negative workflows as separate sections (reference 2.7)."""
-    p = load_prompts("memory")
-    lines = [p["header"]]
-    for title, items in ((p["positives"], retrieved.positives), (p["negatives"], retrieved.negatives)):
-        lines.append(title.format(n=len(items)))
-        if not items:
-            lines.append(p["none_found"])
-        for i, scored in enumerate(items, 1):
-            rec = getattr(scored, "record", scored)
-            caption = (getattr(rec, "caption", "") or "").strip()
-            lines.append(render(
-                "memory", "item", i=i, modality="image-text" if caption else "text-only",
-                judgement=getattr(rec, "outcome", "unknown"), question=escape_untrusted(rec.question.strip()),
-                caption_line=p["caption_line"].format(caption=escape_untrusted(caption)) if caption else "",
-                workflow=escape_untrusted((getattr(rec, "workflow", "") or "").strip())))
-    return "\n".join(lines)
-
-
 def summarise(scored: Any) -> dict[str, Any]:
     """A short, JSON-able view of one used memory (for the CLI and the output)."""
     rec = getattr(scored, "record", scored)
     return {"id": rec.id, "outcome": str(getattr(rec, "outcome", "unknown")), "question": rec.question,
             "score": round(float(getattr(scored, "score", 0.0) or 0.0), 4)}
-
-
-def render_trajectories(found: Any, max_words: int) -> str:
-    """Raw past trajectories for the trajectory-rag baseline (each cut to max_words)."""
-    items = []
-    for i, item in enumerate(found or [], 1):
-        traj = item[0] if isinstance(item, tuple) else getattr(item, "trajectory", item)
-        trace = traj.to_trace_text(max_words_per_observation=64) if hasattr(traj, "to_trace_text") else str(traj)
-        items.append(render("memory", "trajectory_item", i=i, question=escape_untrusted(getattr(traj, "question", "")),
-                            judgement=getattr(traj, "outcome", "unknown"),
-                            trace=escape_untrusted(truncate_words(trace, max_words))))
-    return "\n".join(items)
 
 
 def make_retrieve_memory(deps: Deps):

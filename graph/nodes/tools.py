@@ -7,10 +7,9 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
-
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps
-from mia.graph.prompts import render
+from mia.graph.prompts.builder import observation
 from mia.graph.protocol import clean_text, escape_untrusted, truncate_words
 from mia.graph.state import State
 
@@ -46,7 +45,7 @@ def make_tools_node(deps: Deps):
         if pending.get("id"):
             message: Any = ToolMessage(content=fenced, tool_call_id=pending["id"], name=name)
         else:
-            message = HumanMessage(content=render("executor", "observation", result=fenced))
+            message = HumanMessage(content=observation(text))
         update: dict[str, Any] = {
             "messages": [message],
             "steps": [{"kind": "observation", "content": text, "tool": name}],
