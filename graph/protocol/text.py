@@ -12,6 +12,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from mia.memory.trajectory import truncate_words  # the one definition (paper: 512/1024 words)
+
 MAX_TEXT_CHARS = 200_000
 """Longest model reply or tool result a parser reads; the rest is cut (a bound, not a target)."""
 
@@ -65,11 +67,3 @@ def escape_untrusted(text: str) -> str:
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate (about 4 characters a token) for the context budget."""
     return len(text) // 4 + 1
-
-
-def truncate_words(text: str, max_words: int) -> str:
-    """Keep the first max_words whitespace words, with an omission marker (paper: 512/1024)."""
-    words = text.split()
-    if max_words <= 0 or len(words) <= max_words:
-        return text
-    return " ".join(words[:max_words]) + f" ... [{len(words) - max_words} words omitted]"
