@@ -9,10 +9,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
-
 from mia.graph.judge.verdict import Usage, Verdict
 from mia.memory.trajectory import Trajectory
+from pydantic import BaseModel, ConfigDict, Field
 
 
 class RunResult(BaseModel):

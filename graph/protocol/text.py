@@ -12,7 +12,9 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mia.memory.trajectory import truncate_words  # the one definition (paper: 512/1024 words)
+from mia.memory.trajectory import (
+    truncate_words as truncate_words,  # the one definition (paper: 512/1024 words)
+)
 
 MAX_TEXT_CHARS = 200_000
 """Longest model reply or tool result a parser reads; the rest is cut (a bound, not a target)."""
