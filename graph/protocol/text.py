@@ -12,9 +12,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from mia.memory.trajectory import (
-    truncate_words as truncate_words,  # the one definition (paper: 512/1024 words)
-)
+from mia.memory.trajectory import truncate_words
 
 MAX_TEXT_CHARS = 200_000
 """Longest model reply or tool result a parser reads; the rest is cut (a bound, not a target)."""
@@ -69,3 +67,7 @@ def escape_untrusted(text: str) -> str:
 def estimate_tokens(text: str) -> int:
     """A cheap token estimate (about 4 characters a token) for the context budget."""
     return len(text) // 4 + 1
+
+
+__all__ = ["MAX_TEXT_CHARS", "bounded", "clean_text", "clean_value", "escape_untrusted", "estimate_tokens",
+           "truncate_words"]  # truncate_words: the one definition lives in mia.memory.trajectory
