@@ -31,38 +31,31 @@ class JSONRepairError(ValueError):
     """No JSON value could be recovered from the text."""
 
 
-def _spans(text: str, openers: str) -> Iterator[tuple[int, int, bool]]:
-    """(start, end, too_deep) of each top-level bracketed span, left to right, never overlapping.
-
-    Strings (double or single quoted) are skipped so brackets inside them do not count; a span
-    left open at the end of the text runs to the end."""
-    i, n = 0, len(text)
-    while i < n:
-        start = _next_opener(text, i, openers)
-        if start < 0:
-            return
-        depth, deepest, in_str, escaped, j = 0, 0, "", False, start
-        while j < n:
-            ch = text[j]
-            if in_str:
-                if escaped:
-                    escaped = False
-                elif ch == "\\":
-                    escaped = True
-                elif ch == in_str:
-                    in_str = ""
-            elif ch in "\"'":
-                in_str = ch
-            elif ch in "{[":
-                depth += 1
-                deepest = max(deepest, depth)
-            elif ch in "}]":
-                depth -= 1
-                if depth == 0:
-                    break
-            j += 1
-        yield start, min(j + 1, n), deepest > MAX_DEPTH
-        i = j + 1
+def _span_at(text: str, start: int) -> tuple[int, bool, bool]:
+    """(end, closed, too_deep) of the bracketed span opening at `start`. Strings (double or
+    single quoted) are skipped so brackets inside them do not count; a span left open runs to
+    the end of the text; a span nested deeper than MAX_DEPTH is refused where it gets too deep."""
+    depth, in_str, escaped = 0, "", False
+    for j in range(start, len(text)):
+        ch = text[j]
+        if in_str:
+            if escaped:
+                escaped = False
+            elif ch == "\\":
+                escaped = True
+            elif ch == in_str:
+                in_str = ""
+        elif ch in "\"'":
+            in_str = ch
+        elif ch in "{[":
+            depth += 1
+            if depth > MAX_DEPTH:  # refused: stop here (the next opener is tried, cheaply)
+                return j + 1, False, True
+        elif ch in "}]":
+            depth -= 1
+            if depth == 0:
+                return j + 1, True, False
+    return len(text), False, False
 
 
 def _next_opener(text: str, pos: int, openers: str) -> int:
@@ -86,24 +79,30 @@ def _repair(span: str) -> Any:
 
 
 def json_values(text: str, *, want: type | None = dict) -> Iterator[Any]:
-    """Every JSON value (objects, or arrays too when want is list/None) recoverable from text, in order."""
+    """Every JSON value (objects, or arrays too when want is list/None) recoverable from text, in order.
+
+    Spans are taken left to right without overlap; only a span that runs unclosed to the end and
+    yields nothing is retried from its next opener (an apostrophe in prose can open a "string"
+    that swallows the rest). At most MAX_SPANS spans are tried, so the work stays linear."""
     text = bounded(text or "")
     openers = "{" if want is dict else "[" if want is list else "{["
     sources = [m.group(1) for m in _FENCE.finditer(text)] + [text]
     tried = 0
     for source in sources:
-        for start, end, too_deep in _spans(source, openers):
+        pos = _next_opener(source, 0, openers)
+        while pos >= 0 and tried < MAX_SPANS:
             tried += 1
-            if tried > MAX_SPANS:
-                return
-            if too_deep:
-                continue
-            try:
-                value = _repair(source[start:min(end, start + MAX_JSON_CHARS)])
-            except JSONRepairError:
-                continue
-            if want is None or isinstance(value, want):
+            end, closed, too_deep = _span_at(source, pos)
+            value = None
+            if not too_deep:
+                try:
+                    value = _repair(source[pos:min(end, pos + MAX_JSON_CHARS)])
+                except JSONRepairError:
+                    value = None
+            found = value is not None and (want is None or isinstance(value, want))
+            if found:
                 yield value
+            pos = _next_opener(source, end if closed or found else pos + 1, openers)
 
 
 def parse_json_loose(text: str, *, want: type | None = dict) -> Any:

@@ -8,7 +8,8 @@ end of the text from every unclosed opening tag, which is quadratic on a reply w
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from functools import lru_cache
+from typing import NamedTuple
 
 from mia.graph.protocol.text import bounded
 
@@ -16,8 +17,7 @@ TAG_NAMES = ("think", "tool_call", "answer", "tool_response")
 _TAG = re.compile(r"<[ \t]*(/?)[ \t]*(think|tool_call|answer|tool_response)[ \t]*>", re.IGNORECASE)
 
 
-@dataclass(frozen=True)
-class Tag:
+class Tag(NamedTuple):
     """One protocol tag in a text."""
 
     name: str
@@ -26,9 +26,11 @@ class Tag:
     end: int
 
 
-def tags(text: str) -> list[Tag]:
-    """All protocol tags of text, in order (names lower-cased)."""
-    return [Tag(m.group(2).lower(), bool(m.group(1)), m.start(), m.end()) for m in _TAG.finditer(text)]
+@lru_cache(maxsize=16)
+def tags(text: str) -> tuple[Tag, ...]:
+    """All protocol tags of text, in order (names lower-cased); cached, since one reply is read
+    by several helpers in turn."""
+    return tuple(Tag(m[2].lower(), m[1] == "/", m.start(), m.end()) for m in _TAG.finditer(text))
 
 
 def remove_tags(text: str) -> str:
@@ -36,7 +38,7 @@ def remove_tags(text: str) -> str:
     return _TAG.sub("", text)
 
 
-def _first(found: list[Tag], name: str, closing: bool, after: int = 0) -> Tag | None:
+def _first(found: tuple[Tag, ...], name: str, closing: bool, after: int = 0) -> Tag | None:
     return next((t for t in found if t.start >= after and t.name == name and t.closing == closing), None)
 
 
