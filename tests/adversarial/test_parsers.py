@@ -228,3 +228,18 @@ def test_the_graph_survives_hostile_model_output(replies: list[str], planner: st
                                         context=context, config={"recursion_limit": recursion_limit(context)})
     assert isinstance(out["answer"], str)
     out["answer"].encode("utf-8")
+
+
+@settings(max_examples=30, deadline=timedelta(seconds=30),
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@given(reply=texts, mode=st.sampled_from(["ground_truth", "reviewers"]))
+def test_the_judge_never_raises_on_hostile_replies(reply: str, mode: str) -> None:
+    from mia.graph.judge import judge
+
+    from tests.graph.fakes import ScriptedChatModel
+
+    model = ScriptedChatModel(script=[], fallback=reply)
+    verdict = judge(model, "Who wrote Hamlet?", reply, trace_text=reply,
+                    gold_answers=["Shakespeare"] if mode == "ground_truth" else None, mode=mode)
+    assert verdict.outcome in ("correct", "incorrect", "unknown")
+    verdict.model_dump_json()  # serialisable: nothing un-encodable got through

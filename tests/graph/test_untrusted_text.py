@@ -68,3 +68,14 @@ def test_a_lone_surrogate_in_an_answer_loses_no_log_line(tmp_path: Path) -> None
     [back] = list(log)
     assert isinstance(back, Trajectory) and back.answer == "Paris \ufffd"
     assert back.question == "Capital of France?\ufffd" and back.gold_answers == ["Paris\ufffd"]
+
+
+def test_the_judge_verdict_survives_lone_surrogates() -> None:
+    from mia.graph.judge import judge
+
+    from .fakes import ScriptedChatModel
+
+    for mode, golds in (("ground_truth", ["x\udfff"]), ("reviewers", None)):
+        model = ScriptedChatModel(script=[], fallback='A {"score": 7, "reason": "ok \ud800"} \ud800')
+        verdict = judge(model, "Q\ud800?", "x \ud800", trace_text="t \ud800", gold_answers=golds, mode=mode)
+        assert "\ufffd" in verdict.model_dump_json()  # serialisable, the text kept (replaced, not dropped)
