@@ -19,7 +19,7 @@ from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.search_policy import accepts_prefill, force_search, required_searches, with_query
 from mia.graph.prompts import render
 from mia.graph.prompts.builder import executor_messages, force_answer
-from mia.graph.protocol import estimate_tokens, extract_final_answer, parse_turn, render_call
+from mia.graph.protocol import ToolCall, Turn, estimate_tokens, extract_final_answer, parse_turn, render_call
 from mia.graph.state import State
 
 TEXT_STOP = ["<tool_response>", "</tool_response>"]
@@ -74,16 +74,17 @@ def make_execute(deps: Deps):
         reply, usage = invoke(bound, conversation, "executor", **kwargs)
         text = text_of(reply)
         names = tuple(t.name for t in tools) or ("search",)
-        if reply.tool_calls:
+        if reply.tool_calls:  # native tool calling: the backend parsed the call; the same typed Turn
             call = reply.tool_calls[0]
-            turn_kind, tool, args, think = "tool_call", call["name"], dict(call.get("args") or {}), text.strip()
+            turn = Turn("tool_call", think=text.strip(), content=text,
+                        call=ToolCall(call["name"], dict(call.get("args") or {})))
             kept: AIMessage = AIMessage(content=text, tool_calls=[call], id=reply.id)
             call_id = call.get("id")
         else:
             turn = parse_turn(text, names)
-            turn_kind, tool, args, think = turn.kind, turn.tool, turn.arguments, turn.think
             kept = AIMessage(content=turn.content if turn.kind == "tool_call" else text)
             call_id = None
+        turn_kind, tool, args, think = turn.kind, turn.tool, turn.arguments, turn.think
 
         warnings: list[str] = []
         done = state.get("tool_calls", 0)
