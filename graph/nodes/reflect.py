@@ -15,7 +15,7 @@ from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import cut_invented_question, to_messages
 from mia.graph.prompts import render
-from mia.graph.prompts.builder import REPLAN_WORDS
+from mia.graph.prompts.builder import REPLAN_WORDS, reflection
 from mia.graph.protocol import cut_before_answer, parse_yes_no, strip_think
 from mia.graph.state import State
 
@@ -26,7 +26,7 @@ def make_reflect(deps: Deps):
         trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
                                                            include_judgement=False)
         conversation = list(state.get("planner_messages") or [])
-        conversation.append({"role": "user", "content": render("planner", "reflect", trace=trace)})
+        conversation.append({"role": "user", "content": reflection(trace)})
         reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner")
         raw = text_of(reply)
         verdict = parse_yes_no(raw)

@@ -79,6 +79,11 @@ def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), 
             {"role": "user", "content": user}]
 
 
+def reflection(trace: str) -> str:
+    """The planner's reflection turn: the executor's trajectory, escaped inside its fence."""
+    return render("planner", "reflect", trace=escape_untrusted(trace))
+
+
 def observation(result: str) -> str:
     """A tool result as the executor sees it: escaped inside the <tool_response> fence."""
     return render("executor", "observation", result=escape_untrusted(result))
