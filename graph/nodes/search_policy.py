@@ -20,7 +20,6 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.prompts import render
 from mia.graph.protocol import normalise_search_args, parse_turn, render_call
