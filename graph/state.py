@@ -11,10 +11,22 @@ from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
+from mia.memory.trajectory import StepKind
 from typing_extensions import NotRequired, TypedDict
 
 LastTurn = Literal["", "tool_call", "answer", "retry", "replan", "accept"]
 """How the last executor or reflection turn ended: the graph's routing reads it."""
+
+
+class Step(TypedDict, total=False):
+    """One trajectory step as the channels hold it (a plain dict, so checkpoints stay plain JSON);
+    `build_trajectory` validates it into `mia.memory.TrajectoryStep`, the one codec."""
+
+    kind: StepKind
+    content: str
+    tool: str | None
+    args: dict[str, Any] | None
+
 
 RESET = "__reset__"
 """First element of a `steps` update (or key of a `usage` update) that clears the channel."""
@@ -80,7 +92,7 @@ class State(InputState, OutputState, total=False):
     planner_messages: list[dict[str, str]]
     # executor loop
     messages: Annotated[list[AnyMessage], add_messages]
-    steps: Annotated[list[dict[str, Any]], append_steps]
+    steps: Annotated[list[Step], append_steps]
     pending_tool: dict[str, Any] | None
     format_retries: int
     replans: int
