@@ -13,8 +13,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from mia.graph.protocol import parse
 from mia.training.prompts import force_answer_message, observation_message, replan_message
-from mia.training.rewards import extract_answer, parse_tool_calls, tool_call_ok
+from mia.training.rewards import tool_call_ok
 
 _PLACEHOLDER = "\u2063PLACEHOLDER\u2063"
 Replanner = Callable[[int, "Episode"], "str | None"]  # (episode index, episode after its answer) -> revised plan
@@ -208,8 +209,9 @@ class ReactRunner:
         item.ids += new
         ep.turns.append(text)
         item.history.append({"role": "assistant", "content": text})
-        answer = extract_answer(text)
-        calls = parse_tool_calls(text)
+        turn = parse(text, strict=True)  # the graph's protocol, read as the format reward reads it
+        answer = turn.answer if turn.kind == "answer" else None
+        call = turn.call
         ended = bool(new) and new[-1] == self.tokenizer.eos_token_id
         if answer is not None or forced:
             ep.answer = answer if answer is not None else (text.strip() or None)
@@ -220,8 +222,7 @@ class ReactRunner:
             ep.first_answer, ep.answer, ep.forced, ep.replan_turn = ep.answer, None, False, len(ep.turns)
             self._append_env(item, replan_message(revised), ended)
             return False
-        if calls:
-            call = calls[0]
+        if call is not None:
             ep.tool_calls += 1
             if tool_call_ok(call):
                 observation = self.search(call.arguments["query_list"], item.paragraphs)
@@ -233,7 +234,7 @@ class ReactRunner:
             # Neither a tool call nor an answer: the turn breaks the protocol; ask for an answer.
             ep.tool_calls = budget.max_tool_calls
             user = force_answer_message()
-        if ep.tool_calls >= budget.max_tool_calls and calls:
+        if ep.tool_calls >= budget.max_tool_calls and call is not None:
             user = {"role": "user", "content": user["content"] + "\n\n" + force_answer_message()["content"]}
         self._append_env(item, user, ended)
         return False

@@ -16,6 +16,8 @@ from typing import Literal
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
+from mia.graph.protocol import clean_value
+
 from .calls import Steps, at_temperature_zero, has_native_async, run_async, run_sync
 from .config import JudgeConfig
 from .grader import GradeResult, grade_steps, metrics_label
@@ -102,6 +104,8 @@ class _Plan:
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the judge needs a non-empty question")
         self.config = config or JudgeConfig()
+        # the judge's inputs enter here: sanitised once (a lone surrogate cannot break the verdict's JSON)
+        question, answer, trace_text, gold_answers = clean_value((question, answer, trace_text, gold_answers))
         self.question = question.strip()
         self.prediction = prediction_of(answer)
         self.trace = trace_text

@@ -17,6 +17,8 @@ from typing import Any, TypeVar
 from langchain_core.language_models.chat_models import BaseChatModel
 from langchain_core.messages import AIMessage, BaseMessage
 
+from mia.graph.protocol import clean_text
+
 from .verdict import Usage
 
 T = TypeVar("T")
@@ -49,7 +51,7 @@ def message_text(message: Any) -> str:
 
 def _to_reply(message: Any, usage: Usage) -> Reply:
     usage.add(getattr(message, "usage_metadata", None))
-    return Reply(text=message_text(message))
+    return Reply(text=clean_text(message_text(message)))  # the judge model's text enters here
 
 
 def _error(exc: BaseException) -> str:

@@ -15,16 +15,14 @@ so the forced turn always ends as a real search.
 
 from __future__ import annotations
 
-import json
 import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage
-
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.prompts import render
-from mia.graph.protocol import normalise_search_args, parse_turn
+from mia.graph.protocol import normalise_search_args, parse_turn, render_call
 
 FORCED_STOP = ["<tool_response>", "</tool_response>", "</tool_call>"]
 
@@ -110,8 +108,7 @@ def force_search(model: Any, conversation: list[BaseMessage], question: str, too
         args, fell_back = with_query(tool, args, question)
     else:
         tool, args, fell_back = name, {"query_list": [question.strip()]}, True
-    call_text = json.dumps({"name": tool, "arguments": args}, ensure_ascii=False)
     think = f"<think>{turn.think}</think>\n" if turn.think else ""
-    kept = AIMessage(content=f"{think}<tool_call>{call_text}</tool_call>")
+    kept = AIMessage(content=think + render_call(tool, args))
     return ForcedSearch(extra + [kept], tool, args, None, usage, how,
                         ["question used as the query"] if fell_back else [])
