@@ -92,8 +92,14 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
 
 def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | None = None,
                 name: str = "mia", **compile_kwargs: Any) -> Any:
-    """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes);
-    `store` is a LangGraph BaseStore (not MIA's memory, which lives in Chroma via `deps`)."""
+    """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes).
+    `store` is the LangGraph store (`runtime.store`); a `MiaStore` is also the graph's own memory
+    (retrieval and memorising go to it), any other BaseStore is only passed on to the nodes'
+    runtime, and MIA's memory stays in the data directory's Chroma."""
+    from mia.graph.integrations.store import MiaStore
+
+    if isinstance(store, MiaStore):
+        deps = (deps or default_deps()).with_memory_store(store.memory)
     return build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
 
 
