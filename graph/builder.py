@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
 
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps, default_deps
@@ -90,6 +94,36 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     return g
 
 
+class AskInput(BaseModel):
+    """What a caller of MIA as a tool gives: only the question."""
+
+    question: str = Field(description="The question to research and answer.")
+
+
+class MiaGraph(CompiledStateGraph):
+    """The compiled MIA graph. Only `as_tool` differs: the graph's input also takes gold answers,
+    sandbox paragraphs and a preset plan, which an agent calling MIA as a tool must not see."""
+
+    def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
+                arg_types: dict[str, type] | None = None) -> BaseTool:
+        """A tool whose schema is only the question and whose result is the answer (the graph's
+        other outputs stay in the trace). An explicit `args_schema`/`arg_types` keeps LangChain's
+        behaviour."""
+        if args_schema is not None or arg_types is not None:
+            return super().as_tool(args_schema, name=name, description=description, arg_types=arg_types)
+
+        def ask(question: str, config: RunnableConfig) -> str:
+            return str(self.invoke({"question": question}, config=config).get("answer") or "")
+
+        async def aask(question: str, config: RunnableConfig) -> str:
+            return str((await self.ainvoke({"question": question}, config=config)).get("answer") or "")
+
+        return StructuredTool.from_function(
+            func=ask, coroutine=aask, name=name or self.get_name(), args_schema=AskInput,
+            description=description or "Research a question: recall workflows that worked for similar questions, "
+                                       "plan, search, check the plan, and answer.")
+
+
 def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | None = None,
                 name: str = "mia", **compile_kwargs: Any) -> Any:
     """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes).
@@ -100,7 +134,9 @@ def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | Non
 
     if isinstance(store, MiaStore):
         deps = (deps or default_deps()).with_memory_store(store.memory)
-    return build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    graph = build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    graph.__class__ = MiaGraph  # compile() always makes a CompiledStateGraph; MiaGraph adds no state
+    return graph
 
 
 def recursion_limit(context: Context) -> int:
