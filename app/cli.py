@@ -13,6 +13,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    # click's plain help: rich's option table cuts long option names to fit 80 columns
+    # (`--test-time-lear…`); click wraps the help text and always prints the names whole.
+    rich_markup_mode=None,
 )
 models.register(app)
 agent.register(app)

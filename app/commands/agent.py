@@ -25,7 +25,7 @@ OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "me
 
 # ---------------------------------------------------------------------------------- options
 
-_planner = typer.Option(None, "--planner-model", help="Planner model spec (env MIA_PLANNER_MODEL, default local:smollm2).")
+_planner = typer.Option(None, "--planner-model", help="Planner model spec, e.g. llamacpp:qwen-coder-1.5b, openai:gpt-4.1-mini, ollama:llama3 (env MIA_PLANNER_MODEL).")
 _executor = typer.Option(None, "--executor-model", help="Executor model spec (env MIA_EXECUTOR_MODEL).")
 _manager = typer.Option(None, "--manager-model", help="Memory-manager model spec (env MIA_MANAGER_MODEL).")
 _judge = typer.Option(None, "--judge-model", help="Judge model spec (env MIA_JUDGE_MODEL).")
@@ -40,6 +40,7 @@ _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode i
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
 _data_dir = typer.Option(None, "--data-dir", help="Data directory (memory, checkpoints) (env MIA_DATA_DIR).")
+_web = typer.Option(False, "--web-search", help="Also offer Tavily web search to the executor (needs TAVILY_API_KEY).")
 _learn = typer.Option(False, "--learn", help="Test-time learning: the planner's LoRA keeps learning from answered questions (GRPO every 4; reviewers judge when no --gold). See docs/test_time_learning.md.")
 
 
@@ -61,7 +62,7 @@ def ask(
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
-    learn: bool = _learn,
+    web_search: bool = _web, learn: bool = _learn,
 ) -> None:
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
     context = _context(locals())
@@ -85,7 +86,8 @@ def chat(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
-    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, learn: bool = _learn,
+    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, web_search: bool = _web,
+    learn: bool = _learn,
 ) -> None:
     """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
     from rich.console import Console
@@ -203,6 +205,10 @@ def _context(options: dict[str, Any]) -> Any:
                      data_dir=str(options["data_dir"]) if options.get("data_dir") else None)
     if options.get("no_memorise"):
         overrides["memorise"] = False
+    if options.get("web_search"):
+        if not _tavily_key():
+            _fail("--web-search needs TAVILY_API_KEY (in the environment or .env; see .env.example)")
+        overrides["web_search"] = True
     if options.get("max_tokens"):
         overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
     if overrides.get("memory_mode") not in (None, "mia", "none", "trajectory-rag"):
@@ -217,6 +223,20 @@ def _context(options: dict[str, Any]) -> Any:
         except BackendError as exc:
             _fail(f"{role} model {spec!r}: {exc}")
     return context
+
+
+def _tavily_key() -> str:
+    """TAVILY_API_KEY from the environment, else from the settings (.env)."""
+    key = os.environ.get("TAVILY_API_KEY", "").strip()
+    if key:
+        return key
+    try:
+        from mia.app.settings import get_settings
+
+        secret = get_settings().tavily_api_key
+    except Exception:  # noqa: BLE001 - an unreadable .env is reported by the settings elsewhere
+        return ""
+    return secret.get_secret_value().strip() if secret is not None else ""
 
 
 def _learning(context: Any, ground_truth: bool, quiet: bool) -> Any:
