@@ -25,6 +25,14 @@ app.add_typer(memory.app, name="memory")
 app.add_typer(train.app, name="train")
 
 
+@app.callback()
+def _root(ctx: typer.Context) -> None:
+    """MIA, the Memory Intelligence Agent: a deep-research agent with designed memory."""
+    from mia.app.tracing import langsmith_tracing
+
+    ctx.with_resource(langsmith_tracing())  # LANGSMITH_* from the environment or .env, for every command
+
+
 def main() -> None:
     """Console-script entry point."""
     app()

@@ -31,6 +31,7 @@ from mia.graph.nodes.reflect import make_reflect, make_replan
 from mia.graph.nodes.retrieve import make_retrieve_memory
 from mia.graph.nodes.tools import make_tools_node
 from mia.graph.state import InputState, OutputState, State
+from mia.graph.tracing import in_role
 
 
 def after_retrieve(state: State, runtime: Runtime[Context]) -> Literal["plan", "execute"]:
@@ -73,14 +74,14 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     deps = deps or default_deps()
     g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     g.add_node("retrieve_memory", make_retrieve_memory(deps))
-    g.add_node("plan", make_plan(deps))
-    g.add_node("execute", make_execute(deps))
+    g.add_node("plan", in_role(make_plan(deps), "planner"), metadata={"role": "planner"})
+    g.add_node("execute", in_role(make_execute(deps), "executor"), metadata={"role": "executor"})
     g.add_node("tools", make_tools_node(deps))
-    g.add_node("reflect", make_reflect(deps))
-    g.add_node("replan", make_replan(deps))
+    g.add_node("reflect", in_role(make_reflect(deps), "planner"), metadata={"role": "planner"})
+    g.add_node("replan", in_role(make_replan(deps), "planner"), metadata={"role": "planner"})
     g.add_node("finalize", make_finalize(deps))
-    g.add_node("judge", make_judge(deps))
-    g.add_node("memorise", make_memorise(deps))
+    g.add_node("judge", in_role(make_judge(deps), "judge"), metadata={"role": "judge"})
+    g.add_node("memorise", in_role(make_memorise(deps), "manager"), metadata={"role": "manager"})
     g.add_edge(START, "retrieve_memory")
     g.add_conditional_edges("retrieve_memory", after_retrieve)
     g.add_edge("plan", "execute")

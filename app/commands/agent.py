@@ -118,13 +118,13 @@ def studio(
     reload: bool = typer.Option(False, "--reload/--no-reload", help="Restart the server when files change."),
     config: Path = typer.Option(None, "--config", help="langgraph.json (default: the one of this checkout)."),
 ) -> None:
-    """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics, tracing or version check)."""
+    """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics or version check; LangSmith tracing only when LANGSMITH_TRACING is on)."""
     config = config or find_langgraph_json()
     cmd = studio_command(config, host, port or free_port(host), reload)
     typer.echo(f"Starting: {' '.join(cmd)}")
     typer.echo("Open Studio with the URL the server prints (the Studio web app itself needs a network).")
     try:
-        raise typer.Exit(subprocess.call(cmd, env=studio_env(), cwd=config.parent))
+        raise typer.Exit(subprocess.call(cmd, env=studio_env(config.parent), cwd=config.parent))
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 
@@ -149,11 +149,17 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def studio_env() -> dict[str, str]:
-    """The environment for `langgraph dev`: no analytics, no tracing, no PyPI version check."""
+def studio_env(folder: Path | None = None) -> dict[str, str]:
+    """The environment for `langgraph dev`: no analytics, no PyPI version check, and no LangSmith
+    tracing unless the user turned it on (LANGSMITH_TRACING in the environment or in the `.env`
+    of `folder`, which the server loads through langgraph.json)."""
+    from mia.app.tracing import langsmith_values, tracing_on
+
     env = dict(os.environ)
-    env.update(LANGGRAPH_NO_VERSION_CHECK="1", LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false",
-               LANGCHAIN_TRACING_V2="false", ANONYMIZED_TELEMETRY="False", HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"))
+    env.update(LANGGRAPH_NO_VERSION_CHECK="1", LANGGRAPH_CLI_NO_ANALYTICS="1", ANONYMIZED_TELEMETRY="False",
+               HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"))
+    if not tracing_on(langsmith_values(folder)):
+        env.update(LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false")
     return env
 
 
