@@ -1,7 +1,8 @@
 """CLI commands of the agent: `mia ask`, `mia chat` and `mia studio`.
 
 `ask` and `chat` run the MIA graph with a SQLite checkpointer ($MIA_DATA_DIR/checkpoints.sqlite),
-so a thread can be resumed with `--thread ID`, and stream each node's events to the terminal.
+so a thread can be resumed with `--thread ID`, and stream each node's events and the executor's
+tokens (without the protocol's tags) to the terminal.
 """
 
 from __future__ import annotations
@@ -272,12 +273,20 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
                 _fail(f"thread {thread} does not exist in {data_dir / 'checkpoints.sqlite'}")
             if not snapshot.next:
                 console.print(f"[dim]thread {thread} is complete; its last result:[/]")
+        _quiet_weight_loading()
         try:
             with console.status("[dim]working (local models are slow on CPU)...[/]") as status:
-                for update in graph.stream(inputs, config, context=context, stream_mode="updates"):
-                    for node, values in update.items():
+                live = LiveReply(console, status)
+                for mode, payload in graph.stream(inputs, config, context=context,
+                                                  stream_mode=["updates", "messages"]):
+                    if mode == "messages":
+                        live.token(*payload)
+                        continue
+                    live.end()
+                    for node, values in payload.items():
                         status.update(f"[dim]{node} done; working...[/]")
                         show_event(console, node, values or {})
+                live.end()
         except BackendError as exc:
             _fail(str(exc) or type(exc).__name__)
         except Exception as exc:  # noqa: BLE001 - the checkpoint keeps the finished steps
@@ -290,6 +299,64 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
     if session is not None and inputs:  # --learn: hand the answered question to the learner
         session.submit(inputs, dict(values))
     return result
+
+
+#: Nodes whose model replies are streamed token by token (the plan is shown whole, as a panel).
+STREAMED_NODES = ("execute",)
+
+
+class LiveReply:
+    """Prints the executor's reply as its tokens arrive (tags removed, tool-call JSON hidden),
+    pausing the spinner meanwhile; `end` closes the line before the node's summary."""
+
+    def __init__(self, console: Any, status: Any) -> None:
+        from mia.app.commands.live_text import VisibleText
+
+        self._console, self._status, self._new = console, status, VisibleText
+        self._view: Any = None
+        self._message: str | None = None
+        self._started = False
+
+    def token(self, chunk: Any, metadata: dict[str, Any]) -> None:
+        if metadata.get("langgraph_node") not in STREAMED_NODES or getattr(chunk, "type", "") not in ("AIMessageChunk", "ai"):
+            return
+        if chunk.id != self._message:
+            self.end()
+            self._message, self._view = chunk.id, self._new()
+        self._write(self._view.feed(_text(chunk.content)))
+
+    def end(self) -> None:
+        if self._view is not None:
+            self._write(self._view.flush())
+            if self._started:
+                self._console.print()
+                self._status.start()
+        self._view, self._message, self._started = None, None, False
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        if not self._started:
+            text = text.lstrip()
+            if not text:
+                return
+            self._status.stop()
+            self._started = True
+        self._console.print(text, end="", style="dim", markup=False, highlight=False)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content or [])
+
+
+def _quiet_weight_loading() -> None:
+    """No tqdm bars from huggingface_hub / transformers while weights load (MiniLM, local:
+    models): they would cut through the streamed reply. Our own bars are not affected."""
+    from huggingface_hub.utils import disable_progress_bars
+
+    disable_progress_bars()
 
 
 def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
