@@ -21,6 +21,11 @@ def no_langsmith_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.
                 "LANGCHAIN_TRACING_V2"):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.chdir(tmp_path)
+    import langsmith
+    from langsmith.schemas import LangSmithInfo
+
+    real = langsmith.Client  # a client that never asks the (unreachable) endpoint for its /info
+    monkeypatch.setattr(langsmith, "Client", lambda **kw: real(**kw, info=LangSmithInfo(), auto_batch_tracing=False))
     return monkeypatch
 
 

@@ -169,3 +169,25 @@ def test_build_graph_store_is_the_graphs_memory(store: MiaStore) -> None:
     assert "m-author" in out["used_memory_ids"]
     assert out["memory_id"], out.get("warnings")
     assert store.memory.get(out["memory_id"], namespace="default").question == "Who wrote Hamlet, the play?"
+
+
+def test_readme_snippet_runs(tmp_path) -> None:
+    """The README's "Use MIA memory in your own LangGraph app" code, as written (a scripted model
+    stands in for OpenAI, and the store goes to a temporary folder)."""
+    from pathlib import Path
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme[readme.index("### Use MIA memory in your own LangGraph app"):]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start:section.index("\n```", start)]
+    assert 5 < len(code.splitlines()) <= 15
+    code = code.replace('"./memory"', repr(str(tmp_path / "memory"))).replace('"openai:gpt-4.1-mini"', "FAKE")
+    scope: dict[str, Any] = {"FAKE": ScriptedChatModel(script=["ok"])}
+    exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own README
+    try:
+        out = scope["app"].invoke({"messages": [HumanMessage("Who wrote Macbeth?")]})
+        assert out["messages"][-1].content == "1. Search the play. 2. Read the author."
+        assert [d.id for d in scope["docs"]] == ["m1"]
+        assert scope["agent"].invoke({"messages": [HumanMessage("hi")]})["messages"][-1].content == "ok"
+    finally:
+        scope["store"].close()
