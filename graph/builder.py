@@ -113,11 +113,16 @@ class MiaGraph(CompiledStateGraph):
         if args_schema is not None or arg_types is not None:
             return super().as_tool(args_schema, name=name, description=description, arg_types=arg_types)
 
+        def run_config(config: RunnableConfig) -> RunnableConfig:
+            # an agent's default limit (25 steps) is below what MIA's default budgets may take
+            return {**config, "recursion_limit": max(config.get("recursion_limit") or 0, recursion_limit(Context()))}
+
         def ask(question: str, config: RunnableConfig) -> str:
-            return str(self.invoke({"question": question}, config=config).get("answer") or "")
+            return str(self.invoke({"question": question}, config=run_config(config)).get("answer") or "")
 
         async def aask(question: str, config: RunnableConfig) -> str:
-            return str((await self.ainvoke({"question": question}, config=config)).get("answer") or "")
+            out = await self.ainvoke({"question": question}, config=run_config(config))
+            return str(out.get("answer") or "")
 
         return StructuredTool.from_function(
             func=ask, coroutine=aask, name=name or self.get_name(), args_schema=AskInput,

@@ -119,3 +119,21 @@ def test_as_tool_shows_only_the_question() -> None:
     parent.add_edge("ask", END)
     out = parent.compile().invoke({"question": "Capital of France?"}, context=AppCtx(user_id="x"))
     assert out["answer"] == "Paris"  # the tool's result is the answer; the parent's context reached MIA
+
+
+def test_as_tool_runs_past_an_agents_default_recursion_limit() -> None:
+    """Fifteen searches take more than the 25 steps an agent's config allows by default."""
+    from .fakes import search_tool
+
+    call = '<tool_call>{"name": "search", "arguments": {"query_list": ["France"]}}</tool_call>'
+    model = ScriptedChatModel(script=[call] * 15 + ["<answer>Paris</answer>"])
+    deps = Deps(model_factory=lambda spec, t, n: model, store_factory=lambda path: FakeStore(),
+                tools_factory=lambda ctx, paragraphs: [search_tool()], judge_fn=lambda **kw: None,
+                compressor_factory=lambda m: None)
+    tool = build_graph(deps=deps).as_tool()
+    parent = StateGraph(Parent, context_schema=AppCtx)
+    parent.add_node("ask", lambda s: {"answer": tool.invoke({"question": s["question"]})})
+    parent.add_edge(START, "ask")
+    parent.add_edge("ask", END)
+    out = parent.compile().invoke({"question": "Capital of France?"}, context=AppCtx(user_id="x"))
+    assert out["answer"] == "Paris" and len(model.prompts) == 16
