@@ -142,7 +142,9 @@ def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | Non
         deps = (deps or default_deps()).with_memory_store(store.memory)
     graph = build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
     graph.__class__ = MiaGraph  # compile() always makes a CompiledStateGraph; MiaGraph adds no state
-    return graph
+    # LangGraph's default of 25 steps is below what the default budgets may take (a caller's
+    # explicit recursion_limit still wins)
+    return graph.with_config(recursion_limit=recursion_limit(Context()))
 
 
 def recursion_limit(context: Context) -> int:

@@ -15,7 +15,7 @@ from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
 from typing_extensions import TypedDict
 
-from mia.graph.builder import build_graph
+from mia.graph.builder import build_graph, recursion_limit
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps
 from mia.graph.state import OutputState
@@ -69,4 +69,5 @@ def build_chat_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps 
     g.add_edge("read_question", "mia")
     g.add_edge("mia", "reply")
     g.add_edge("reply", END)
-    return g.compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    graph = g.compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    return graph.with_config(recursion_limit=recursion_limit(Context()) + 3)  # + its own three nodes

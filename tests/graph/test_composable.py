@@ -137,3 +137,18 @@ def test_as_tool_runs_past_an_agents_default_recursion_limit() -> None:
     parent.add_edge("ask", END)
     out = parent.compile().invoke({"question": "Capital of France?"}, context=AppCtx(user_id="x"))
     assert out["answer"] == "Paris" and len(model.prompts) == 16
+
+
+def test_a_plain_invoke_runs_past_langgraphs_default_recursion_limit() -> None:
+    from .fakes import search_tool
+
+    call = '<tool_call>{"name": "search", "arguments": {"query_list": ["France"]}}</tool_call>'
+    model = ScriptedChatModel(script=[call] * 15 + ["<answer>Paris</answer>"] * 2)
+    deps = Deps(model_factory=lambda spec, t, n: model, store_factory=lambda path: FakeStore(),
+                tools_factory=lambda ctx, paragraphs: [search_tool()], judge_fn=lambda **kw: None,
+                compressor_factory=lambda m: None)
+    ctx = Context(memory_mode="none", judge_mode="off", memorise=False, tool_protocol="text")
+    assert build_graph(deps=deps).invoke({"question": "Capital of France?"}, context=ctx)["answer"] == "Paris"
+    model.script = [call] * 15 + ["<answer>Paris</answer>"]
+    chat = build_chat_graph(deps=deps).invoke({"messages": [HumanMessage("Capital of France?")]}, context=ctx)
+    assert chat["messages"][-1].content == "Paris"
