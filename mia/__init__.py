@@ -9,10 +9,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
-__all__ = ["Context", "Deps", "MiaStore", "MiaWorkflowRetriever", "build_graph", "memory_tools", "__version__"]
+__all__ = ["Context", "Deps", "MiaStore", "MiaWorkflowRetriever", "build_chat_graph", "build_graph", "memory_tools",
+           "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.builder import build_graph
+    from mia.graph.chat import build_chat_graph
     from mia.graph.context import Context
     from mia.graph.integrations import MiaStore, MiaWorkflowRetriever, memory_tools
     from mia.graph.nodes.deps import Deps
@@ -22,6 +24,7 @@ _LAZY = {
     "MiaWorkflowRetriever": "mia.graph.integrations.retriever",
     "memory_tools": "mia.graph.integrations.tools",
     "Deps": "mia.graph.nodes.deps",
+    "build_chat_graph": "mia.graph.chat",
 }
 
 
