@@ -9,11 +9,9 @@ from langchain_core.language_models import BaseChatModel
 from mia.graph.models.defaults import DEFAULT_MODEL
 from mia.graph.models.check import check_model_spec, gguf_for
 from mia.graph.models.device import resolve_device
-from mia.graph.models.errors import BackendNotInstalledError
+from mia.graph.models.errors import BackendError, BackendNotInstalledError
 from mia.graph.models.settings import read_settings
 from mia.graph.models.spec import ModelSpec
-
-_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "google_genai": "google_genai"}
 
 
 def _sampling(temperature: float | None, max_tokens: int | None, top_p: float | None) -> dict[str, Any]:
@@ -73,7 +71,9 @@ def load_chat_model(
         )
     from langchain.chat_models import init_chat_model
 
-    # The key is passed explicitly (from the environment or .env, through the settings).
+    # Any other init_chat_model provider (ollama:, groq:, mistralai:, ...) goes through as it is.
+    # The keys we know are passed explicitly (environment or .env, through the settings); other
+    # provider packages read their own variable (GROQ_API_KEY, ...) from the environment.
     extra: dict[str, Any] = {}
     if settings.api_key(parsed.backend):
         extra["api_key"] = settings.api_key(parsed.backend)
@@ -82,6 +82,8 @@ def load_chat_model(
         if settings.openai_base_url:
             extra["base_url"] = settings.openai_base_url
     try:
-        return init_chat_model(parsed.model, model_provider=_PROVIDERS[parsed.backend], **sampling, **extra, **kwargs)
-    except ImportError as err:  # pragma: no cover - check_model_spec catches the usual case
+        return init_chat_model(parsed.model, model_provider=parsed.backend, **sampling, **extra, **kwargs)
+    except ImportError as err:  # check_model_spec catches the usual case
         raise BackendNotInstalledError(f"{parsed.raw}: {err}") from err
+    except (ValueError, TypeError) as err:  # the provider's own check (a missing key, a bad option)
+        raise BackendError(f"{parsed.raw}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from err

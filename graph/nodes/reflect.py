@@ -14,7 +14,6 @@ from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import cut_invented_question, to_messages
-from mia.graph.prompts import render
 from mia.graph.prompts.builder import reflection, replan_message, replan_request
 from mia.graph.protocol import cut_before_answer, parse_yes_no, strip_think
 from mia.graph.state import State

@@ -60,6 +60,11 @@ def test_studio_serves_the_graph(tmp_path: Path, data_dir: Path) -> None:
         assert out["stop_reason"] == "forced:budget" and out["usage"]["executor"]["calls"] == 1
         state = client.threads.get_state(thread["thread_id"])
         assert state["values"]["answer"] == out["answer"]
+        chat = client.runs.wait(None, "mia-chat", input={"messages": [{"type": "human", "content": "Capital of France?"}]},
+                                context={"memory_mode": "none", "max_tool_calls": 0, "executor_max_tokens": 8,
+                                         "judge_mode": "off", "memorise": False})
+        assert [m["type"] for m in chat["messages"]] == ["human", "ai"], chat  # Studio's chat view: Q and A only
+        assert chat["messages"][-1]["content"] == chat["answer"] and chat["question"] == "Capital of France?"
         assert "BlockingError" not in log.read_text()
     finally:
         os.killpg(proc.pid, signal.SIGTERM)  # the group of the `mia studio` we started
