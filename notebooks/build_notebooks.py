@@ -28,6 +28,7 @@ It runs offline with SmolLM2-135M and tiny budgets (a 135M model answers poorly:
     new_code_cell("""import os, tempfile
 from dataclasses import replace
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")            # no progress bars in the notebook's output
 from mia import build_graph, Context
 
 scratch = tempfile.mkdtemp(prefix="mia-backends-")
@@ -60,7 +61,8 @@ for line in server.stdout:
 served = replace(context, executor_model=f"openai-compatible:smollm2@{url}")
 out = graph.invoke({"question": question, "paragraphs": paragraphs}, context=served)
 print("served answer:", repr(out["answer"]), "| executor calls:", out["usage"]["executor"]["calls"])
-server.terminate(); server.wait(timeout=60)"""),
+server.terminate()
+_ = server.wait(timeout=60)"""),
     new_markdown_cell("""## Checkpointers
 
 `build_graph(checkpointer=...)` takes a saver object, a SQLite path (`sqlite:///path`) or a PostgreSQL URL
@@ -99,6 +101,7 @@ SmolLM2-135M on CPU, 1 question, 2 plans per group, 2 steps. It shows the mechan
     new_code_cell("""import os, tempfile
 from pathlib import Path
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TQDM_DISABLE", "1")            # no progress bars in the notebook's output
 import mia.training, mia.app.evaluation.datasets as datasets
 from mia.training.config import TrainConfig
 
@@ -109,7 +112,7 @@ cfg = TrainConfig.from_yaml(config_file, {
     "data.path": str(Path(datasets.__file__).parent / "hotpotqa.jsonl.gz"),
     "data.limit": 1,
 })
-print(cfg.name, "| base:", cfg.base_model, "| steps:", cfg.grpo.max_steps, "| plans per question:", cfg.grpo.num_generations)"""),
+print(cfg.name, "| base:", cfg.base_model, "| steps:", cfg.grpo["max_steps"], "| plans per question:", cfg.grpo["num_generations"])"""),
     new_code_cell("""from mia.training.planner_stage import train_planner
 result = train_planner(cfg)
 print("steps:", result.steps, "| final reward:", result.final_reward)
@@ -136,7 +139,10 @@ print("trained planner says:", repr(reply.content[:120]))"""),
 def main() -> None:
     meta = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
     books = {"02_swapping_backends.ipynb": SWAP, "03_training_a_planner_adapter.ipynb": TRAIN}
+    wanted = [a for a in sys.argv[1:] if a.endswith(".ipynb")]
     for name, cells in books.items():
+        if wanted and name not in wanted:
+            continue
         nb = new_notebook(cells=cells, metadata=meta)
         if "--execute" in sys.argv:
             from nbclient import NotebookClient
