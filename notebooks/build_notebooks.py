@@ -1,5 +1,6 @@
-"""Write notebooks 02 and 03 from their cell sources (the .ipynb files are then executed and
-committed with outputs: `python notebooks/build_notebooks.py --execute`). Why a script: cells stay
+"""Write notebooks 02 and 03 from their cell sources, executed, to be committed with their outputs:
+`MIA_DATA_DIR=.cache/mia-test .venv/bin/python notebooks/build_notebooks.py --execute [NAME.ipynb ...]`
+(naming 01_quickstart.ipynb re-executes that hand-written notebook in place). Why a script: cells stay
 reviewable as Python, and re-executing after an API change is one command."""
 
 from __future__ import annotations
@@ -150,6 +151,13 @@ def main() -> None:
             NotebookClient(nb, timeout=1800, kernel_name="python3").execute()
         nbformat.write(nb, HERE / name)
         print("wrote", HERE / name)
+    if "--execute" in sys.argv and "01_quickstart.ipynb" in wanted:  # hand-written: executed in place
+        from nbclient import NotebookClient
+
+        nb = nbformat.read(HERE / "01_quickstart.ipynb", as_version=4)
+        NotebookClient(nb, timeout=1800, kernel_name="python3").execute()
+        nbformat.write(nb, HERE / "01_quickstart.ipynb")
+        print("executed", HERE / "01_quickstart.ipynb")
 
 
 if __name__ == "__main__":
