@@ -14,6 +14,7 @@ import re
 import shutil
 import subprocess
 import sys
+import threading
 import zipfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,6 +112,8 @@ def served(venv: Path, fresh_env: dict[str, str]) -> Iterator[str]:
         for line in proc.stdout:  # type: ignore[union-attr]
             lines.append(line)
             if match := re.search(r"at (http://127\.0\.0\.1:\d+/v1)", line):
+                # keep reading its output, so a full pipe never blocks the server
+                threading.Thread(target=proc.stdout.read, daemon=True).start()  # type: ignore[union-attr]
                 yield match.group(1)
                 break
         else:
