@@ -16,6 +16,7 @@ from mia.graph.models.check import SpecStatus, check_model_spec, spec_status
 from mia.graph.models.errors import (
     BackendError,
     BackendNotInstalledError,
+    ContextLengthError,
     MissingAPIKeyError,
     ModelFileNotFoundError,
     UnknownBackendError,
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.models.loader import load_chat_model
 
 __all__ = [
-    "BACKENDS", "BackendError", "BackendNotInstalledError", "LocalChatModel", "MissingAPIKeyError",
+    "BACKENDS", "BackendError", "BackendNotInstalledError", "ContextLengthError", "LocalChatModel", "MissingAPIKeyError",
     "ModelFileNotFoundError", "ModelSpec", "SpecStatus", "UnknownBackendError", "check_model_spec",
     "load_chat_model", "parse_model_spec", "spec_status",
 ]
