@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from mia.graph.models.json_repair import JSONRepairError, parse_json_loose
 from mia.graph.models.prompts import prompts
+from mia.graph.models.special_tokens import neutralise_special_tokens
 from mia.graph.models.tool_protocol import (
     CLOSE,
     object_prefill,
@@ -142,7 +143,9 @@ class TextChatModel(BaseChatModel):
             prefill = prefill or object_prefill(kwargs["json_schema"])
         else:
             tools = []
-        return to_chat_dicts(messages, extra), prefill, params, tool_names(tools)
+        # message text is data to the chat template: no control tokens from documents or users
+        chat = [{**m, "content": neutralise_special_tokens(m["content"])} for m in to_chat_dicts(messages, extra)]
+        return chat, prefill, params, tool_names(tools)
 
     def _message(self, text: str, done: Completion, names: list[str], params: GenParams) -> AIMessage:
         text, cut = truncate_at_stop(text, params.stop)
