@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-__all__ = ["Context", "build_graph"]
+__all__ = ["Context", "RunResult", "build_graph", "run_question"]
 
 
 def __getattr__(name: str) -> Any:
@@ -17,4 +17,8 @@ def __getattr__(name: str) -> Any:
         from mia.graph.context import Context
 
         return Context
+    if name in ("RunResult", "run_question"):
+        from mia.graph import result
+
+        return getattr(result, name)
     raise AttributeError(f"module 'mia.graph' has no attribute {name!r}")

@@ -24,7 +24,7 @@ from mia.graph.nodes.execute import make_execute
 from mia.graph.nodes.finalize import make_finalize, make_judge, make_memorise
 from mia.graph.nodes.plan import make_plan
 from mia.graph.nodes.reflect import make_reflect, make_replan
-from mia.graph.nodes.retrieve import make_retrieve_memory
+from mia.graph.nodes.retrieve import close_question, make_retrieve_memory
 from mia.graph.nodes.tools import make_tools_node
 from mia.graph.state import InputState, OutputState, State
 
@@ -49,15 +49,15 @@ def after_reflect(state: State) -> Literal["replan", "finalize"]:
     return "replan" if state.get("last_turn") == "replan" else "finalize"
 
 
-def after_finalize(state: State, runtime: Runtime[Context]) -> Literal["judge", "memorise", "__end__"]:
+def after_finalize(state: State, runtime: Runtime[Context]) -> Literal["judge", "memorise", "close_question"]:
     ctx = Context.coerce(runtime.context)
     if ctx.judge_mode != "off":
         return "judge"
-    return "memorise" if _memorises(ctx) else END
+    return "memorise" if _memorises(ctx) else "close_question"
 
 
-def after_judge(state: State, runtime: Runtime[Context]) -> Literal["memorise", "__end__"]:
-    return "memorise" if _memorises(Context.coerce(runtime.context)) else END
+def after_judge(state: State, runtime: Runtime[Context]) -> Literal["memorise", "close_question"]:
+    return "memorise" if _memorises(Context.coerce(runtime.context)) else "close_question"
 
 
 def _memorises(ctx: Context) -> bool:
@@ -86,7 +86,9 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     g.add_edge("replan", "execute")
     g.add_conditional_edges("finalize", after_finalize)
     g.add_conditional_edges("judge", after_judge)
-    g.add_edge("memorise", END)
+    g.add_node("close_question", close_question)
+    g.add_edge("memorise", "close_question")
+    g.add_edge("close_question", END)
     return g
 
 

@@ -7,11 +7,14 @@ questions one after the other. `usage` is merged per role.
 
 from __future__ import annotations
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
 from langgraph.graph.message import add_messages
 from typing_extensions import NotRequired, TypedDict
+
+LastTurn = Literal["", "tool_call", "answer", "retry", "replan", "accept"]
+"""How the last executor or reflection turn ended: the graph's routing reads it."""
 
 RESET = "__reset__"
 """First element of a `steps` update (or key of a `usage` update) that clears the channel."""
@@ -56,6 +59,8 @@ class OutputState(TypedDict, total=False):
     plan: str
     replan: str
     trajectory: dict[str, Any]
+    memory_text: str
+    """The retrieved memories as the planner was shown them (the memory block)."""
     judgement: dict[str, Any] | None
     usage: Annotated[dict[str, dict[str, int]], merge_usage]
     memory_id: str | None
@@ -70,7 +75,8 @@ class State(InputState, OutputState, total=False):
     """Full working state (inputs, executor loop, outputs)."""
 
     # memory and planning
-    memory_text: str
+    closed_plan: str | None
+    """The plan the previous question of the thread ended with (see `close_question`)."""
     planner_messages: list[dict[str, str]]
     # executor loop
     messages: Annotated[list[AnyMessage], add_messages]
@@ -79,4 +85,4 @@ class State(InputState, OutputState, total=False):
     format_retries: int
     replans: int
     reflections: int
-    last_turn: str
+    last_turn: LastTurn

@@ -1,25 +1,24 @@
-"""The planner and executor prompts that training shows its policies, built from the graph's
-prompt data (graph/prompts/*.toml), so that a policy is trained on the very prompt it sees at
-inference. Only the glue (which template, which fields) lives here.
+"""The planner and executor prompts that training shows its policies: the graph's own prompt
+builder (`mia.graph.prompts.builder`), so that a policy is trained on the very prompt it is
+served. Only the choice of tools (the sandbox search) lives here.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from mia.graph.prompts import load_prompts, render
+from mia.graph.prompts import builder
+
 
 def no_memories() -> str:
     """What the graph's plan node shows when memory holds nothing (a cold start)."""
-    return render("memory", "header") + "\nNone found."
+    return builder.render_memories(None)
 
 
-def search_tool_lines() -> str:
-    """The search tool's signature line, rendered by the graph's own executor node."""
-    from mia.graph.nodes.execute import tool_lines
+def _search_tool() -> Any:
     from mia.graph.tools.search_tool import SearchTool
 
-    return tool_lines([SearchTool.model_construct()])
+    return SearchTool.model_construct()
 
 
 def render_memories(retrieved: Any) -> str:
@@ -28,42 +27,24 @@ def render_memories(retrieved: Any) -> str:
         return ""
     if isinstance(retrieved, str):
         return retrieved.strip()
-    from mia.graph.nodes.retrieve import render_memories as graph_render
-
-    return graph_render(retrieved)
+    return builder.render_memories(retrieved)
 
 
 def planner_messages(question: str, memories: str = "", max_words: int | None = None) -> list[dict[str, str]]:
-    """The planner's conversational prompt for one question (memories already rendered), exactly
-    as the graph's plan node builds it; `max_words` defaults to the graph's plan length."""
-    if max_words is None:
-        from mia.graph.nodes.plan import PLAN_WORDS
-
-        max_words = PLAN_WORDS
-    return [
-        {"role": "system", "content": render("planner", "system")},
-        {"role": "user", "content": render("planner", "plan", memories=memories or no_memories(),
-                                           max_words=max_words, question=question)},
-    ]
+    """The planner's prompt for one question (memories already rendered), as the plan node builds it."""
+    return builder.planner_messages(question, memories, builder.PLAN_WORDS if max_words is None else max_words)
 
 
 def executor_messages(question: str, plan: str) -> list[dict[str, str]]:
-    """The executor's conversational prompt: the text tool protocol, then the question and plan."""
-    tools = render("executor", "tools", tool_lines=search_tool_lines())
-    plan_block = render("executor", "plan_block", plan=plan.strip()) + "\n" if plan.strip() else ""
-    return [
-        {"role": "system", "content": render("executor", "system", tools=tools)},
-        {"role": "user", "content": render("executor", "question", question=question, plan_block=plan_block,
-                                           memory_block="")},
-    ]
+    """The executor's prompt in the text tool protocol with the sandbox search tool."""
+    return builder.executor_messages(question, plan, [_search_tool()], native=False)
 
 
 def observation_message(observation: str) -> dict[str, str]:
-    """A tool result, sent back as a user turn in clean <tool_response> tags."""
-    return {"role": "user", "content": render("executor", "observation", result=observation)}
+    """A tool result, sent back as a user turn inside an escaped <tool_response> fence."""
+    return {"role": "user", "content": builder.observation(observation)}
 
 
 def force_answer_message() -> dict[str, str]:
     """The user turn that ends the tool budget and asks for the final answer."""
-    reason = load_prompts("executor")["reason_budget"].strip()
-    return {"role": "user", "content": render("executor", "force_answer", reason=reason)}
+    return {"role": "user", "content": builder.force_answer("budget")}

@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mia.training.prompts import force_answer_message, observation_message
-from mia.training.rewards import extract_answer, parse_tool_calls, tool_call_ok
+from mia.graph.protocol import parse
+from mia.training.rewards import tool_call_ok
 
 _PLACEHOLDER = "\u2063PLACEHOLDER\u2063"
 STOP_STRINGS = ("</tool_call>", "</answer>")
@@ -190,15 +191,15 @@ class ReactRunner:
         item.ids += new
         ep.turns.append(text)
         item.history.append({"role": "assistant", "content": text})
-        answer = extract_answer(text)
-        calls = parse_tool_calls(text)
+        turn = parse(text, strict=True)  # the graph's protocol, read as the format reward reads it
+        answer = turn.answer if turn.kind == "answer" else None
+        call = turn.call
         if answer is not None or forced:
             ep.answer = answer if answer is not None else (text.strip() or None)
             ep.forced = forced and answer is None
             return True
         ended = bool(new) and new[-1] == self.tokenizer.eos_token_id
-        if calls:
-            call = calls[0]
+        if call is not None:
             ep.tool_calls += 1
             if tool_call_ok(call):
                 observation = self.search(call.arguments["query_list"], item.paragraphs)
@@ -210,7 +211,7 @@ class ReactRunner:
             # Neither a tool call nor an answer: the turn breaks the protocol; ask for an answer.
             ep.tool_calls = budget.max_tool_calls
             user = force_answer_message()
-        if ep.tool_calls >= budget.max_tool_calls and calls:
+        if ep.tool_calls >= budget.max_tool_calls and call is not None:
             user = {"role": "user", "content": user["content"] + "\n\n" + force_answer_message()["content"]}
         env = self._encode(self._env_text(item.history[:-1], user, ended))
         ep.completion_ids += env

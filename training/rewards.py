@@ -13,13 +13,14 @@ with the same functions).
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
 from mia.graph.judge.metrics import cover_match, exact_match, f1_score, normalize_answer
+from mia.graph.protocol import ToolCall, after_last_think, count_tags, last_answer, parse_calls
+
 
 AccuracyMetric = Literal["em", "f1", "contains", "judge"]  # judge: see mia.training.episodes.Accuracy
 
@@ -83,19 +84,14 @@ def answer_accuracy(
 
 # --------------------------------------------------------------------------- format checks
 
-_THINK_OPEN, _THINK_CLOSE = "<think>", "</think>"
-_TOOL_CALL = re.compile(r"<tool_call>(.*?)</tool_call>", re.S)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S)
-
-
 def think_balanced(text: str) -> bool:
     """Every <think> is closed (the paper's format check on plans, decisions and replans)."""
-    return text.count(_THINK_OPEN) == text.count(_THINK_CLOSE)
+    return count_tags(text, "think", False) == count_tags(text, "think", True)
 
 
 def strip_think(text: str) -> str:
     """The text after the last </think> (what the paper reads as the plan or the decision)."""
-    return text.rsplit(_THINK_CLOSE, 1)[-1].strip() if _THINK_CLOSE in text else text.strip()
+    return after_last_think(text)
 
 
 _NUMBERED_STEP = re.compile(r"^\s*(?:step\s*)?\d+\s*[.):]", re.I | re.M)
@@ -126,35 +122,9 @@ def decision_correct(first_correct: bool, replanned: bool) -> bool:
     return replanned != first_correct
 
 
-@dataclass(frozen=True)
-class ToolCall:
-    """One parsed `<tool_call>{json}</tool_call>` block; `error` says why it is malformed."""
-
-    name: str | None
-    arguments: dict | None
-    error: str | None = None
-
-
 def parse_tool_calls(text: str) -> list[ToolCall]:
-    """All tool-call blocks of an assistant turn, malformed ones included (with `error` set)."""
-    calls = []
-    for raw in _TOOL_CALL.findall(text or ""):
-        try:
-            obj = json.loads(raw.strip())
-        except json.JSONDecodeError as exc:
-            calls.append(ToolCall(None, None, f"invalid JSON: {exc.msg}"))
-            continue
-        if not isinstance(obj, dict):
-            calls.append(ToolCall(None, None, "not a JSON object"))
-            continue
-        args = obj.get("arguments", obj.get("args"))
-        if isinstance(args, str):
-            try:
-                args = json.loads(args)
-            except json.JSONDecodeError:
-                args = None
-        calls.append(ToolCall(obj.get("name"), args if isinstance(args, dict) else None))
-    return calls
+    """All tool-call blocks of an assistant turn, malformed ones included (the protocol's strict reading)."""
+    return parse_calls(text, strict=True)
 
 
 def tool_call_ok(call: ToolCall, allowed: Sequence[str] = ("search",)) -> bool:
@@ -173,9 +143,8 @@ def tool_call_ok(call: ToolCall, allowed: Sequence[str] = ("search",)) -> bool:
 
 
 def extract_answer(text: str) -> str | None:
-    """The content of the last <answer>...</answer> block, or None."""
-    found = _ANSWER.findall(text or "")
-    return found[-1].strip() if found else None
+    """The content of the last <answer>...</answer> block, or None (the protocol's strict reading)."""
+    return last_answer(text)
 
 
 def executor_format_ok(turns: Sequence[str], allowed_tools: Sequence[str] = ("search",)) -> bool:
@@ -184,9 +153,9 @@ def executor_format_ok(turns: Sequence[str], allowed_tools: Sequence[str] = ("se
     if not turns:
         return False
     for turn in turns:
-        if not think_balanced(turn) or turn.count("<answer>") != turn.count("</answer>"):
+        if not think_balanced(turn) or count_tags(turn, "answer", False) != count_tags(turn, "answer", True):
             return False
-        if turn.count("<tool_call>") != turn.count("</tool_call>"):
+        if count_tags(turn, "tool_call", False) != count_tags(turn, "tool_call", True):
             return False
         if not all(tool_call_ok(c, allowed_tools) for c in parse_tool_calls(turn)):
             return False

@@ -12,6 +12,8 @@ import string
 from collections import Counter
 from collections.abc import Iterable
 
+from mia.graph.protocol import final_answer
+
 _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 # HotpotQA: these answers only ever match exactly; a partial token overlap with them means nothing.
@@ -81,43 +83,10 @@ def cover_match(prediction: str, golds: str | Iterable[str]) -> bool:
     return False
 
 
-_THINK_SPLIT = re.compile(r"</think>", re.I)
-_ANSWER = re.compile(r"<answer>(.*?)</answer>", re.S | re.I)
-_AFTER_TOOL_RESPONSE = re.compile(r"</tool_response>\s*assistant\b(.*)\Z", re.S | re.I)
-_BLOCKS = re.compile(r"<(tool_call|tool_response|think)>.*?</\1>", re.S | re.I)
-_ROLE_LINES = re.compile(r"^\s*(system|user|assistant|tool)\s*$", re.M | re.I)
-_TAGS = re.compile(r"</?(answer|think|tool_call|tool_response)>", re.I)
-
-
-def _squash(text: str) -> str:
-    return " ".join(text.split())
-
-
 def extract_answer(text: str) -> str:
-    """The final answer in an agent's output, whitespace-normalised.
-
-    Order (the paper's training-reward extraction, reference 4.5, plus one guard for cut-off
-    output): the last `<answer>...</answer>` after the last `</think>`; a last `<answer>` that was
-    opened but never closed (the model ran out of tokens); the text after a
-    `</tool_response> assistant` marker; the text without think/tool blocks and bare role lines;
-    finally the whole string.
-    """
-    if not text:
-        return ""
-    tail = _THINK_SPLIT.split(text)[-1]
-    last_open = tail.lower().rfind("<answer>")
-    if last_open >= 0 and "</answer>" not in tail[last_open:].lower():
-        unclosed = _squash(_TAGS.sub(" ", tail[last_open + len("<answer>") :]))
-        if unclosed:
-            return unclosed
-    found = _ANSWER.findall(tail)
-    if found:
-        return _squash(found[-1])
-    after_tool = _AFTER_TOOL_RESPONSE.search(text)
-    if after_tool and after_tool.group(1).strip():
-        return _squash(_TAGS.sub(" ", after_tool.group(1)))
-    stripped = _squash(_TAGS.sub(" ", _ROLE_LINES.sub(" ", _BLOCKS.sub(" ", tail))))
-    return stripped or _squash(text)
+    """The final answer in an agent's output, whitespace-normalised: the protocol's
+    `final_answer` (the paper's training-reward extraction, reference 4.5)."""
+    return final_answer(text)
 
 
 __all__ = ["normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer"]

@@ -13,15 +13,15 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from mia.graph.protocol import MAX_DEPTH, MAX_JSON_CHARS, after_last_think, clean_text, json_values
+
 from .verdict import GraderLabel
 
-_THINK_BLOCK = re.compile(r"<think>.*?</think>", re.S | re.I)
-_THINK_CLOSE = re.compile(r"</think>", re.I)
 _LETTER_LABEL: dict[str, GraderLabel] = {"A": "CORRECT", "B": "INCORRECT", "C": "NOT_ATTEMPTED"}
 _WORD = re.compile(r"\bnot[\s_-]*attempted\b|\bnot\s+correct\b|\bincorrect\b|\bcorrect\b", re.I)
 _KEYED_LETTER = re.compile(
-    r"(?i:\b(?:grade|answer|verdict|label|choice|option|letter|rating)\b)\s*(?i:is\s*)?[:=]?\s*"
-    r"[\"'`*(\[]*([ABC])(?![A-Za-z0-9])"
+    r"(?i:\b(?:grade|answer|verdict|label|choice|option|letter|rating)\b)\s{0,4}(?i:is\s{0,4})?[:=]?\s{0,4}"
+    r"[\"'`*(\[]{0,4}([ABC])(?![A-Za-z0-9])"
 )
 _LEADING_LETTER = re.compile(r"^[\s\"'`*(\[#>]*([ABC])(?![A-Za-z0-9'])(.*)\Z", re.S)
 _LABEL_START = re.compile(r"(not[\s_-]*attempted|not\s+correct|incorrect|correct)\b", re.I)
@@ -29,9 +29,9 @@ _DECORATION = " \t\r\n\"'`*.,;:!()[]{}<>#-"
 
 
 def strip_thinking(text: str) -> str:
-    """Drop <think> blocks (reasoning models) so only the final reply is read."""
-    text = _THINK_BLOCK.sub(" ", text or "")
-    return _THINK_CLOSE.split(text)[-1].strip()
+    """Drop <think> blocks (reasoning models) so only the final reply is read (the protocol's
+    linear reading: the text after the last </think>, cleaned and bounded)."""
+    return after_last_think(clean_text(text))
 
 
 def _word_label(word: str) -> GraderLabel:
@@ -106,7 +106,7 @@ class ParsedReview:
 _SCORE_KEYS = ("score", "rating", "grade", "points")
 _REASON_KEYS = ("reason", "reasoning", "explanation", "feedback", "justification", "rationale", "comment")
 _SCORE_TEXT = re.compile(
-    r"[\"']?(?:score|rating|grade)[\"']?\s*(?:is|of)?\s*[:=]?\s*[\"']?\s*(-?\d+(?:\.\d+)?)", re.I
+    r"[\"']?(?:score|rating|grade)[\"']?\s{0,4}(?:is|of)?\s{0,4}[:=]?\s{0,4}[\"']?\s{0,4}(-?\d{1,12}(?:\.\d{1,12})?)", re.I
 )
 _OUT_OF_TEN = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:/|out\s+of)\s*10\b", re.I)
 _REASON_TEXT = re.compile(r"[\"']?(?:reason|explanation|feedback|justification)[\"']?\s*[:=]\s*(.+)", re.I | re.S)
@@ -141,18 +141,9 @@ def _clean_reason(value: Any) -> str:
 
 
 def _json_objects(text: str) -> list[dict[str, Any]]:
-    """Every JSON object embedded in text, in order (a model often wraps it in chatter)."""
-    decoder, found, start = json.JSONDecoder(), [], text.find("{")
-    while start != -1:
-        try:
-            obj, end = decoder.raw_decode(text, start)
-        except json.JSONDecodeError:
-            start = text.find("{", start + 1)
-            continue
-        if isinstance(obj, dict):
-            found.append(obj)
-        start = text.find("{", end)
-    return found
+    """Every JSON object embedded in text, in order (a model often wraps it in chatter); the
+    protocol's bounded, depth-limited scan."""
+    return list(json_values(text, want=dict))
 
 
 def _from_mapping(obj: dict[str, Any]) -> tuple[int, str] | None:
@@ -176,8 +167,8 @@ def parse_review(reply: str) -> ParsedReview | None:
     if not text:
         return None
     try:
-        obj = json.loads(text)
-    except json.JSONDecodeError:
+        obj = json.loads(text) if len(text) <= MAX_JSON_CHARS and text.count("{") + text.count("[") <= MAX_DEPTH else None
+    except (ValueError, RecursionError):
         obj = None
     if isinstance(obj, dict) and (got := _from_mapping(obj)):
         raw_score = {str(k).lower(): v for k, v in obj.items()}.get("score")

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 
 from langchain_core.messages import HumanMessage
 
+from mia.graph.protocol import escape_untrusted
+
 from .calls import Conversation, Reply, Steps, continue_with
 from .config import JudgeConfig
 from .outcome import Outcome
@@ -51,7 +53,8 @@ def _evidence(trace: str | None, config: JudgeConfig) -> str:
     prompts = load_prompts()["reviewer"]
     if not trace or not trace.strip():
         return prompts["evidence_without_trace"]
-    return render(prompts["evidence_with_trace"], trace=shorten_middle(trace.strip(), config.max_trace_chars))
+    fenced = escape_untrusted(shorten_middle(trace.strip(), config.max_trace_chars))  # cannot close <trajectory>
+    return render(prompts["evidence_with_trace"], trace=fenced)
 
 
 def reviewer_conversation(

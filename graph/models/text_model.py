@@ -25,7 +25,7 @@ from langchain_core.tools import BaseTool
 from langchain_core.utils.function_calling import convert_to_openai_tool
 from pydantic import BaseModel, Field
 
-from mia.graph.models.json_repair import JSONRepairError, parse_json_loose
+from mia.graph.protocol import JSONRepairError, parse_json_loose
 from mia.graph.models.prompts import prompts
 from mia.graph.models.tool_protocol import (
     CLOSE,

@@ -23,7 +23,8 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import InvalidToolCall, ToolCall, invalid_tool_call, tool_call
 
-from mia.graph.models.json_repair import JSONRepairError, parse_json_loose
+from mia.graph.protocol import (JSONRepairError, bounded, clean_text, escape_untrusted, parse_json_loose, read_call, render_call,
+                                tool_schema_lines)
 from mia.graph.models.prompts import prompts
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
@@ -56,7 +57,7 @@ def forced_tool(tool_choice: Any, tools: Sequence[dict[str, Any]] | None) -> str
 def tools_system_prompt(tools: Sequence[dict[str, Any]], tool_choice: Any = None) -> str:
     """The system-prompt block that describes the tools (and a forced choice, if any)."""
     cfg = prompts()["tools"]
-    text = cfg["system"].format(tools="\n".join(json.dumps(t, ensure_ascii=False) for t in tools))
+    text = cfg["system"].format(tools=tool_schema_lines(tools))
     forced = forced_tool(tool_choice, tools)
     if forced:
         text += "\n" + cfg["required"].format(name=forced)
@@ -109,11 +110,6 @@ def _text(content: Any) -> str:
     return "".join(parts)
 
 
-def render_call(name: str, args: Any) -> str:
-    """A tool call as the model is taught to write it (used for AIMessages in the history)."""
-    return f"{OPEN}\n{json.dumps({'name': name, 'arguments': args}, ensure_ascii=False)}\n{CLOSE}"
-
-
 def to_chat_dicts(messages: Sequence[BaseMessage], system_extra: str = "") -> list[dict[str, str]]:
     """LangChain messages -> [{'role', 'content'}] for a chat template.
 
@@ -137,7 +133,7 @@ def to_chat_dicts(messages: Sequence[BaseMessage], system_extra: str = "") -> li
             pieces = [_text(msg.content)] + [render_call(c["name"], c["args"]) for c in msg.tool_calls]
             add("assistant", "\n".join(p for p in pieces if p))
         elif isinstance(msg, ToolMessage):
-            add("user", prompts()["tools"]["response"].format(content=_text(msg.content)))
+            add("user", prompts()["tools"]["response"].format(content=escape_untrusted(_text(msg.content))))
         else:  # ChatMessage / FunctionMessage: keep the text under its role
             role = getattr(msg, "role", "user")
             add(role if role in ("system", "user", "assistant") else "user", _text(msg.content))
@@ -150,26 +146,20 @@ def to_chat_dicts(messages: Sequence[BaseMessage], system_extra: str = "") -> li
 
 
 def _call_from_obj(obj: Any, names: Sequence[str], raw: str) -> ToolCall | InvalidToolCall:
-    if not isinstance(obj, dict):
-        return invalid_tool_call(name=None, args=raw, id=new_call_id(), error="the tool call is not a JSON object")
-    fn = obj.get("function") if isinstance(obj.get("function"), dict) else {}
-    name = obj.get("name") or fn.get("name")
-    source = obj if any(k in obj for k in ("arguments", "parameters", "args")) else fn
-    args: Any = next((source[k] for k in ("arguments", "parameters", "args") if k in source), {})
-    if isinstance(args, str):
-        try:
-            args = parse_json_loose(args) if args.strip() else {}
-        except JSONRepairError:
-            return invalid_tool_call(name=name, args=args, id=new_call_id(), error="the arguments are not valid JSON")
-    if not isinstance(name, str) or not name:
-        return invalid_tool_call(name=None, args=raw, id=new_call_id(), error="the tool call has no 'name'")
-    if names and name not in names:
-        return invalid_tool_call(
-            name=name, args=json.dumps(args), id=new_call_id(), error=f"unknown tool {name!r}; known: {', '.join(names)}"
-        )
-    if not isinstance(args, dict):
-        return invalid_tool_call(name=name, args=json.dumps(args), id=new_call_id(), error="arguments must be an object")
-    return tool_call(name=name, args=args, id=new_call_id())
+    """A LangChain tool call from a decoded value (read by the protocol's `read_call`), or an
+    invalid one carrying the raw text and the reason."""
+    call = read_call(obj)
+    if call.error:
+        args = raw if call.name is None else _dump(call.raw_arguments)
+        return invalid_tool_call(name=call.name, args=args, id=new_call_id(), error=call.error)
+    if names and call.name not in names:
+        return invalid_tool_call(name=call.name, args=_dump(call.arguments), id=new_call_id(),
+                                 error=f"unknown tool {call.name!r}; known: {', '.join(names)}")
+    return tool_call(name=call.name or "", args=dict(call.arguments or {}), id=new_call_id())
+
+
+def _dump(value: Any) -> str:
+    return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
 def parse_tool_output(
@@ -180,6 +170,7 @@ def parse_tool_output(
     Only the first <tool_call> is used (one action per step, as in a ReAct loop). Without a tag, a
     bare JSON object naming a known tool is accepted too, a common small-model slip.
     """
+    text = bounded(clean_text(text))
     start = text.find(OPEN)
     if start == -1:
         stripped = text.strip()
@@ -188,7 +179,7 @@ def parse_tool_output(
                 obj = parse_json_loose(stripped)
             except JSONRepairError:
                 return text, [], []
-            if isinstance(obj, dict) and obj.get("name") in names:
+            if isinstance(obj, dict) and isinstance(obj.get("name"), str) and obj["name"] in names:
                 call = _call_from_obj(obj, names, stripped)
                 if "error" not in call:
                     return "", [call], []  # type: ignore[list-item]

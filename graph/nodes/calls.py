@@ -16,7 +16,7 @@ from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
-from mia.graph.protocol import estimate_tokens
+from mia.graph.protocol import clean_text, clean_value, estimate_tokens
 
 
 class UsageCounter(BaseCallbackHandler):
@@ -66,8 +66,20 @@ def invoke(model: Any, messages: list[BaseMessage], role: str, **kwargs: Any) ->
     with count_usage() as counter:
         reply = model.invoke(messages, **kwargs)
     if not isinstance(reply, AIMessage):
-        reply = AIMessage(content=str(getattr(reply, "content", reply)))
-    return reply, {role: counter.as_dict()}
+        reply = AIMessage(content=clean_text(getattr(reply, "content", reply)))
+    return sanitised(reply), {role: counter.as_dict()}
+
+
+def sanitised(reply: AIMessage) -> AIMessage:
+    """The boundary where model text enters the graph: lone surrogates and control characters
+    are cleaned once here (content and tool-call arguments), so nothing downstream (the
+    trajectory log, the memory store, JSON) can fail on them."""
+    content = clean_value(reply.content)
+    calls = [{**c, "name": clean_text(c.get("name")), "args": clean_value(c.get("args") or {})}
+             for c in reply.tool_calls]
+    if content == reply.content and calls == reply.tool_calls:
+        return reply
+    return reply.model_copy(update={"content": content, "tool_calls": calls})
 
 
 def text_of(message: BaseMessage) -> str:

@@ -5,22 +5,16 @@ planner conversation is still built so that reflection and replanning can follow
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
-
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
-from mia.graph.nodes.retrieve import render_memories
-from mia.graph.prompts import render
+from mia.graph.prompts.builder import planner_messages
 from mia.graph.protocol import strip_think
 from mia.graph.state import State
-
-PLAN_WORDS = 400
-REPLAN_WORDS = 200
 
 
 def to_messages(conversation: list[dict[str, str]]) -> list[BaseMessage]:
@@ -38,12 +32,7 @@ def cut_invented_question(plan: str) -> str:
 def make_plan(deps: Deps):
     def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        memories = state.get("memory_text") or render_memories(SimpleNamespace(positives=[], negatives=[]))
-        conversation = [
-            {"role": "system", "content": render("planner", "system")},
-            {"role": "user", "content": render("planner", "plan", memories=memories, max_words=PLAN_WORDS,
-                                                question=state["question"])},
-        ]
+        conversation = planner_messages(state["question"], state.get("memory_text") or "")
         preset = (state.get("plan") or "").strip()
         if preset:
             conversation.append({"role": "assistant", "content": preset})

@@ -9,13 +9,13 @@ from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
 from langgraph.runtime import Runtime
-
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
-from mia.graph.nodes.plan import REPLAN_WORDS, cut_invented_question, to_messages
+from mia.graph.nodes.plan import cut_invented_question, to_messages
 from mia.graph.prompts import render
+from mia.graph.prompts.builder import REPLAN_WORDS
 from mia.graph.protocol import cut_before_answer, parse_yes_no, strip_think
 from mia.graph.state import State
 

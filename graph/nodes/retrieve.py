@@ -9,17 +9,21 @@ from typing import Any
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
-
 from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
-from mia.graph.prompts import load_prompts, render
-from mia.graph.protocol import truncate_words
+from mia.graph.prompts.builder import render_memories, render_trajectories
+from mia.graph.protocol import clean_value
 from mia.graph.state import RESET, State
 
 
-def fresh_question_state() -> dict[str, Any]:
-    """Updates that reset every per-question channel (inputs are left alone)."""
+def fresh_question_state(state: State | None = None) -> dict[str, Any]:
+    """Updates that reset every per-question channel. Inputs given for this question are kept:
+    the previous question's input-only channels were cleared by `close_question`, and a plan
+    still equal to the one it closed with is that question's, not a preset for this one."""
+    state = state or {}
+    stale_plan = bool(state.get("plan")) and state.get("plan") == state.get("closed_plan")
     return {
+        **({"plan": None} if stale_plan else {}),
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "steps": [RESET],
         "usage": {RESET: True, **{role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}},
@@ -30,23 +34,11 @@ def fresh_question_state() -> dict[str, Any]:
     }
 
 
-def render_memories(retrieved: Any) -> str:
-    """Positive and negative workflows as separate sections (reference 2.7)."""
-    p = load_prompts("memory")
-    lines = [p["header"]]
-    for title, items in ((p["positives"], retrieved.positives), (p["negatives"], retrieved.negatives)):
-        lines.append(title.format(n=len(items)))
-        if not items:
-            lines.append(p["none_found"])
-        for i, scored in enumerate(items, 1):
-            rec = getattr(scored, "record", scored)
-            caption = (getattr(rec, "caption", "") or "").strip()
-            lines.append(render(
-                "memory", "item", i=i, modality="image-text" if caption else "text-only",
-                judgement=getattr(rec, "outcome", "unknown"), question=rec.question.strip(),
-                caption_line=p["caption_line"].format(caption=caption) if caption else "",
-                workflow=(getattr(rec, "workflow", "") or "").strip()))
-    return "\n".join(lines)
+def close_question(state: State) -> dict[str, Any]:
+    """The last node of every run: clears the input-only channels (gold answers, sandbox
+    paragraphs, caption) so that the next question in the thread cannot inherit them, and
+    remembers the plan it ended with (the output keeps it)."""
+    return {"gold_answers": None, "paragraphs": None, "caption": None, "closed_plan": state.get("plan")}
 
 
 def summarise(scored: Any) -> dict[str, Any]:
@@ -56,21 +48,14 @@ def summarise(scored: Any) -> dict[str, Any]:
             "score": round(float(getattr(scored, "score", 0.0) or 0.0), 4)}
 
 
-def render_trajectories(found: Any, max_words: int) -> str:
-    """Raw past trajectories for the trajectory-rag baseline (each cut to max_words)."""
-    items = []
-    for i, item in enumerate(found or [], 1):
-        traj = item[0] if isinstance(item, tuple) else getattr(item, "trajectory", item)
-        trace = traj.to_trace_text(max_words_per_observation=64) if hasattr(traj, "to_trace_text") else str(traj)
-        items.append(render("memory", "trajectory_item", i=i, question=getattr(traj, "question", ""),
-                            judgement=getattr(traj, "outcome", "unknown"), trace=truncate_words(trace, max_words)))
-    return "\n".join(items)
-
-
 def make_retrieve_memory(deps: Deps):
     def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        update = fresh_question_state()
+        update = fresh_question_state(state)
+        for key in ("question", "gold_answers", "caption"):  # caller text enters the graph here
+            if state.get(key) is not None and clean_value(state[key]) != state[key]:
+                update[key] = clean_value(state[key])
+        state = {**state, **{k: update[k] for k in ("question",) if k in update}}
         if ctx.memory_mode == "none":
             return update
         try:

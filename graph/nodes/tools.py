@@ -7,11 +7,10 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
-
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps
-from mia.graph.prompts import render
-from mia.graph.protocol import truncate_words
+from mia.graph.prompts.builder import observation
+from mia.graph.protocol import clean_text, escape_untrusted, truncate_words
 from mia.graph.state import State
 
 
@@ -26,8 +25,8 @@ def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> tuple[str, bo
     except Exception as exc:  # tools are outside code: report, do not crash
         return f"Error: the tool {name!r} failed ({type(exc).__name__}: {exc}). Try different arguments.", False
     if not isinstance(result, str):
-        result = getattr(result, "content", None) or str(result)
-    return result.strip() or "(no results)", True
+        result = getattr(result, "content", None) or result
+    return clean_text(result).strip() or "(no results)", True  # tool text enters the graph here
 
 
 def make_tools_node(deps: Deps):
@@ -42,10 +41,11 @@ def make_tools_node(deps: Deps):
         else:
             text, ok = run_tool(available, name, args)
         text = truncate_words(text, ctx.max_observation_words)
+        fenced = escape_untrusted(text)  # a document cannot close the <tool_response> fence
         if pending.get("id"):
-            message: Any = ToolMessage(content=text, tool_call_id=pending["id"], name=name)
+            message: Any = ToolMessage(content=fenced, tool_call_id=pending["id"], name=name)
         else:
-            message = HumanMessage(content=render("executor", "observation", result=text))
+            message = HumanMessage(content=observation(text))
         update: dict[str, Any] = {
             "messages": [message],
             "steps": [{"kind": "observation", "content": text, "tool": name}],

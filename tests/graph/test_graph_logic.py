@@ -257,3 +257,27 @@ def test_context_schema_has_descriptions() -> None:
     for f in fields(Context):
         assert f.metadata.get("description"), f.name
     assert Context.coerce({"max_tool_calls": 3, "bogus": 1}).max_tool_calls == 3
+
+
+def test_a_second_question_in_a_thread_does_not_inherit_the_first_ones_inputs() -> None:
+    """Defect 12.1: "Capital of Italy?" after "Capital of France?" was planned as "1. Search Paris."
+    and graded against ["Paris"]: plan, gold answers, paragraphs and caption leaked."""
+    m = models(planner=["1. Search Paris.", "no", "1. Search Rome.", "no"],
+               executor=["<answer>Paris</answer>", "<answer>Rome</answer>"])
+    deps, seen = make_deps(m)
+    given: list[Any] = []
+    deps._tools_factory = lambda ctx, paragraphs: given.append(paragraphs) or [search_tool()]
+    graph = build_graph(checkpointer=InMemorySaver(), deps=deps)
+    cfg = {"configurable": {"thread_id": "leak"}}
+    graph.invoke({"question": "Capital of France?", "gold_answers": ["Paris"], "caption": "a map of France",
+                  "paragraphs": [{"title": "France", "text": "Paris is the capital."}]}, cfg, context=ctx())
+    second = graph.invoke({"question": "Capital of Italy?"}, cfg, context=ctx())
+    assert second["plan"] == "1. Search Rome."
+    assert "Capital of Italy?" in m["fake:planner"].prompts[2][-1].content
+    assert seen["judge"][1]["gold_answers"] is None
+    assert given[-1] is None
+    assert second["trajectory"]["caption"] == "" and second["trajectory"]["gold_answers"] == []
+    # a preset plan is used for its own question only
+    graph.invoke({"question": "Q3", "plan": "1. Preset."}, cfg, context=ctx())
+    fourth = graph.invoke({"question": "Q4"}, cfg, context=ctx(), )
+    assert fourth["plan"] != "1. Preset."

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
 
-from mia.graph.models.json_repair import JSONRepairError, parse_json_loose
+from mia.graph.protocol import JSONRepairError, parse_json_loose
 from mia.graph.models.tool_protocol import (
     object_prefill,
     parse_tool_output,

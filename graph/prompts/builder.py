@@ -1,0 +1,90 @@
+"""The one prompt builder for the planner and the executor. The graph's nodes and training both
+call these functions, so a policy is trained on exactly the prompt it is served
+(tests/graph/test_prompt_builder.py holds them to it, cold start and with memories).
+
+Untrusted text (memories, past trajectories, tool results) is escaped here, where it enters a
+prompt, with `escape_untrusted`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from mia.graph.prompts import load_prompts, render
+from mia.graph.protocol import escape_untrusted, tool_schema_lines, truncate_words
+
+PLAN_WORDS = 400
+"""The plan length the planner prompt asks for."""
+REPLAN_WORDS = 200
+"""The supplementary plan length the replan prompt asks for."""
+
+Message = dict[str, str]
+
+
+def render_memories(retrieved: Any) -> str:
+    """Positive and negative workflows as separate sections (reference 2.7); `None` or empty
+    results render the cold-start block (each section says none was found)."""
+    p = load_prompts("memory")
+    lines = [p["header"]]
+    positives = list(getattr(retrieved, "positives", []) or [])
+    negatives = list(getattr(retrieved, "negatives", []) or [])
+    for title, items in ((p["positives"], positives), (p["negatives"], negatives)):
+        lines.append(title.format(n=len(items)))
+        if not items:
+            lines.append(p["none_found"])
+        for i, scored in enumerate(items, 1):
+            rec = getattr(scored, "record", scored)
+            caption = (getattr(rec, "caption", "") or "").strip()
+            lines.append(render(
+                "memory", "item", i=i, modality="image-text" if caption else "text-only",
+                judgement=getattr(rec, "outcome", "unknown"), question=escape_untrusted(rec.question.strip()),
+                caption_line=p["caption_line"].format(caption=escape_untrusted(caption)) if caption else "",
+                workflow=escape_untrusted((getattr(rec, "workflow", "") or "").strip())))
+    return "\n".join(lines)
+
+
+def render_trajectories(found: Any, max_words: int) -> str:
+    """Raw past trajectories for the trajectory-rag baseline (each cut to max_words)."""
+    items = []
+    for i, item in enumerate(found or [], 1):
+        traj = item[0] if isinstance(item, tuple) else getattr(item, "trajectory", item)
+        trace = traj.to_trace_text(max_words_per_observation=64) if hasattr(traj, "to_trace_text") else str(traj)
+        items.append(render("memory", "trajectory_item", i=i, question=escape_untrusted(getattr(traj, "question", "")),
+                            judgement=getattr(traj, "outcome", "unknown"),
+                            trace=escape_untrusted(truncate_words(trace, max_words))))
+    return "\n".join(items)
+
+
+def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WORDS) -> list[Message]:
+    """The planner's prompt for one question; `memories` is the rendered memory block (empty:
+    the cold-start block)."""
+    return [
+        {"role": "system", "content": render("planner", "system")},
+        {"role": "user", "content": render("planner", "plan", memories=memories.strip() or render_memories(None),
+                                           max_words=max_words, question=question)},
+    ]
+
+
+def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), native: bool = False,
+                      memories: str = "") -> list[Message]:
+    """The executor's prompt: the system prompt (with the tool schemas in the text protocol),
+    then the question, the plan and, for trajectory-rag, past trajectories."""
+    tools_text = render("executor", "tools", tool_lines=tool_schema_lines(tools)) if tools and not native else ""
+    plan, memories = plan.strip(), memories.strip()
+    user = render("executor", "question", question=question,
+                  plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
+                  memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
+    return [{"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},
+            {"role": "user", "content": user}]
+
+
+def observation(result: str) -> str:
+    """A tool result as the executor sees it: escaped inside the <tool_response> fence."""
+    return render("executor", "observation", result=escape_untrusted(result))
+
+
+def force_answer(reason: str = "budget") -> str:
+    """The turn that ends the tool loop and asks for the final answer (reason: budget, context, format)."""
+    key = {"budget": "reason_budget", "context": "reason_context"}.get(reason, "reason_format")
+    return render("executor", "force_answer", reason=render("executor", key))

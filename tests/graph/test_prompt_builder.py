@@ -1,0 +1,56 @@
+"""One prompt builder: the prompt training shows a policy equals the prompt the graph serves
+(issue 12, item 1), for a cold start and with memories, for the planner and the executor."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from langchain_core.messages import BaseMessage
+from mia.graph.builder import build_graph, recursion_limit
+from mia.graph.tools import SearchTool, corpus_from_paragraphs
+from mia.training import prompts as training_prompts
+
+from .fakes import FakeStore, make_deps, memory
+from .test_graph_logic import CALL, ctx, models
+
+QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
+PARAGRAPHS = [{"title": "Arthur's Magazine", "text": "Arthur's Magazine was an American literary periodical (1844)."},
+              {"title": "First for Women", "text": "First for Women is a woman's magazine started in 1989."}]
+
+
+def as_dicts(messages: list[BaseMessage]) -> list[dict[str, str]]:
+    roles = {"system": "system", "human": "user", "ai": "assistant"}
+    return [{"role": roles[m.type], "content": str(m.content)} for m in messages]
+
+
+def serve(store: FakeStore) -> dict[str, Any]:
+    m = models(planner=["1. Search both magazines.", "no"],
+               executor=[CALL.format(q="Arthur's Magazine"), "<answer>Arthur's Magazine</answer>"])
+    tool = SearchTool(corpus_from_paragraphs(PARAGRAPHS), top_k=2)
+    deps, _ = make_deps(m, store=store, tools=[tool])
+    context = ctx()
+    out = build_graph(deps=deps).invoke({"question": QUESTION}, context=context,
+                                        config={"recursion_limit": recursion_limit(context)})
+    return {"models": m, "out": out}
+
+
+@pytest.mark.parametrize("memories", ["cold start", "with memories"])
+def test_training_prompts_equal_the_served_prompts(memories: str) -> None:
+    store = FakeStore()
+    if memories == "with memories":
+        store = FakeStore(positives=[memory("p1", "Which came first, X or Y?", "1. Search X (X -> year)", "correct")],
+                          negatives=[memory("n1", "Who is older, A or B?", "1. Guessed", "incorrect")])
+    served = serve(store)
+    planner_served = as_dicts(served["models"]["fake:planner"].prompts[0])
+    retrieved = SimpleNamespace(positives=store.positives, negatives=store.negatives) if store.positives else None
+    trained = training_prompts.planner_messages(QUESTION, training_prompts.render_memories(retrieved))
+    assert planner_served == trained
+    if memories == "with memories":
+        assert "Which came first, X or Y?" in trained[1]["content"]
+    executor_served = as_dicts(served["models"]["fake:executor"].prompts[0])
+    assert executor_served == training_prompts.executor_messages(QUESTION, served["out"]["plan"])
+    observation = as_dicts(served["models"]["fake:executor"].prompts[1])[-1]
+    searched = next(s["content"] for s in served["out"]["trajectory"]["steps"] if s["kind"] == "observation")
+    assert observation == training_prompts.observation_message(searched)
