@@ -13,6 +13,9 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_show_locals=False,
+    # click's plain help: rich's option table cuts long option names to fit 80 columns
+    # (`--test-time-lear…`); click wraps the help text and always prints the names whole.
+    rich_markup_mode=None,
 )
 models.register(app)
 agent.register(app)
@@ -20,6 +23,14 @@ index.register(app)
 evaluate.register(app)
 app.add_typer(memory.app, name="memory")
 app.add_typer(train.app, name="train")
+
+
+@app.callback()
+def _root(ctx: typer.Context) -> None:
+    """MIA, the Memory Intelligence Agent: a deep-research agent with designed memory."""
+    from mia.app.tracing import langsmith_tracing
+
+    ctx.with_resource(langsmith_tracing())  # LANGSMITH_* from the environment or .env, for every command
 
 
 def main() -> None:

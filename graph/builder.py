@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from langchain_core.runnables import RunnableConfig
+from langchain_core.tools import BaseTool, StructuredTool
 from langgraph.graph import END, START, StateGraph
+from langgraph.graph.state import CompiledStateGraph
 from langgraph.runtime import Runtime
+from pydantic import BaseModel, Field
 
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps, default_deps
@@ -27,6 +31,7 @@ from mia.graph.nodes.reflect import make_reflect, make_replan
 from mia.graph.nodes.retrieve import close_question, make_retrieve_memory
 from mia.graph.nodes.tools import make_tools_node
 from mia.graph.state import InputState, OutputState, State
+from mia.graph.tracing import in_role
 
 
 def after_retrieve(state: State, runtime: Runtime[Context]) -> Literal["plan", "execute"]:
@@ -69,14 +74,14 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     deps = deps or default_deps()
     g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
     g.add_node("retrieve_memory", make_retrieve_memory(deps))
-    g.add_node("plan", make_plan(deps))
-    g.add_node("execute", make_execute(deps))
+    g.add_node("plan", in_role(make_plan(deps), "planner"), metadata={"role": "planner"})
+    g.add_node("execute", in_role(make_execute(deps), "executor"), metadata={"role": "executor"})
     g.add_node("tools", make_tools_node(deps))
-    g.add_node("reflect", make_reflect(deps))
-    g.add_node("replan", make_replan(deps))
+    g.add_node("reflect", in_role(make_reflect(deps), "planner"), metadata={"role": "planner"})
+    g.add_node("replan", in_role(make_replan(deps), "planner"), metadata={"role": "planner"})
     g.add_node("finalize", make_finalize(deps))
-    g.add_node("judge", make_judge(deps))
-    g.add_node("memorise", make_memorise(deps))
+    g.add_node("judge", in_role(make_judge(deps), "judge"), metadata={"role": "judge"})
+    g.add_node("memorise", in_role(make_memorise(deps), "manager"), metadata={"role": "manager"})
     g.add_edge(START, "retrieve_memory")
     g.add_conditional_edges("retrieve_memory", after_retrieve)
     g.add_edge("plan", "execute")
@@ -92,11 +97,49 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     return g
 
 
+class AskInput(BaseModel):
+    """What a caller of MIA as a tool gives: only the question."""
+
+    question: str = Field(description="The question to research and answer.")
+
+
+class MiaGraph(CompiledStateGraph):
+    """The compiled MIA graph. Only `as_tool` differs: the graph's input also takes gold answers,
+    sandbox paragraphs and a preset plan, which an agent calling MIA as a tool must not see."""
+
+    def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
+                arg_types: dict[str, type] | None = None) -> BaseTool:
+        """A tool whose schema is only the question and whose result is the answer (the graph's
+        other outputs stay in the trace). An explicit `args_schema`/`arg_types` keeps LangChain's
+        behaviour."""
+        if args_schema is not None or arg_types is not None:
+            return super().as_tool(args_schema, name=name, description=description, arg_types=arg_types)
+
+        def ask(question: str, config: RunnableConfig) -> str:
+            return str(self.invoke({"question": question}, config=config).get("answer") or "")
+
+        async def aask(question: str, config: RunnableConfig) -> str:
+            return str((await self.ainvoke({"question": question}, config=config)).get("answer") or "")
+
+        return StructuredTool.from_function(
+            func=ask, coroutine=aask, name=name or self.get_name(), args_schema=AskInput,
+            description=description or "Research a question: recall workflows that worked for similar questions, "
+                                       "plan, search, check the plan, and answer.")
+
+
 def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | None = None,
                 name: str = "mia", **compile_kwargs: Any) -> Any:
-    """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes);
-    `store` is a LangGraph BaseStore (not MIA's memory, which lives in Chroma via `deps`)."""
-    return build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes).
+    `store` is the LangGraph store (`runtime.store`); a `MiaStore` is also the graph's own memory
+    (retrieval and memorising go to it), any other BaseStore is only passed on to the nodes'
+    runtime, and MIA's memory stays in the data directory's Chroma."""
+    from mia.graph.integrations.store import MiaStore
+
+    if isinstance(store, MiaStore):
+        deps = (deps or default_deps()).with_memory_store(store.memory)
+    graph = build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    graph.__class__ = MiaGraph  # compile() always makes a CompiledStateGraph; MiaGraph adds no state
+    return graph
 
 
 def recursion_limit(context: Context) -> int:

@@ -5,6 +5,9 @@ carry one.
 """
 
 from mia.graph.builder import build_graph
+from mia.graph.chat import build_chat_graph
 
 graph = build_graph()
 graph.name = "mia"
+
+chat_graph = build_chat_graph()  # messages in, messages out: Studio chat and Agent Chat UI

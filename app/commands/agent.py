@@ -1,7 +1,8 @@
 """CLI commands of the agent: `mia ask`, `mia chat` and `mia studio`.
 
 `ask` and `chat` run the MIA graph with a SQLite checkpointer ($MIA_DATA_DIR/checkpoints.sqlite),
-so a thread can be resumed with `--thread ID`, and stream each node's events to the terminal.
+so a thread can be resumed with `--thread ID`, and stream each node's events and the executor's
+tokens (without the protocol's tags) to the terminal.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "me
 
 # ---------------------------------------------------------------------------------- options
 
-_planner = typer.Option(None, "--planner-model", help="Planner model spec (env MIA_PLANNER_MODEL, default local:smollm2).")
+_planner = typer.Option(None, "--planner-model", help="Planner model spec, e.g. llamacpp:qwen-coder-1.5b, openai:gpt-4.1-mini, ollama:llama3 (env MIA_PLANNER_MODEL).")
 _executor = typer.Option(None, "--executor-model", help="Executor model spec (env MIA_EXECUTOR_MODEL).")
 _manager = typer.Option(None, "--manager-model", help="Memory-manager model spec (env MIA_MANAGER_MODEL).")
 _judge = typer.Option(None, "--judge-model", help="Judge model spec (env MIA_JUDGE_MODEL).")
@@ -40,6 +41,7 @@ _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode i
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
 _data_dir = typer.Option(None, "--data-dir", help="Data directory (memory, checkpoints) (env MIA_DATA_DIR).")
+_web = typer.Option(False, "--web-search", help="Also offer Tavily web search to the executor (needs TAVILY_API_KEY).")
 _learn = typer.Option(False, "--learn", help="Test-time learning: the planner's LoRA keeps learning from answered questions (GRPO every 4; reviewers judge when no --gold). See docs/test_time_learning.md.")
 
 
@@ -61,7 +63,7 @@ def ask(
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
-    learn: bool = _learn,
+    web_search: bool = _web, learn: bool = _learn,
 ) -> None:
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
     context = _context(locals())
@@ -85,7 +87,8 @@ def chat(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
-    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, learn: bool = _learn,
+    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, web_search: bool = _web,
+    learn: bool = _learn,
 ) -> None:
     """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
     from rich.console import Console
@@ -116,13 +119,13 @@ def studio(
     reload: bool = typer.Option(False, "--reload/--no-reload", help="Restart the server when files change."),
     config: Path = typer.Option(None, "--config", help="langgraph.json (default: the one of this checkout)."),
 ) -> None:
-    """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics, tracing or version check)."""
+    """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics or version check; LangSmith tracing only when LANGSMITH_TRACING is on)."""
     config = config or find_langgraph_json()
     cmd = studio_command(config, host, port or free_port(host), reload)
     typer.echo(f"Starting: {' '.join(cmd)}")
     typer.echo("Open Studio with the URL the server prints (the Studio web app itself needs a network).")
     try:
-        raise typer.Exit(subprocess.call(cmd, env=studio_env(), cwd=config.parent))
+        raise typer.Exit(subprocess.call(cmd, env=studio_env(config.parent), cwd=config.parent))
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 
@@ -147,11 +150,17 @@ def free_port(host: str = "127.0.0.1") -> int:
         return int(sock.getsockname()[1])
 
 
-def studio_env() -> dict[str, str]:
-    """The environment for `langgraph dev`: no analytics, no tracing, no PyPI version check."""
+def studio_env(folder: Path | None = None) -> dict[str, str]:
+    """The environment for `langgraph dev`: no analytics, no PyPI version check, and no LangSmith
+    tracing unless the user turned it on (LANGSMITH_TRACING in the environment or in the `.env`
+    of `folder`, which the server loads through langgraph.json)."""
+    from mia.app.tracing import langsmith_values, tracing_on
+
     env = dict(os.environ)
-    env.update(LANGGRAPH_NO_VERSION_CHECK="1", LANGGRAPH_CLI_NO_ANALYTICS="1", LANGSMITH_TRACING="false",
-               LANGCHAIN_TRACING_V2="false", ANONYMIZED_TELEMETRY="False", HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"))
+    env.update(LANGGRAPH_NO_VERSION_CHECK="1", LANGGRAPH_CLI_NO_ANALYTICS="1", ANONYMIZED_TELEMETRY="False",
+               HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"))
+    if not tracing_on(langsmith_values(folder)):
+        env.update(LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false")
     return env
 
 
@@ -203,6 +212,10 @@ def _context(options: dict[str, Any]) -> Any:
                      data_dir=str(options["data_dir"]) if options.get("data_dir") else None)
     if options.get("no_memorise"):
         overrides["memorise"] = False
+    if options.get("web_search"):
+        if not _tavily_key():
+            _fail("--web-search needs TAVILY_API_KEY (in the environment or .env; see .env.example)")
+        overrides["web_search"] = True
     if options.get("max_tokens"):
         overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
     if overrides.get("memory_mode") not in (None, "mia", "none", "trajectory-rag"):
@@ -217,6 +230,20 @@ def _context(options: dict[str, Any]) -> Any:
         except BackendError as exc:
             _fail(f"{role} model {spec!r}: {exc}")
     return context
+
+
+def _tavily_key() -> str:
+    """TAVILY_API_KEY from the environment, else from the settings (.env)."""
+    key = os.environ.get("TAVILY_API_KEY", "").strip()
+    if key:
+        return key
+    try:
+        from mia.app.settings import get_settings
+
+        secret = get_settings().tavily_api_key
+    except Exception:  # noqa: BLE001 - an unreadable .env is reported by the settings elsewhere
+        return ""
+    return secret.get_secret_value().strip() if secret is not None else ""
 
 
 def _learning(context: Any, ground_truth: bool, quiet: bool) -> Any:
@@ -246,12 +273,20 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
                 _fail(f"thread {thread} does not exist in {data_dir / 'checkpoints.sqlite'}")
             if not snapshot.next:
                 console.print(f"[dim]thread {thread} is complete; its last result:[/]")
+        _quiet_weight_loading()
         try:
             with console.status("[dim]working (local models are slow on CPU)...[/]") as status:
-                for update in graph.stream(inputs, config, context=context, stream_mode="updates"):
-                    for node, values in update.items():
+                live = LiveReply(console, status)
+                for mode, payload in graph.stream(inputs, config, context=context,
+                                                  stream_mode=["updates", "messages"]):
+                    if mode == "messages":
+                        live.token(*payload)
+                        continue
+                    live.end()
+                    for node, values in payload.items():
                         status.update(f"[dim]{node} done; working...[/]")
                         show_event(console, node, values or {})
+                live.end()
         except BackendError as exc:
             _fail(str(exc) or type(exc).__name__)
         except Exception as exc:  # noqa: BLE001 - the checkpoint keeps the finished steps
@@ -264,6 +299,64 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
     if session is not None and inputs:  # --learn: hand the answered question to the learner
         session.submit(inputs, dict(values))
     return result
+
+
+#: Nodes whose model replies are streamed token by token (the plan is shown whole, as a panel).
+STREAMED_NODES = ("execute",)
+
+
+class LiveReply:
+    """Prints the executor's reply as its tokens arrive (tags removed, tool-call JSON hidden),
+    pausing the spinner meanwhile; `end` closes the line before the node's summary."""
+
+    def __init__(self, console: Any, status: Any) -> None:
+        from mia.app.commands.live_text import VisibleText
+
+        self._console, self._status, self._new = console, status, VisibleText
+        self._view: Any = None
+        self._message: str | None = None
+        self._started = False
+
+    def token(self, chunk: Any, metadata: dict[str, Any]) -> None:
+        if metadata.get("langgraph_node") not in STREAMED_NODES or getattr(chunk, "type", "") not in ("AIMessageChunk", "ai"):
+            return
+        if chunk.id != self._message:
+            self.end()
+            self._message, self._view = chunk.id, self._new()
+        self._write(self._view.feed(_text(chunk.content)))
+
+    def end(self) -> None:
+        if self._view is not None:
+            self._write(self._view.flush())
+            if self._started:
+                self._console.print()
+                self._status.start()
+        self._view, self._message, self._started = None, None, False
+
+    def _write(self, text: str) -> None:
+        if not text:
+            return
+        if not self._started:
+            text = text.lstrip()
+            if not text:
+                return
+            self._status.stop()
+            self._started = True
+        self._console.print(text, end="", style="dim", markup=False, highlight=False)
+
+
+def _text(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content or [])
+
+
+def _quiet_weight_loading() -> None:
+    """No tqdm bars from huggingface_hub / transformers while weights load (MiniLM, local:
+    models): they would cut through the streamed reply. Our own bars are not affected."""
+    from huggingface_hub.utils import disable_progress_bars
+
+    disable_progress_bars()
 
 
 def show_event(console: Any, node: str, v: dict[str, Any]) -> None:

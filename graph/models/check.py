@@ -12,6 +12,8 @@ from pathlib import Path
 from mia.graph.models.errors import BackendNotInstalledError, MissingAPIKeyError, ModelFileNotFoundError
 from mia.graph.models.embedded import embedded, is_assembled
 from mia.graph.models.paths import is_converted
+from mia.graph.models.providers import chat_providers
+from mia.graph.models.providers import requirement as provider_requirement
 from mia.graph.models.spec import ModelSpec, parse_model_spec
 from mia.graph.models.weights import check_adapter_dir, check_model_dir
 
@@ -47,10 +49,14 @@ def require_package(backend: str) -> None:
     """Raise BackendNotInstalledError when the backend's optional package is missing."""
     if backend in PACKAGES:
         module, requirement = PACKAGES[backend]
-        if not _installed(module):
-            raise BackendNotInstalledError(
-                f"The {backend!r} backend needs the Python package {module!r}: pip install {requirement}"
-            )
+    elif backend in chat_providers():  # any other init_chat_model provider
+        module, requirement = chat_providers()[backend].split(".", 1)[0], provider_requirement(backend)
+    else:
+        return
+    if not _installed(module):
+        raise BackendNotInstalledError(
+            f"The {backend!r} backend needs the Python package {module!r}: pip install {requirement}"
+        )
 
 
 def _embedded_gguf(name: str, base: Path | None = None) -> Path:
@@ -129,6 +135,8 @@ def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecS
         detail = f"server {parsed.base_url} (not contacted)"
     elif parsed.backend == "llamacpp":
         detail = f"GGUF {gguf_for(parsed)[0]}"
+    elif parsed.backend not in ("local", "hf"):
+        detail = f"{provider_requirement(parsed.backend)} installed (key not checked)"
     else:
         detail = "model files found"
     return SpecStatus(spec, True, detail)

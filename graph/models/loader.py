@@ -10,10 +10,8 @@ from langchain_core.language_models import BaseChatModel
 from mia.graph.models.defaults import DEFAULT_MODEL
 from mia.graph.models.check import check_model_spec, gguf_for
 from mia.graph.models.device import resolve_device
-from mia.graph.models.errors import BackendNotInstalledError
+from mia.graph.models.errors import BackendError, BackendNotInstalledError
 from mia.graph.models.spec import ModelSpec
-
-_PROVIDERS = {"openai": "openai", "anthropic": "anthropic", "google_genai": "google_genai"}
 
 
 def _sampling(temperature: float | None, max_tokens: int | None, top_p: float | None) -> dict[str, Any]:
@@ -72,7 +70,8 @@ def load_chat_model(
         )
     from langchain.chat_models import init_chat_model
 
-    # The provider packages read their key (ANTHROPIC_API_KEY, GOOGLE_API_KEY) from the environment;
+    # Any other init_chat_model provider (ollama:, groq:, mistralai:, ...) goes through as it is.
+    # The provider packages read their key (ANTHROPIC_API_KEY, GROQ_API_KEY, ...) from the environment;
     # Settings.apply_to_environ() puts keys from .env there.
     extra: dict[str, Any] = {}
     if parsed.backend == "openai":
@@ -80,6 +79,8 @@ def load_chat_model(
         if os.environ.get("OPENAI_BASE_URL"):
             extra["base_url"] = os.environ["OPENAI_BASE_URL"]
     try:
-        return init_chat_model(parsed.model, model_provider=_PROVIDERS[parsed.backend], **sampling, **extra, **kwargs)
-    except ImportError as err:  # pragma: no cover - check_model_spec catches the usual case
+        return init_chat_model(parsed.model, model_provider=parsed.backend, **sampling, **extra, **kwargs)
+    except ImportError as err:  # check_model_spec catches the usual case
         raise BackendNotInstalledError(f"{parsed.raw}: {err}") from err
+    except (ValueError, TypeError) as err:  # the provider's own check (a missing key, a bad option)
+        raise BackendError(f"{parsed.raw}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from err

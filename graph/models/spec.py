@@ -1,4 +1,7 @@
-"""Parsing of model spec strings (`local:smollm2`, `hf:<dir>+<adapter>`, ...).
+"""Parsing of model spec strings (`local:smollm2`, `hf:<dir>+<adapter>`, `ollama:llama3`, ...).
+
+MIA's own backends are listed in BACKENDS; any other `provider:model` whose provider LangChain's
+`init_chat_model` knows is passed through to it.
 
 Pure string handling, no heavy imports, so the CLI and settings validation can check a spec
 without loading anything.
@@ -22,6 +25,9 @@ BACKENDS: dict[str, str] = {
     "openai-compatible": "openai-compatible:<model>@<base-url> (any OpenAI-compatible server)",
     "llamacpp": "llamacpp:<embedded>|<gguf-path>[+<lora.gguf>|+<peft-adapter-dir>] (llama.cpp in-process)",
 }
+#: The form of every other LangChain provider (passed to init_chat_model as it is).
+PROVIDER_FORM = ("<provider>:<model> (any init_chat_model provider, e.g. ollama:llama3, groq:llama-3.1-8b-instant, "
+                 "mistralai:mistral-small-latest; needs its langchain-<provider> package and its key)")
 _COMPAT = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
 
@@ -49,8 +55,17 @@ class ModelSpec:
         return self.backend in ("local", "hf", "llamacpp")
 
 
+def _is_provider(name: str) -> bool:
+    """A LangChain init_chat_model provider (imports LangChain's table only for such names)."""
+    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
+        return False
+    from mia.graph.models.providers import chat_providers
+
+    return name in chat_providers()
+
+
 def _unknown(spec: str, why: str) -> UnknownBackendError:
-    forms = "\n  ".join(BACKENDS.values())
+    forms = "\n  ".join([*BACKENDS.values(), PROVIDER_FORM])
     return UnknownBackendError(f"Unknown model spec {spec!r}: {why}. Valid forms:\n  {forms}")
 
 
@@ -63,7 +78,7 @@ def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     backend, rest = backend.strip(), rest.strip()
     if not sep:
         raise _unknown(text, "expected '<backend>:<model>'")
-    if backend not in BACKENDS:
+    if backend not in BACKENDS and not _is_provider(backend):
         raise _unknown(text, f"no backend named {backend!r}")
     if not rest:
         raise _unknown(text, f"the backend {backend!r} needs a model after the colon")

@@ -109,6 +109,12 @@ class Deps:
         self._stores: dict[Path, Any] = {}
         self._lock = threading.Lock()
 
+    def with_memory_store(self, store: Any) -> Deps:
+        """A copy of these Deps whose memory is `store` for every data directory (the same models,
+        tools and judge): how `build_graph(store=MiaStore(...))` makes the graph use that memory."""
+        return Deps(model_factory=self._model_factory, store_factory=lambda _path: store,
+                    tools_factory=self._tools_factory, judge_fn=self._judge, compressor_factory=self._compressor)
+
     def chat_model(self, context: Context, role: str) -> BaseChatModel:
         """The chat model of one role (spec, temperature and max tokens from the context)."""
         key = context.model_for(role)

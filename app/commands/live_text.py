@@ -1,0 +1,47 @@
+"""What `mia ask` shows of a reply while it streams: the text, without the protocol's tags.
+
+The executor writes `<think>...</think>`, `<tool_call>{json}</tool_call>` and
+`<answer>...</answer>`. The thought and the answer are shown as plain text; a tool call is shown
+once, readably, when its node finishes, so its JSON is hidden here. A tag may arrive split across
+tokens (`<tool`, `_call>`), so a possible tag start is held back until it is complete.
+"""
+
+from __future__ import annotations
+
+import re
+
+_TAG = re.compile(r"<\s*(/?)\s*(think|tool_call|answer|tool_response)\s*>", re.I)
+_HIDDEN = {"tool_call", "tool_response"}
+_LONGEST_TAG = 24
+
+
+class VisibleText:
+    """Feed the chunks of one reply; get back the text to print now."""
+
+    def __init__(self) -> None:
+        self._pending = ""
+        self._hidden: str | None = None
+
+    def feed(self, chunk: str) -> str:
+        text = self._pending + chunk
+        out: list[str] = []
+        while (match := _TAG.search(text)) is not None:
+            if self._hidden is None:
+                out.append(text[:match.start()])
+            closing, name = match.group(1), match.group(2).lower()
+            if not closing and name in _HIDDEN:
+                self._hidden = name
+            elif closing and name == self._hidden:
+                self._hidden = None
+            text = text[match.end():]
+        start = text.rfind("<")
+        held = text[start:] if start != -1 and ">" not in text[start:] and len(text) - start < _LONGEST_TAG else ""
+        self._pending = held
+        if self._hidden is None:
+            out.append(text[:len(text) - len(held)])
+        return "".join(out)
+
+    def flush(self) -> str:
+        """The end of the reply: what was held back, unless it is inside a hidden part."""
+        rest, self._pending = self._pending, ""
+        return "" if self._hidden is not None else rest
