@@ -1,6 +1,6 @@
 """Assembles the MIA graph:
 
-    retrieve_memory -> plan -> execute <-> tools
+    prepare -> retrieve_memory -> plan -> execute <-> tools
                                   |  ^
                                   v  | (yes, at most max_replans)
                                reflect -> replan
@@ -23,6 +23,7 @@ from mia.graph.nodes.deps import Deps, default_deps
 from mia.graph.nodes.execute import make_execute
 from mia.graph.nodes.finalize import make_finalize, make_judge, make_memorise
 from mia.graph.nodes.plan import make_plan
+from mia.graph.nodes.prepare import make_prepare
 from mia.graph.nodes.reflect import make_reflect, make_replan
 from mia.graph.nodes.retrieve import make_retrieve_memory
 from mia.graph.nodes.tools import make_tools_node
@@ -68,6 +69,7 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     """The uncompiled graph (for callers that compile it themselves)."""
     deps = deps or default_deps()
     g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    g.add_node("prepare", make_prepare(deps))
     g.add_node("retrieve_memory", make_retrieve_memory(deps))
     g.add_node("plan", make_plan(deps))
     g.add_node("execute", make_execute(deps))
@@ -77,7 +79,8 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     g.add_node("finalize", make_finalize(deps))
     g.add_node("judge", make_judge(deps))
     g.add_node("memorise", make_memorise(deps))
-    g.add_edge(START, "retrieve_memory")
+    g.add_edge(START, "prepare")
+    g.add_edge("prepare", "retrieve_memory")
     g.add_conditional_edges("retrieve_memory", after_retrieve)
     g.add_edge("plan", "execute")
     g.add_conditional_edges("execute", after_execute)

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mia.graph.prompts import load_prompts, render
+from mia.graph.prompts import caption_line, load_prompts, render
 
 def no_memories() -> str:
     """What the graph's plan node shows when memory holds nothing (a cold start)."""
@@ -33,7 +33,8 @@ def render_memories(retrieved: Any) -> str:
     return graph_render(retrieved)
 
 
-def planner_messages(question: str, memories: str = "", max_words: int | None = None) -> list[dict[str, str]]:
+def planner_messages(question: str, memories: str = "", max_words: int | None = None,
+                     caption: str = "") -> list[dict[str, str]]:
     """The planner's conversational prompt for one question (memories already rendered), exactly
     as the graph's plan node builds it; `max_words` defaults to the graph's plan length."""
     if max_words is None:
@@ -43,18 +44,19 @@ def planner_messages(question: str, memories: str = "", max_words: int | None = 
     return [
         {"role": "system", "content": render("planner", "system")},
         {"role": "user", "content": render("planner", "plan", memories=memories or no_memories(),
-                                           max_words=max_words, question=question)},
+                                           max_words=max_words, question=question,
+                                           caption_line=caption_line(caption))},
     ]
 
 
-def executor_messages(question: str, plan: str) -> list[dict[str, str]]:
+def executor_messages(question: str, plan: str, caption: str = "") -> list[dict[str, str]]:
     """The executor's conversational prompt: the text tool protocol, then the question and plan."""
     tools = render("executor", "tools", tool_lines=search_tool_lines())
     plan_block = render("executor", "plan_block", plan=plan.strip()) + "\n" if plan.strip() else ""
     return [
         {"role": "system", "content": render("executor", "system", tools=tools)},
         {"role": "user", "content": render("executor", "question", question=question, plan_block=plan_block,
-                                           memory_block="")},
+                                           memory_block="", caption_line=caption_line(caption))},
     ]
 
 

@@ -18,7 +18,8 @@ from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.search_policy import accepts_prefill, force_search, required_searches, with_query
-from mia.graph.prompts import render
+from mia.graph.images import load_image
+from mia.graph.prompts import caption_line, render
 from mia.graph.protocol import estimate_tokens, extract_final_answer, parse_turn
 from mia.graph.state import State
 
@@ -51,17 +52,29 @@ def tool_lines(tools: list[Any]) -> str:
     return "\n".join(lines)
 
 
-def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool) -> list[BaseMessage]:
-    """System prompt with the tools, then the question with the plan (and, for trajectory-rag,
-    the similar past trajectories)."""
+def sees_image(model: Any, ctx: Context) -> bool:
+    """Whether the executor gets the question's image: on, off, or auto (its model's LangChain
+    profile says it accepts images; local models have no profile and get the caption only)."""
+    if ctx.executor_vision != "auto":
+        return ctx.executor_vision == "on"
+    profile = getattr(model, "profile", None) or {}
+    return bool(profile.get("image_inputs")) if isinstance(profile, dict) else False
+
+
+def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool,
+                     image_block: dict[str, Any] | None = None) -> list[BaseMessage]:
+    """System prompt with the tools, then the question (with its image caption, and the image
+    itself for a multimodal executor) with the plan (and, for trajectory-rag, the similar past
+    trajectories)."""
     tools_text = "" if native else render("executor", "tools", tool_lines=tool_lines(tools))
     system = render("executor", "system_native" if native else "system", tools=tools_text)
     plan = (state.get("plan") or "").strip()
     memories = (state.get("memory_text") or "").strip() if ctx.memory_mode == "trajectory-rag" else ""
-    user = render("executor", "question", question=state["question"],
+    user = render("executor", "question", question=state["question"], caption_line=caption_line(state.get("caption")),
                   plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
                   memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
-    return [SystemMessage(content=system), HumanMessage(content=user)]
+    content: Any = [{"type": "text", "text": user}, image_block] if image_block else user
+    return [SystemMessage(content=system), HumanMessage(content=content)]
 
 
 def make_execute(deps: Deps):
@@ -73,7 +86,9 @@ def make_execute(deps: Deps):
         history: list[BaseMessage] = list(state.get("messages") or [])
         new: list[BaseMessage] = []
         if not history:
-            new = initial_messages(state, ctx, tools, native)
+            image = state.get("image")
+            block = load_image(image).content_block() if image not in (None, "", b"") and sees_image(model, ctx) else None
+            new = initial_messages(state, ctx, tools, native, block)
         conversation = history + new
 
         reason = ""

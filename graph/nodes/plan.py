@@ -15,7 +15,7 @@ from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.retrieve import render_memories
-from mia.graph.prompts import render
+from mia.graph.prompts import caption_line, render
 from mia.graph.protocol import strip_think
 from mia.graph.state import State
 
@@ -42,7 +42,8 @@ def make_plan(deps: Deps):
         conversation = [
             {"role": "system", "content": render("planner", "system")},
             {"role": "user", "content": render("planner", "plan", memories=memories, max_words=PLAN_WORDS,
-                                                question=state["question"])},
+                                                question=state["question"],
+                                                caption_line=caption_line(state.get("caption")))},
         ]
         preset = (state.get("plan") or "").strip()
         if preset:

@@ -1,6 +1,7 @@
-"""retrieve_memory: the first node of every run. It clears the per-question channels (a thread
-may hold several questions) and fetches what the memory mode needs: judged workflows for the
-planner (mia) or raw past trajectories for the executor (trajectory-rag)."""
+"""retrieve_memory: fetches what the memory mode needs: judged workflows for the planner (mia) or
+raw past trajectories for the executor (trajectory-rag). An image question is matched by its
+question and its caption (weights from the context, MIA: 0.8 / 0.2). `fresh_question_state` is
+the reset that the first node (prepare) applies."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from langgraph.runtime import Runtime
 
 from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
-from mia.graph.prompts import load_prompts, render
+from mia.graph.prompts import caption_line, load_prompts, render
 from mia.graph.protocol import truncate_words
 from mia.graph.state import RESET, State
 
@@ -44,7 +45,7 @@ def render_memories(retrieved: Any) -> str:
             lines.append(render(
                 "memory", "item", i=i, modality="image-text" if caption else "text-only",
                 judgement=getattr(rec, "outcome", "unknown"), question=rec.question.strip(),
-                caption_line=p["caption_line"].format(caption=caption) if caption else "",
+                caption_line=caption_line(caption),
                 workflow=(getattr(rec, "workflow", "") or "").strip()))
     return "\n".join(lines)
 
@@ -70,13 +71,16 @@ def render_trajectories(found: Any, max_words: int) -> str:
 def make_retrieve_memory(deps: Deps):
     def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        update = fresh_question_state()
+        update: dict[str, Any] = {}
         if ctx.memory_mode == "none":
             return update
+        caption = (state.get("caption") or "").strip()
         try:
             store = deps.memory_store(ctx)
             if ctx.memory_mode == "mia":
-                got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg)
+                extra = {"caption": caption, "caption_weight": ctx.caption_weight} if caption else {}
+                got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg,
+                                     **extra)
                 update["memory_text"] = render_memories(got)
                 update["used_memory_ids"] = list(got.ids)
                 update["memories"] = [summarise(m) for m in list(got.positives) + list(got.negatives)]
@@ -84,7 +88,7 @@ def make_retrieve_memory(deps: Deps):
                 found = store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg)
                 update["memory_text"] = render_trajectories(found, max_words=300)
         except Exception as exc:  # a broken store must not lose the question
-            update["warnings"] = [RESET, f"memory retrieval failed: {type(exc).__name__}: {exc}"]
+            update["warnings"] = [f"memory retrieval failed: {type(exc).__name__}: {exc}"]
         return update
 
     return retrieve_memory
