@@ -72,3 +72,47 @@ def test_oversized_images_are_refused(tmp_path: Path) -> None:
     Image.new("RGB", (8, 8)).save(buf, format="BMP")
     with pytest.raises(ImageError, match="is BMP; supported"):
         load_image(buf.getvalue())
+
+
+def test_cli_refuses_bad_images_in_one_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from mia.app.cli import app
+
+    monkeypatch.delenv("MIA_CAPTIONER_MODEL", raising=False)
+    runner = CliRunner()
+    base = ["ask", "Where is this?", "--data-dir", str(tmp_path)]
+    cases = [(["--image", str(tmp_path / "missing.png")], "cannot read image"),
+             (["--image", str(CHINA)], "--image needs --caption or a vision model")]
+    big = tmp_path / "huge.png"
+    with big.open("wb") as fh:
+        fh.truncate(MAX_IMAGE_BYTES + 1)
+    cases.append((["--image", str(big), "--caption", "x"], "over the"))
+    for extra, message in cases:
+        res = runner.invoke(app, base + extra)
+        assert res.exit_code == 2, res.output
+        lines = [line for line in res.output.splitlines() if line.strip()]
+        assert len(lines) == 1 and message in lines[0], res.output
+
+
+def test_dataset_image_fields_reach_the_graph_input(tmp_path: Path) -> None:
+    import json
+
+    from mia.app.evaluation.datasets import read_examples
+    from mia.app.evaluation.runner import GraphRunner
+
+    (tmp_path / "pics").mkdir()
+    (tmp_path / "pics" / "temple.jpg").write_bytes(CHINA.read_bytes())
+    rows = [{"id": "1", "question": "Where is this temple?", "answer": "Jiangxi", "image": "pics/temple.jpg"},
+            {"id": "2", "question": "What is shown?", "answer": "a flower", "caption": "A red flower.",
+             "image": "https://example.org/flower.jpg"},
+            {"id": "3", "question": "Text only?", "answer": "yes"}]
+    data = tmp_path / "vqa.jsonl"
+    data.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    examples = read_examples(data)
+    assert examples[0].image == str(tmp_path / "pics" / "temple.jpg")  # relative to the dataset file
+    runner = GraphRunner(graph=None, context=None, setting="open")
+    states = [runner.input_state(ex) for ex in examples]
+    assert load_image(states[0]["image"]).data == CHINA.read_bytes() and "caption" not in states[0]
+    assert states[1]["image"] == "https://example.org/flower.jpg" and states[1]["caption"] == "A red flower."
+    assert "image" not in states[2] and "caption" not in states[2]
