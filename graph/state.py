@@ -49,6 +49,8 @@ class InputState(TypedDict):
     paragraphs: NotRequired[list[dict[str, Any]] | None]
     plan: NotRequired[str | None]
     caption: NotRequired[str | None]
+    image: NotRequired[Any]
+    """A path, an http(s) or data URL, or bytes (see mia.graph.images); captioned when no caption is given."""
 
 
 class OutputState(TypedDict, total=False):
@@ -56,6 +58,7 @@ class OutputState(TypedDict, total=False):
 
     question: str
     answer: str
+    caption: str | None
     plan: str
     replan: str
     trajectory: dict[str, Any]

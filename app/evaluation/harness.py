@@ -22,7 +22,7 @@ from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
-from mia.graph.models.defaults import default_model
+from mia.graph.models.defaults import OPTIONAL_ROLES, default_model
 
 MemoryMode = Literal["none", "trajectory-rag", "mia"]
 LOCAL_PREFIXES = ("local:", "hf:", "llamacpp:")
@@ -52,7 +52,13 @@ class EvalConfig(BaseModel):
     max_consecutive_errors: int = Field(5, ge=1)
 
     def resolved_models(self) -> dict[str, str]:
-        return {r: self.models.get(r) or os.environ.get(f"MIA_{r.upper()}_MODEL") or default_model(r) for r in ROLES}
+        """Every role's spec, plus the optional roles (the captioner) where one is configured."""
+        models = {r: self.models.get(r) or os.environ.get(f"MIA_{r.upper()}_MODEL") or default_model(r) for r in ROLES}
+        for role in OPTIONAL_ROLES:
+            spec = self.models.get(role) or os.environ.get(f"MIA_{role.upper()}_MODEL")
+            if spec:
+                models[role] = spec
+        return models
 
     def resolved_concurrency(self) -> int:
         if self.concurrency:
