@@ -58,7 +58,6 @@ class OutputState(TypedDict, total=False):
 
     question: str
     answer: str
-    caption: str | None
     plan: str
     replan: str
     trajectory: dict[str, Any]

@@ -23,7 +23,7 @@ from mia.graph.models.defaults import OPTIONAL_ROLES
 
 EXIT_CONFIG = 2
 ROLES = ("planner", "executor", "manager", "judge")
-OUTPUT_KEYS = ("question", "answer", "caption", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
+OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
                "tool_calls", "stop_reason", "warnings", "trajectory")
 
 # ---------------------------------------------------------------------------------- options

@@ -84,7 +84,7 @@ def test_image_question_end_to_end(tmp_path, minilm) -> None:
     m = models(vision_executor=True)
     try:
         first = run(m, store, ctx(tmp_path), image=str(CHINA))
-        assert first["caption"] == CAPTION and first["answer"] == "Jiangxi"
+        assert first["trajectory"]["caption"] == CAPTION and first["answer"] == "Jiangxi"
         assert first["usage"]["captioner"]["calls"] == 1
         # the captioner was shown the photo itself, as a LangChain image block
         blocks = m["fake:captioner"].prompts[0][-1].content
@@ -114,7 +114,7 @@ def test_given_caption_skips_the_captioner_and_text_executor_gets_no_image(tmp_p
     m = models(vision_executor=False)
     try:
         out = run(m, store, ctx(tmp_path), image=str(CHINA), caption="A given caption of a temple.")
-        assert out["caption"] == "A given caption of a temple." and not m["fake:captioner"].prompts
+        assert out["trajectory"]["caption"] == "A given caption of a temple." and not m["fake:captioner"].prompts
         question = next(x for x in m["fake:executor"].prompts[0] if isinstance(x, HumanMessage))
         assert isinstance(question.content, str) and "A given caption of a temple." in question.content
     finally:
@@ -157,10 +157,30 @@ def test_text_question_is_unaffected(tmp_path, minilm) -> None:
     m = models(vision_executor=True)
     try:
         out = run(m, store, ctx(tmp_path))
-        assert out["caption"] == "" and not m["fake:captioner"].prompts
+        assert out["trajectory"]["caption"] == "" and not m["fake:captioner"].prompts
         assert "caption" not in m["fake:planner"].prompts[0][-1].content.lower()
         assert set(spy.queries) == {"In which province is this temple?"}  # no caption vector asked for
         question = next(x for x in m["fake:executor"].prompts[0] if isinstance(x, HumanMessage))
         assert isinstance(question.content, str)  # no image block without an image
     finally:
         store.close()
+
+
+def test_image_does_not_leak_to_the_next_question_of_a_thread(tmp_path, minilm) -> None:
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    store = MemoryStore.open(tmp_path / "memory", embedder=minilm)
+    m = models(vision_executor=True)
+    context = ctx(tmp_path, memory_mode="none")
+    graph = build_graph(checkpointer=InMemorySaver(), deps=deps_for(m, store))
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(context)}
+    try:
+        first = graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)},
+                             context=context, config=config)
+        second = graph.invoke({"question": "Who wrote Hamlet?"}, context=context, config=config)
+    finally:
+        store.close()
+    assert first["trajectory"]["caption"] == CAPTION and second["trajectory"]["caption"] == ""
+    assert len(m["fake:captioner"].prompts) == 1  # the second question was not captioned again
+    second_turn = [x for x in m["fake:executor"].prompts[-1] if isinstance(x, HumanMessage)][0]
+    assert isinstance(second_turn.content, str) and "Image caption" not in second_turn.content

@@ -65,7 +65,7 @@ def test_captioner_sends_the_image_to_an_openai_compatible_server(tmp_path, monk
                                             config={"recursion_limit": recursion_limit(ctx)})
     finally:
         server.shutdown()
-    assert out["caption"] == CAPTION and out["answer"] == "Jiangxi"
+    assert out["trajectory"]["caption"] == CAPTION and out["answer"] == "Jiangxi"
     assert out["usage"]["captioner"] == {"calls": 1, "input_tokens": 1200, "output_tokens": 7}
     (body,) = VisionServer.bodies
     assert body["model"] == "Qwen/Qwen2.5-VL-7B-Instruct"

@@ -29,7 +29,7 @@ def test_real_model_answers_an_image_question_from_its_caption(tmp_path: Path) -
     inputs = {"question": RECORD["question"], "paragraphs": RECORD["paragraphs"], "image": str(CHINA),
               "caption": caption, "gold_answers": [RECORD["answer"]]}
     out = graph.invoke(inputs, context=ctx, config={"recursion_limit": recursion_limit(ctx)})
-    assert out["caption"] == caption and isinstance(out["answer"], str) and out["memory_id"]
+    assert out["trajectory"]["caption"] == caption and isinstance(out["answer"], str) and out["memory_id"]
     assert "captioner" not in out["usage"]  # a given caption needs no vision model
     store = deps.memory_store(ctx)  # the store the graph wrote to (one process holds it)
     try:
