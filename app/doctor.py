@@ -80,21 +80,13 @@ def collect(settings: Settings, *, probe_device: bool = True) -> DoctorReport:
     for dist in PACKAGES:
         version = _version(dist)
         report.packages.append(Check(dist, version is not None, "installed" if version else "not installed", version or "-"))
-    env = {**os.environ, **settings.as_environ()}
-    previous = os.environ.get("MIA_DATA_DIR")
-    os.environ["MIA_DATA_DIR"] = str(settings.data_dir)  # spec_status looks for the converted model there
-    try:
-        for role, spec in settings.role_models().items():
-            s = spec_status(spec, env)
-            report.roles.append(Check(role, s.ok, s.detail, spec))
-        for spec in SAMPLE_SPECS:
-            s = spec_status(spec, env)
-            report.backends.append(Check(spec.split(":")[0], s.ok, s.detail, spec))
-    finally:
-        if previous is None:
-            os.environ.pop("MIA_DATA_DIR", None)
-        else:
-            os.environ["MIA_DATA_DIR"] = previous
+    env = {**os.environ, **settings.as_environ()}  # spec_status looks for models in settings.data_dir
+    for role, spec in settings.role_models().items():
+        s = spec_status(spec, env)
+        report.roles.append(Check(role, s.ok, s.detail, spec))
+    for spec in SAMPLE_SPECS:
+        s = spec_status(spec, env)
+        report.backends.append(Check(spec.split(":")[0], s.ok, s.detail, spec))
     data = settings.data_dir
     report.paths = [Check("data dir", data.is_dir(), "exists" if data.is_dir() else "created on first use", str(data))]
     for model in registry().values():

@@ -3,22 +3,13 @@ subpackages). `build_graph` and `Context` are the entry points; imports stay laz
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING
 
-__all__ = ["Context", "RunResult", "build_graph", "run_question"]
+import lazy_loader
 
+if TYPE_CHECKING:  # pragma: no cover
+    from mia.graph.builder import build_graph
+    from mia.graph.context import Context
 
-def __getattr__(name: str) -> Any:
-    if name == "build_graph":
-        from mia.graph.builder import build_graph
-
-        return build_graph
-    if name == "Context":
-        from mia.graph.context import Context
-
-        return Context
-    if name in ("RunResult", "run_question"):
-        from mia.graph import result
-
-        return getattr(result, name)
-    raise AttributeError(f"module 'mia.graph' has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__, submod_attrs={"builder": ["build_graph"], "context": ["Context"], "result": ["RunResult", "run_question"]})

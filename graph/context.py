@@ -7,16 +7,20 @@ saved as an assistant, sent over HTTP or given on the command line.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from mia.graph.judge.config import JudgeConfig
 from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES, default_model
+from mia.graph.models.settings import read_settings
+from mia.memory import config
 
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
 JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
 ToolProtocol = Literal["text", "native", "auto"]
+JudgeArbiter = Literal["weighted", "llm"]
+JudgeContradiction = Literal["llm", "metrics", "unknown"]
 Vision = Literal["auto", "on", "off"]
 
 
@@ -28,19 +32,23 @@ def _f(default: Any, description: str) -> Any:
 class Context:
     """What one run of the graph may be configured with (models per role, budgets, memory)."""
 
-    planner_model: str = _f(default_model("planner"),
+    planner_model: str = _f("",
         "Planner model spec (writes the plan, reflects, replans), e.g. llamacpp:qwen-coder-1.5b, "
-        "openai:gpt-4.1-mini.")
-    executor_model: str = _f(default_model("executor"),
-        "Executor model spec (the ReAct agent that calls tools and answers).")
-    manager_model: str = _f(default_model("manager"),
-        "Memory-manager model spec (compresses a trajectory into a workflow memory).")
-    judge_model: str = _f(default_model("judge"),
-        "Judge model spec (grades the answer, against gold answers when given).")
+        "openai:gpt-4.1-mini. "
+        f"Empty: $MIA_PLANNER_MODEL (environment or .env), else {default_model('planner')}.")
+    executor_model: str = _f("",
+        "Executor model spec (the ReAct agent that calls tools and answers). "
+        f"Empty: $MIA_EXECUTOR_MODEL (environment or .env), else {default_model('executor')}.")
+    manager_model: str = _f("",
+        "Memory-manager model spec (compresses a trajectory into a workflow memory). "
+        f"Empty: $MIA_MANAGER_MODEL (environment or .env), else {default_model('manager')}.")
+    judge_model: str = _f("",
+        "Judge model spec (grades the answer, against gold answers when given). "
+        f"Empty: $MIA_JUDGE_MODEL (environment or .env), else {default_model('judge')}.")
     captioner_model: str = _f("",
         "Vision model spec that captions a question's image when no caption is given, e.g. "
         "openai:gpt-4o-mini or openai-compatible:Qwen/Qwen2.5-VL-7B-Instruct@http://host:8000/v1. "
-        "Empty: none (an image question then needs a caption).")
+        "Empty: $MIA_CAPTIONER_MODEL (environment or .env), else none (an image question then needs a caption).")
     executor_vision: Vision = _f("auto",
         "Give the question's image to the executor too: on, off, or auto (when the executor model's "
         "LangChain profile says it accepts images).")
@@ -58,7 +66,8 @@ class Context:
     memory_mode: MemoryMode = _f("mia",
         "mia: memory + planner + reflection; none: plain ReAct executor; trajectory-rag: similar "
         "raw past trajectories in the executor's context.")
-    namespace: str = _f("default", "Memory namespace (one per user, task family or experiment).")
+    namespace: str = _f("", "Memory namespace (one per user, task family or experiment). Empty: "
+        "$MIA_MEMORY_NAMESPACE (environment or .env), else 'default'.")
     k_pos: int = _f(2, "Successful past workflows shown to the planner.")
     k_neg: int = _f(2, "Failed past workflows shown to the planner.")
     memorise: bool = _f(True, "Store this episode in memory after judging it.")
@@ -80,6 +89,15 @@ class Context:
     judge_mode: JudgeMode = _f("auto",
         "auto: ground truth when gold answers are given, else reviewers; off: no judging (outcome"
         " unknown).")
+    judge_arbiter: JudgeArbiter = _f("weighted",
+        "How the reviewer panel's verdict is reached: weighted (the numeric rule over the three reviews) or "
+        "llm (an arbiter model call, falling back to the weighted rule when its reply is not a bare verdict).")
+    judge_contradiction: JudgeContradiction = _f("llm",
+        "When the grader says CORRECT but the answer shares no token with any gold answer: llm (trust the "
+        "grader: 'JFK' for 'John F. Kennedy'), metrics (trust the metrics) or unknown.")
+    credit_used_memories: bool = _f(True,
+        "Credit the memories shown to the planner with this answer's outcome. Test-time learning turns it off: "
+        "its learner credits them once per question, from the rollouts' majority.")
 
     planner_max_tokens: int = _f(512, "Most new tokens per planner call.")
     executor_max_tokens: int = _f(384, "Most new tokens per executor turn.")
@@ -93,11 +111,20 @@ class Context:
     captioner_temperature: float = _f(0.0, "Captioner sampling temperature.")
 
     data_dir: str = _f("",
-        "Data directory (memory, indexes, models). Empty: $MIA_DATA_DIR or ~/.local/share/mia.")
+        "Data directory (memory, indexes, models). Empty: $MIA_DATA_DIR (environment or .env), else "
+        "~/.local/share/mia.")
 
     def __post_init__(self) -> None:
+        """Blank fields take the settings (MIA_* from the environment or `.env`), as the CLI does, so
+        Studio, `langgraph dev` and a plain `graph.invoke` behave like `mia ask`."""
         if not 0.0 <= float(self.caption_weight) <= 1.0:
             raise ValueError(f"caption_weight must be between 0 and 1, got {self.caption_weight}")
+        blank = [f"{role}_model" for role in ROLES + OPTIONAL_ROLES if not getattr(self, f"{role}_model")]
+        if blank or not self.namespace:
+            settings = read_settings()
+            for name in blank:
+                setattr(self, name, getattr(settings, name))
+            self.namespace = self.namespace or settings.memory_namespace
 
     def model_for(self, role: str) -> tuple[str, float, int]:
         """(spec, temperature, max_tokens) of one role."""
@@ -108,34 +135,27 @@ class Context:
         return (getattr(self, f"{role}_model"), float(getattr(self, f"{role}_temperature")),
                 int(getattr(self, f"{role}_max_tokens")))
 
+    def judge_config(self) -> JudgeConfig:
+        """The judge's settings this run chose (the arbiter, the contradiction rule)."""
+        return JudgeConfig(arbiter=self.judge_arbiter, contradiction=self.judge_contradiction)
+
     def resolved_data_dir(self) -> Path:
         """The data directory this run reads and writes."""
-        raw = self.data_dir or os.environ.get("MIA_DATA_DIR") or "~/.local/share/mia"
-        return Path(raw).expanduser()
+        return config.data_dir(self.data_dir or None)
 
     @classmethod
     def from_env(cls, **overrides: Any) -> Context:
-        """A context whose role models default to $MIA_<ROLE>_MODEL (the CLI's defaults)."""
-        values: dict[str, Any] = {}
-        for role in ROLES + OPTIONAL_ROLES:
-            env = os.environ.get(f"MIA_{role.upper()}_MODEL")
-            if env:
-                values[f"{role}_model"] = env
-        if os.environ.get("MIA_MEMORY_NAMESPACE"):
-            values["namespace"] = os.environ["MIA_MEMORY_NAMESPACE"]
-        values.update({k: v for k, v in overrides.items() if v is not None})
-        return cls(**values)
+        """A context from the given values, the others from the settings (None means unset)."""
+        return cls(**{k: v for k, v in overrides.items() if v is not None})
 
     @classmethod
     def coerce(cls, value: Any) -> Context:
-        """Accept a Context, a dict (HTTP / Studio), None, or a parent graph's context object."""
+        """Accept a Context, a dict (HTTP / Studio) or None."""
         if value is None:
             return cls()
         if isinstance(value, cls):
             return value
-        names = {f.name for f in fields(cls)}
         if isinstance(value, dict):
+            names = {f.name for f in fields(cls)}
             return cls(**{k: v for k, v in value.items() if k in names})
-        # another graph's context (mia as a subgraph of an app with its own context_schema):
-        # the fields that share a name with ours carry over, the rest keep their defaults
-        return cls(**{name: getattr(value, name) for name in names if hasattr(value, name)})
+        raise TypeError(f"cannot make a Context from {type(value).__name__}")

@@ -6,7 +6,9 @@ Imports of chromadb and sentence-transformers happen only when a store or embedd
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 from mia.memory.errors import InvalidNamespaceError, MemoryStoreError, SchemaMismatchError, StoreLockedError
 from mia.memory.namespaces import check_namespace
@@ -20,22 +22,11 @@ if TYPE_CHECKING:
     from mia.memory.embeddings import default_embedder
     from mia.memory.store import MemoryStore, ScoredTrajectory
 
-_LAZY = {
-    "MemoryStore": "mia.memory.store",
-    "ScoredTrajectory": "mia.memory.store",
-    "Compressor": "mia.memory.compression",
-    "CompressionResult": "mia.memory.compression",
-    "default_embedder": "mia.memory.embeddings",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'mia.memory' has no attribute {name!r}")
-
+__getattr__, _dir, _lazy = lazy_loader.attach(__name__, submod_attrs={
+    "store": ["MemoryStore", "ScoredTrajectory"],
+    "compression": ["Compressor", "CompressionResult"],
+    "embeddings": ["default_embedder"],
+})
 
 __all__ = ["MemoryStore", "MemoryRecord", "Outcome", "ScoredMemory", "Retrieved", "Trajectory", "TrajectoryStep",
            "Compressor", "CompressionResult", "default_embedder", "ScoredTrajectory", "ScoringWeights", "UpkeepPolicy",

@@ -1,47 +1,114 @@
-"""The few environment variables the memory layer reads itself (the app's Settings read the same
-ones; this layer must work without the app, so it does not import it)."""
+"""The settings the memory layer needs, and their one definition: read from the environment and
+`.env` (pydantic-settings), so the defaults below exist once and every layer above extends this
+class (mia.graph.settings.Settings) instead of re-reading or re-writing os.environ."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
+from typing import Literal
+
+from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_NAMESPACE = "default"
+DEFAULT_DATA_DIR = "~/.local/share/mia"
+DEFAULT_CHROMA_HOST = "localhost"
+DEFAULT_CHROMA_PORT = 8000  # Chroma's own default
+DEFAULT_EMBEDDING_MODEL = "minilm"
 
 
-def data_dir() -> Path:
-    """$MIA_DATA_DIR, default ~/.local/share/mia."""
-    return Path(os.environ.get("MIA_DATA_DIR") or Path.home() / ".local" / "share" / "mia").expanduser()
+def env_alias(name: str) -> AliasChoices:
+    """A field read from the environment variable `name` (any case)."""
+    return AliasChoices(name, name.lower())
 
 
-def memory_dir() -> Path:
-    """Where the embedded store and the trajectory log live: $MIA_DATA_DIR/memory."""
-    return data_dir() / "memory"
+class MemorySettings(BaseSettings):
+    """MIA_DATA_DIR, MIA_MEMORY_NAMESPACE, MIA_CHROMA_*, MIA_EMBEDDING_MODEL (environment over `.env`)."""
+
+    model_config = SettingsConfigDict(
+        env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True, case_sensitive=False
+    )
+
+    data_dir: Path = Field(Path(DEFAULT_DATA_DIR), validation_alias=env_alias("MIA_DATA_DIR"),
+                           description="Where models, memory, indexes, checkpoints and adapters live.")
+    memory_namespace: str = Field(DEFAULT_NAMESPACE, validation_alias=env_alias("MIA_MEMORY_NAMESPACE"))
+    chroma_mode: Literal["persistent", "http"] = Field("persistent", validation_alias=env_alias("MIA_CHROMA_MODE"))
+    chroma_host: str = Field(DEFAULT_CHROMA_HOST, validation_alias=env_alias("MIA_CHROMA_HOST"))
+    chroma_port: int = Field(DEFAULT_CHROMA_PORT, validation_alias=env_alias("MIA_CHROMA_PORT"))
+    embedding_model: str = Field(DEFAULT_EMBEDDING_MODEL, validation_alias=env_alias("MIA_EMBEDDING_MODEL"))
+
+    @field_validator("data_dir", mode="before")
+    @classmethod
+    def _blank_data_dir(cls, value: object) -> object:
+        return DEFAULT_DATA_DIR if isinstance(value, str) and not value.strip() else value
+
+    @field_validator("data_dir", mode="after")
+    @classmethod
+    def _expand(cls, value: Path) -> Path:
+        return value.expanduser()
+
+    @field_validator("chroma_mode", mode="before")
+    @classmethod
+    def _mode(cls, value: object) -> object:
+        if isinstance(value, str):
+            mode = value.strip().lower() or "persistent"
+            if mode not in {"persistent", "http"}:
+                raise ValueError(f"MIA_CHROMA_MODE must be 'persistent' or 'http', not {mode!r}")
+            return mode
+        return value
+
+    @field_validator("memory_namespace", "chroma_host", "embedding_model", mode="before")
+    @classmethod
+    def _blank_is_default(cls, value: object, info: object) -> object:
+        if isinstance(value, str) and not value.strip():
+            return cls.model_fields[info.field_name].default  # type: ignore[attr-defined]
+        return value
+
+
+def _read() -> MemorySettings:
+    try:
+        return MemorySettings()
+    except ValidationError as err:  # a bad value in the environment or .env: one clear line
+        raise ValueError(one_line(err)) from None
+
+
+def one_line(err: ValidationError) -> str:
+    """The first problem of a settings error, as `NAME: why` (no pydantic boilerplate)."""
+    first = err.errors()[0]
+    where = ".".join(str(p) for p in first.get("loc") or ()) or "settings"
+    return f"{where.upper() if where.islower() else where}: {first['msg'].removeprefix('Value error, ')}"
+
+
+def data_dir(override: str | Path | None = None) -> Path:
+    """`override`, else $MIA_DATA_DIR (environment or .env), else ~/.local/share/mia (not created)."""
+    return Path(override).expanduser() if override else _read().data_dir
+
+
+def memory_dir(override: str | Path | None = None) -> Path:
+    """Where the embedded store and the trajectory log live: DATA_DIR/memory."""
+    return data_dir(override) / "memory"
 
 
 def namespace() -> str:
     """$MIA_MEMORY_NAMESPACE, default 'default'."""
-    return os.environ.get("MIA_MEMORY_NAMESPACE") or DEFAULT_NAMESPACE
+    return _read().memory_namespace
 
 
 def chroma_mode() -> str:
     """$MIA_CHROMA_MODE: 'persistent' (embedded, default) or 'http' (a shared Chroma server)."""
-    mode = (os.environ.get("MIA_CHROMA_MODE") or "persistent").strip().lower()
-    if mode not in {"persistent", "http"}:
-        raise ValueError(f"MIA_CHROMA_MODE must be 'persistent' or 'http', not {mode!r}")
-    return mode
+    return _read().chroma_mode
 
 
 def chroma_host() -> str:
     """$MIA_CHROMA_HOST, default localhost."""
-    return os.environ.get("MIA_CHROMA_HOST") or "localhost"
+    return _read().chroma_host
 
 
 def chroma_port() -> int:
     """$MIA_CHROMA_PORT, default 8000 (Chroma's own default)."""
-    return int(os.environ.get("MIA_CHROMA_PORT") or 8000)
+    return _read().chroma_port
 
 
 def embedding_model() -> str:
     """$MIA_EMBEDDING_MODEL: 'minilm' (default) or a sentence-transformers model folder."""
-    return os.environ.get("MIA_EMBEDDING_MODEL") or "minilm"
+    return _read().embedding_model

@@ -6,10 +6,11 @@ until a graph is actually built.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 __version__ = "0.1.0"
-__all__ = ["Context", "Deps", "MiaStore", "MiaWorkflowRetriever", "build_graph", "memory_tools", "__version__"]
 
 if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.builder import build_graph
@@ -17,25 +18,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.integrations import MiaStore, MiaWorkflowRetriever, memory_tools
     from mia.graph.nodes.deps import Deps
 
-_LAZY = {
-    "MiaStore": "mia.graph.integrations.store",
-    "MiaWorkflowRetriever": "mia.graph.integrations.retriever",
-    "memory_tools": "mia.graph.integrations.tools",
-    "Deps": "mia.graph.nodes.deps",
-}
-
-
-def __getattr__(name: str) -> Any:
-    if name == "build_graph":
-        from mia.graph.builder import build_graph
-
-        return build_graph
-    if name == "Context":
-        from mia.graph.context import Context
-
-        return Context
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'mia' has no attribute {name!r}")
+# The one lazy-import mechanism of the project (every package __init__ uses lazy_loader.attach).
+__getattr__, __dir__, _lazy = lazy_loader.attach(
+    __name__, submod_attrs={"graph.builder": ["build_graph"], "graph.context": ["Context"],
+                            "graph.integrations.store": ["MiaStore"],
+                            "graph.integrations.retriever": ["MiaWorkflowRetriever"],
+                            "graph.integrations.tools": ["memory_tools"], "graph.nodes.deps": ["Deps"]})
+__all__ = [*_lazy, "__version__"]

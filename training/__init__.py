@@ -11,16 +11,13 @@ modules. Public entry points:
 
 from __future__ import annotations
 
-__all__ = ["TrainConfig", "run_stage"]
+from typing import TYPE_CHECKING
 
+import lazy_loader
 
-def __getattr__(name: str):  # lazy: keep `import mia.training` cheap
-    if name == "TrainConfig":
-        from mia.training.config import TrainConfig
+if TYPE_CHECKING:  # pragma: no cover
+    from mia.training.config import TrainConfig
+    from mia.training.run import run_stage
 
-        return TrainConfig
-    if name == "run_stage":
-        from mia.training.run import run_stage
-
-        return run_stage
-    raise AttributeError(f"module 'mia.training' has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__, submod_attrs={"config": ["TrainConfig"], "run": ["run_stage"]})

@@ -2,17 +2,24 @@
 
 `grpo:` is passed to TRL's GRPOConfig as is (any GRPOConfig field), after our CPU-safe defaults;
 everything else is ours: the policy, the data, the frozen partner, the budgets, LoRA, the rewards.
+The whole file is validated by pydantic (unknown keys forbidden, types checked) before anything
+loads, so a typo fails in a second with the key's path, not an hour into a run.
 """
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, field, fields, is_dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_type_hints
+
+from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from mia.training.rewards import AccuracyMetric, ExecutorRewardWeights, PlannerRewardWeights
 
 Stage = Literal["planner", "executor", "alternate"]
+#: Every section of the YAML: unknown keys are an error, values are checked against the types.
+dataclass = pydantic_dataclass(config=ConfigDict(extra="forbid", arbitrary_types_allowed=True))
 
 
 @dataclass
@@ -51,6 +58,7 @@ class ExecutorStageConfig:
     planner_model: str = "local:smollm2"  # frozen planner that writes the plans (once, cached)
     plan_max_tokens: int = 64
     plans_file: str | None = None  # JSONL {qid, plan} to reuse instead of generating
+    replan: bool = True  # a wrong first answer gets one replan from the frozen planner (paper, ref. 5.1)
 
 
 @dataclass
@@ -108,8 +116,13 @@ class TrainConfig:
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> TrainConfig:
-        """Build from a (YAML) dict; unknown keys are an error so a typo cannot be ignored."""
-        return _build(cls, raw or {}, "config")
+        """Build from a (YAML) dict; an unknown key or a wrong type is a ValueError naming its path."""
+        if not isinstance(raw or {}, dict):
+            raise ValueError(f"config: expected a mapping, got {type(raw).__name__}")
+        try:
+            return _ADAPTER.validate_python(raw or {})
+        except ValidationError as err:
+            raise ValueError(_explain(err)) from None
 
     @classmethod
     def from_yaml(cls, path: str | Path, overrides: dict[str, Any] | None = None) -> TrainConfig:
@@ -164,18 +177,30 @@ class TrainConfig:
         return GRPOConfig(**args)
 
 
-def _build(cls: type, raw: dict[str, Any], where: str) -> Any:
-    if not isinstance(raw, dict):
-        raise ValueError(f"{where}: expected a mapping, got {type(raw).__name__}")
-    known = {f.name: f for f in fields(cls)}
-    unknown = sorted(set(raw) - set(known))
-    if unknown:
-        raise ValueError(f"{where}: unknown key(s) {unknown}; known: {sorted(known)}")
-    kwargs: dict[str, Any] = {}
-    for name, value in raw.items():
-        default = known[name].default_factory() if callable(known[name].default_factory) else None  # type: ignore[misc]
-        if default is not None and hasattr(default, "__dataclass_fields__") and isinstance(value, dict):
-            kwargs[name] = _build(type(default), value, f"{where}.{name}")
+_ADAPTER = TypeAdapter(TrainConfig)
+
+
+def _section(path: tuple[Any, ...]) -> type | None:
+    """The config class at a key path (to list the keys it knows)."""
+    cls: Any = TrainConfig
+    for key in path:
+        hints = get_type_hints(cls) if is_dataclass(cls) else {}
+        cls = hints.get(key)
+        if cls is None:
+            return None
+    return cls if is_dataclass(cls) else None
+
+
+def _explain(err: ValidationError) -> str:
+    """One line per problem: `config.planner.exectuor_model: unknown key (known: ...)`."""
+    lines = []
+    for problem in err.errors():
+        loc = tuple(problem.get("loc") or ())
+        where = ".".join(["config", *map(str, loc)])
+        if problem["type"] in ("unexpected_keyword_argument", "extra_forbidden"):
+            section = _section(loc[:-1])
+            known = f" (known: {', '.join(f.name for f in fields(section))})" if section else ""
+            lines.append(f"{where}: unknown key{known}")
         else:
-            kwargs[name] = value
-    return cls(**kwargs)
+            lines.append(f"{where}: {problem['msg']}")
+    return "invalid training config: " + "; ".join(lines)

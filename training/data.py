@@ -11,32 +11,12 @@ from __future__ import annotations
 import gzip
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mia.training.prompts import executor_messages, planner_messages
-
-
-@dataclass
-class QAExample:
-    """One question with its gold answers and the paragraphs its sandbox search may use."""
-
-    id: str
-    question: str
-    gold_answers: list[str]
-    paragraphs: list[dict[str, str]] = field(default_factory=list)
-    memories: str = ""
-
-    def row(self) -> dict[str, Any]:
-        """The dataset columns every stage carries (passed on to the reward functions)."""
-        return {
-            "qid": self.id,
-            "question": self.question,
-            "gold_answers": list(self.gold_answers),
-            "paragraphs": [{"title": p.get("title", ""), "text": p["text"]} for p in self.paragraphs],
-            "memories": self.memories,
-        }
+from mia.training.examples import QAExample
+from mia.training.prompts import executor_messages, planner_messages, render_memories
+from mia.training.trajectory_data import examples_from_trajectory_log
 
 
 def _open(path: Path):
@@ -98,8 +78,6 @@ def load_qa_jsonl(path: str | Path, offset: int = 0, limit: int | None = None) -
 def attach_memories(examples: Iterable[QAExample], store: Any, namespace: str = "default", k_pos: int = 2,
                     k_neg: int = 2) -> list[QAExample]:
     """Fill each example's `memories` from a MemoryStore, as the planner node would retrieve them."""
-    from mia.training.prompts import render_memories
-
     out = []
     for ex in examples:
         got = store.retrieve(ex.question, namespace=namespace, k_pos=k_pos, k_neg=k_neg)
@@ -141,9 +119,9 @@ def load_training_examples(cfg: Any) -> list[QAExample]:
     if data.path:
         examples += load_qa_jsonl(data.path, offset=data.offset, limit=data.limit)
     if data.trajectories:
-        from mia.training.trajectory_data import examples_from_trajectory_log
-
-        examples += examples_from_trajectory_log(data.trajectories, only_correct=data.trajectories_only_correct)
+        # only the chosen namespace's questions: another namespace's log is another user's data
+        examples += examples_from_trajectory_log(data.trajectories, only_correct=data.trajectories_only_correct,
+                                                 namespace=data.namespace)
     if not examples:
         raise ValueError("no training questions: set data.path and/or data.trajectories in the config")
     if data.memory_dir:

@@ -91,16 +91,30 @@ class LocalEpisodeRunner:
 
 
 class GraphEpisodeRunner:
-    """The real graph with a preset plan: frozen executor, the graph's reflection and replan."""
+    """The real graph with a preset plan: frozen executor, and the reflection and replan of the
+    planner. `planner` (the live policy as a chat model, see training.policy_chat) answers for the
+    spec POLICY_SPEC, so a plan's reflection and replan come from the planner being trained, not
+    from the executor. `deps_parts` are further Deps factories (tests inject fakes)."""
 
-    def __init__(self, context_overrides: dict[str, Any], metric: AccuracyMetric | Accuracy = "f1") -> None:
+    def __init__(self, context_overrides: dict[str, Any], metric: AccuracyMetric | Accuracy = "f1",
+                 planner: Any = None, **deps_parts: Any) -> None:
         from mia import Context, build_graph
+        from mia.graph.builder import recursion_limit
+        from mia.graph.nodes.deps import Deps
+        from mia.training.policy_chat import POLICY_SPEC
 
         overrides = {"memory_mode": "mia", "memorise": False, "judge_mode": "ground_truth", **context_overrides}
         self.context = Context(**overrides)
-        from mia.graph.builder import recursion_limit
+        make_model = deps_parts.pop("model_factory", None) or _load_model
 
-        self.graph = build_graph()
+        def model_factory(spec: str, temperature: float, max_tokens: int) -> Any:
+            if spec == POLICY_SPEC:
+                if planner is None:
+                    raise ValueError(f"planner_model {POLICY_SPEC!r} needs the live policy (planner=...)")
+                return planner
+            return make_model(spec, temperature, max_tokens)
+
+        self.graph = build_graph(deps=Deps(model_factory=model_factory, **deps_parts))
         self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
         self.config = {"recursion_limit": recursion_limit(self.context)}
 
@@ -114,6 +128,12 @@ class GraphEpisodeRunner:
             log.warning("graph episode failed: %s", exc)
             return EpisodeOutcome(None, None, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
         return outcome_from_graph(out, gold_answers, self.accuracy, question)
+
+
+def _load_model(spec: str, temperature: float, max_tokens: int) -> Any:
+    from mia.graph.models import load_chat_model
+
+    return load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
 
 
 def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric: AccuracyMetric | Accuracy,

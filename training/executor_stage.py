@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.config import TrainConfig
-from mia.training.data import QAExample
-from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
+from mia.training.examples import QAExample
+from mia.training.react import ReactBudget, Replanner, ReactRunner, SandboxSearch
 from mia.training.rewards import (ExecutorRewardWeights, executor_format_ok, executor_reward,
                                   tool_use_score)
 
 log = logging.getLogger(__name__)
+CORRECT_AT = 0.5  # a first answer below this accuracy is wrong: the frozen planner replans (paper: acc < 0.5)
 
 
 def _prompt_key(prompt: Any) -> str:
@@ -35,9 +36,26 @@ class ExecutorRollout:
     """TRL `rollout_func`: one policy episode per prompt, all played in lockstep (the prompts come
     already repeated num_generations times), token ids plus env_mask, and the turns for the reward."""
 
-    def __init__(self, rows: Sequence[dict[str, Any]], budget: ReactBudget, search_top_k: int = 2) -> None:
+    def __init__(self, rows: Sequence[dict[str, Any]], budget: ReactBudget, search_top_k: int = 2,
+                 replanner: Replanner | None = None, accuracy: Any = None) -> None:
         self.paragraphs = {_prompt_key(r["prompt"]): r["paragraphs"] for r in rows}
+        self.rows = {_prompt_key(r["prompt"]): r for r in rows}
         self.budget, self.search = budget, SandboxSearch(top_k=search_top_k)
+        self.replanner, self.accuracy = replanner, accuracy
+
+    def _replan_hook(self, prompts: list[Any]) -> Any:
+        """Once per episode, after its first answer: a wrong answer (accuracy < 0.5 against the gold
+        answers) gets a revised plan from the frozen planner, and the episode continues (ref. 5.1)."""
+        if self.replanner is None or self.accuracy is None:
+            return None
+
+        def hook(i: int, episode: Any) -> str | None:
+            row = self.rows.get(_prompt_key(prompts[i]))
+            if row is None or self.accuracy(row["question"], episode.answer, row["gold_answers"]) >= CORRECT_AT:
+                return None
+            return self.replanner(row["question"], row.get("plan", ""), episode.trace()) or None
+
+        return hook
 
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         model = trainer.accelerator.unwrap_model(trainer.model)
@@ -46,10 +64,12 @@ class ExecutorRollout:
         was_training = model.training
         model.eval()
         out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [],
-                                "episode_turns": [], "episode_answer": [], "episode_tool_calls": []}
+                                "episode_turns": [], "episode_answer": [], "episode_tool_calls": [],
+                                "episode_segments": [], "episode_first_attempt": []}
         try:
             episodes = runner.run_many([list(p) for p in prompts],
-                                       [self.paragraphs.get(_prompt_key(p), []) for p in prompts], sample=True)
+                                       [self.paragraphs.get(_prompt_key(p), []) for p in prompts], sample=True,
+                                       replan=self._replan_hook(list(prompts)))
             for ep in episodes:
                 if not ep.completion_ids:  # an empty generation still needs one token for GRPO
                     ep.completion_ids, ep.env_mask = [trainer.processing_class.eos_token_id], [1]
@@ -59,6 +79,8 @@ class ExecutorRollout:
                 out["episode_turns"].append(ep.turns)
                 out["episode_answer"].append(ep.answer or "")
                 out["episode_tool_calls"].append(ep.tool_calls)
+                out["episode_segments"].append(ep.segments())
+                out["episode_first_attempt"].append(not ep.replanned)
         finally:
             if was_training:
                 model.train()
@@ -81,11 +103,16 @@ class ExecutorEpisodeReward:
                  episode_turns: Sequence[Sequence[str]], episode_answer: Sequence[str], **kwargs: Any) -> list[float]:
         rewards, accs, tools, formats = [], [], [], []
         questions = kwargs.get("question") or [""] * len(gold_answers)
-        for q, golds, turns, answer in zip(questions, gold_answers, episode_turns, episode_answer, strict=True):
+        n = len(gold_answers)
+        segments = kwargs.get("episode_segments") or [[list(t)] for t in episode_turns]
+        first = kwargs.get("episode_first_attempt") or [True] * n
+        for q, golds, turns, answer, segs, first_try in zip(questions, gold_answers, episode_turns, episode_answer,
+                                                             segments, first, strict=True):
             acc = self.accuracy(q, answer, golds)
-            tool = tool_use_score([list(turns)])
+            tool = tool_use_score([list(seg) for seg in segs])  # averaged over the segments around a replan
             fmt = executor_format_ok(list(turns))
-            rewards.append(executor_reward(acc, True, tool, fmt, self.weights))
+            # the first-try bonus only when no replan was needed (after one, the final answer earns no bonus)
+            rewards.append(executor_reward(acc, bool(first_try), tool, fmt, self.weights))
             accs.append(acc), tools.append(tool), formats.append(float(fmt))
         log_metric = kwargs.get("log_metric")
         if log_metric and rewards:
@@ -140,6 +167,33 @@ def frozen_plans(cfg: TrainConfig, examples: Sequence[QAExample], out: Path, pla
     return [cached[ex.id] for ex in examples]
 
 
+class FrozenPlanner:
+    """The frozen planner's replan after a wrong answer (greedy, loaded on first use)."""
+
+    def __init__(self, spec: str, cfg: TrainConfig, max_new_tokens: int = 128) -> None:
+        self.spec, self.cfg, self.max_new_tokens = spec, cfg, max_new_tokens
+        self._model: Any = None
+        self._tok: Any = None
+
+    def __call__(self, question: str, plan: str, trace: str) -> str:
+        import torch
+
+        from mia.training.policy import load_model, load_tokenizer, resolve_weights
+        from mia.training.prompts import replan_conversation
+        from mia.training.rewards import strip_think
+
+        if self._model is None:
+            base, adapter = resolve_weights(self.spec)
+            self._model = load_model(base, adapter, dtype=self.cfg.dtype, device=self.cfg.device)
+            self._tok = load_tokenizer(base)
+        messages = replan_conversation(question, plan, trace, max_words=self.cfg.planner.plan_max_words)
+        ids = self._tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
+        with torch.no_grad():
+            gen = self._model.generate(**ids.to(self._model.device), max_new_tokens=self.max_new_tokens,
+                                       do_sample=False, pad_token_id=self._tok.pad_token_id)
+        return strip_think(self._tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)).strip()
+
+
 def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume: bool = True,
                    max_steps: int | None = None, output_dir: Path | None = None):
     """Run the executor stage; returns a StageResult (adapter folder, steps, final reward)."""
@@ -154,10 +208,11 @@ def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume:
     budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
                          max_answer_tokens=cfg.budget.max_answer_tokens)
     model, tokenizer, peft_config, base = make_policy(cfg)
-    rollout = ExecutorRollout(rows, budget, cfg.budget.search_top_k)
     from mia.training.episodes import Accuracy
 
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model, cfg.reward.executor.max_answer_chars)
+    replanner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg) if cfg.executor.replan else None
+    rollout = ExecutorRollout(rows, budget, cfg.budget.search_top_k, replanner=replanner, accuracy=accuracy)
     reward = ExecutorEpisodeReward(cfg.reward.executor, accuracy, log_path=out / "rollouts.jsonl")
     return run_trainer(cfg, "executor", out, reward_funcs=[reward], dataset=to_dataset(rows), model=model,
                        tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume,

@@ -13,6 +13,7 @@ from typing import Any
 
 from mia.training.config import TrainConfig
 from mia.training.episodes import EpisodeOutcome, EpisodeRunner
+from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
 from mia.training.rewards import PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward, strip_think
 
 log = logging.getLogger(__name__)
@@ -36,9 +37,16 @@ class PlannerEpisodeReward:
     __name__ = "planner_reward"
 
     def __init__(self, runner: EpisodeRunner, weights: PlannerRewardWeights = PlannerRewardWeights(),
-                 log_path: Path | None = None, max_words: int | None = None, numbered: bool = True) -> None:
+                 log_path: Path | None = None, max_words: int | None = None, numbered: bool = True,
+                 policy: PolicyHandle | None = None) -> None:
         self.runner, self.weights, self.log_path = runner, weights, log_path
         self.max_words, self.numbered = max_words, numbered
+        self.policy = policy
+
+    def bind_trainer(self, trainer: Any) -> None:
+        """Called by run_trainer once the trainer exists: the graph's planner role is the live policy."""
+        if self.policy is not None:
+            self.policy.bind(trainer)
 
     def score(self, plan_text: str, outcome: EpisodeOutcome) -> float:
         """The planner reward of one plan given what it led to."""
@@ -80,8 +88,11 @@ class PlannerEpisodeReward:
             fh.write(json.dumps(record) + "\n")
 
 
-def make_runner(cfg: TrainConfig, executor_spec: str | None = None) -> EpisodeRunner:
-    """The frozen executor of the planner stage, as the config asks (local loop or real graph)."""
+def make_runner(cfg: TrainConfig, executor_spec: str | None = None, policy: PolicyHandle | None = None,
+                **deps_parts: Any) -> EpisodeRunner:
+    """The frozen executor of the planner stage, as the config asks (local loop or real graph).
+    With the graph, the planner's reflection and replan come from the live policy (`policy`);
+    `graph_context.planner_model` may name another planner model explicitly."""
     from mia.training.react import ReactBudget
 
     from mia.training.episodes import Accuracy
@@ -93,12 +104,13 @@ def make_runner(cfg: TrainConfig, executor_spec: str | None = None) -> EpisodeRu
     if cfg.planner.episode_backend == "graph":
         from mia.training.episodes import GraphEpisodeRunner
 
-        overrides = {"executor_model": spec, "planner_model": cfg.planner.graph_context.get("planner_model", spec),
+        policy = policy or PolicyHandle()
+        overrides = {"executor_model": spec, "planner_model": POLICY_SPEC,
                      "judge_model": cfg.planner.graph_context.get("judge_model", spec),
                      "max_tool_calls": cfg.budget.max_tool_calls, "max_replans": cfg.planner.max_replans,
                      "executor_max_tokens": cfg.budget.max_turn_tokens, "search_top_k": cfg.budget.search_top_k,
                      **cfg.planner.graph_context}
-        return GraphEpisodeRunner(overrides, metric=accuracy)
+        return GraphEpisodeRunner(overrides, metric=accuracy, planner=PolicyChatModel(handle=policy), **deps_parts)
     from mia.training.episodes import LocalEpisodeRunner
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
 
@@ -121,9 +133,11 @@ def train_planner(cfg: TrainConfig, *, executor_spec: str | None = None, resume:
     examples = load_training_examples(cfg)
     dataset = to_dataset(planner_rows(examples, max_words=cfg.planner.plan_max_words))
     model, tokenizer, peft_config, base = make_policy(cfg)
-    runner = make_runner(cfg, executor_spec)
+    policy = PolicyHandle()
+    runner = make_runner(cfg, executor_spec, policy)
     reward = PlannerEpisodeReward(runner, cfg.reward.planner, log_path=out / "rollouts.jsonl",
-                                  max_words=cfg.planner.plan_max_words, numbered=cfg.planner.numbered_steps)
+                                  max_words=cfg.planner.plan_max_words, numbered=cfg.planner.numbered_steps,
+                                  policy=policy)
     return run_trainer(cfg, "planner", out, reward_funcs=[reward, *extra_reward_funcs], dataset=dataset, model=model,
                        tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume, max_steps=max_steps,
                        extra_meta={"role": "planner", "frozen_executor": executor_spec or cfg.planner.executor_model,

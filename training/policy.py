@@ -22,16 +22,16 @@ def resolve_weights(spec: str) -> tuple[Path, Path | None]:
     from mia.graph.models.spec import parse_model_spec
 
     parsed = parse_model_spec(text)
+    if not parsed.trainable:
+        raise BackendError(
+            f"training needs local weights, not {text!r}: use local:<embedded> (e.g. local:qwen-coder-1.5b), "
+            "llamacpp:<embedded>, hf:<model-dir> or hf:<model-dir>+<adapter-dir>")
     if parsed.embedded:
         from mia.graph.models.convert import ensure_converted
 
         return ensure_converted(parsed.model).resolve(), None
-    if parsed.backend == "hf":
-        adapter = check_adapter_dir(parsed.adapter) if parsed.adapter else None
-        return check_model_dir(parsed.model), adapter
-    raise BackendError(
-        f"training needs local weights, not {text!r}: use local:<embedded> (e.g. local:qwen-coder-1.5b), hf:<model-dir> or hf:<model-dir>+<adapter-dir>"
-    )
+    adapter = check_adapter_dir(parsed.adapter) if parsed.adapter else None  # hf:<dir>[+<adapter>]
+    return check_model_dir(parsed.model), adapter
 
 
 def torch_dtype(name: str) -> Any:

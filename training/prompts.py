@@ -50,3 +50,20 @@ def observation_message(observation: str) -> dict[str, str]:
 def force_answer_message() -> dict[str, str]:
     """The user turn that ends the tool budget and asks for the final answer."""
     return {"role": "user", "content": builder.force_answer("budget")}
+
+
+def replan_message(replan: str) -> dict[str, str]:
+    """The user turn that hands the executor a revised plan (the graph's replan node sends the same)."""
+    return {"role": "user", "content": builder.replan_message(replan)}
+
+
+def replan_conversation(question: str, plan: str, trace: str, memories: str = "",
+                        max_words: int | None = None) -> list[dict[str, str]]:
+    """The planner's conversation that asks for a replan after a wrong answer: the plan prompt, the
+    plan, the reflection prompt with the trace, a forced "yes", and the replan prompt (the paper's
+    `/replan_train`, reference 5.1; the graph's reflect and replan nodes use the same prompts)."""
+    return [*planner_messages(question, memories, max_words=max_words),
+            {"role": "assistant", "content": plan},
+            {"role": "user", "content": builder.reflect_message(trace)},
+            {"role": "assistant", "content": "yes"},
+            {"role": "user", "content": builder.replan_request(question)}]

@@ -9,15 +9,16 @@ graph. It also serves as the frozen executor of the planner stage when the graph
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from mia.training.prompts import force_answer_message, observation_message
 from mia.graph.protocol import parse
+from mia.training.prompts import force_answer_message, observation_message, replan_message
 from mia.training.rewards import tool_call_ok
 
 _PLACEHOLDER = "\u2063PLACEHOLDER\u2063"
+Replanner = Callable[[int, "Episode"], "str | None"]  # (episode index, episode after its answer) -> revised plan
 STOP_STRINGS = ("</tool_call>", "</answer>")
 
 
@@ -33,6 +34,18 @@ class Episode:
     tool_calls: int = 0
     answer: str | None = None
     forced: bool = False
+    first_answer: str | None = None  # the answer before a replan (None: no replan happened)
+    replan_turn: int | None = None  # index of the first turn after the replan
+
+    @property
+    def replanned(self) -> bool:
+        return self.replan_turn is not None
+
+    def segments(self) -> list[list[str]]:
+        """The turns before and after the replan (the paper scores tool use per segment)."""
+        if self.replan_turn is None:
+            return [list(self.turns)]
+        return [list(self.turns[: self.replan_turn]), list(self.turns[self.replan_turn:])]
 
     def trace(self) -> str:
         """Readable trace (assistant turns interleaved with tool responses)."""
@@ -53,6 +66,7 @@ class _Live:
     paragraphs: Sequence[dict[str, str]]
     episode: Episode
     done: bool = False
+    index: int = 0
 
 
 class SandboxSearch:
@@ -160,15 +174,19 @@ class ReactRunner:
         return self.run_many([messages], [paragraphs], sample=sample)[0]
 
     def run_many(self, messages: Sequence[list[dict[str, str]]], paragraphs: Sequence[Sequence[dict[str, str]]],
-                 sample: bool = True) -> list[Episode]:
+                 sample: bool = True, replan: Replanner | None = None) -> list[Episode]:
         """Play several episodes in lockstep, one batched generation per turn: generate, call
         search on each valid tool call, stop at an answer or when the budget is spent (then one
-        forced answer turn). Episodes that need the same token budget share a batch."""
+        forced answer turn). Episodes that need the same token budget share a batch.
+
+        `replan(i, episode)` is asked once per episode when it first answers; a text it returns
+        is given to the executor as a revised plan (a user turn, masked out) and the episode goes
+        on, as the paper's executor training does after a wrong first answer."""
         live = []
-        for msgs, paras in zip(messages, paragraphs, strict=True):
+        for index, (msgs, paras) in enumerate(zip(messages, paragraphs, strict=True)):
             history = list(msgs)
             ids = self._encode(self._render(history, add_generation_prompt=True))
-            live.append(_Live(history, list(ids), paras, Episode(prompt_ids=list(ids))))
+            live.append(_Live(history, list(ids), paras, Episode(prompt_ids=list(ids)), index=index))
         active = list(range(len(live)))
         budget = self.budget
         while active:
@@ -178,11 +196,11 @@ class ReactRunner:
                     continue
                 tokens = budget.max_answer_tokens if forced else budget.max_turn_tokens
                 for i, new in zip(group, self._generate([live[i].ids for i in group], tokens, sample), strict=True):
-                    live[i].done = self._advance(live[i], new, forced)
+                    live[i].done = self._advance(live[i], new, forced, replan)
             active = [i for i in active if not live[i].done]
         return [item.episode for item in live]
 
-    def _advance(self, item: _Live, new: list[int], forced: bool) -> bool:
+    def _advance(self, item: _Live, new: list[int], forced: bool, replan: Replanner | None = None) -> bool:
         """Record one generated turn; answer (True) or append the tool response for the next turn."""
         ep, budget = item.episode, self.budget
         text = self.tokenizer.decode(new, skip_special_tokens=True)
@@ -194,11 +212,16 @@ class ReactRunner:
         turn = parse(text, strict=True)  # the graph's protocol, read as the format reward reads it
         answer = turn.answer if turn.kind == "answer" else None
         call = turn.call
+        ended = bool(new) and new[-1] == self.tokenizer.eos_token_id
         if answer is not None or forced:
             ep.answer = answer if answer is not None else (text.strip() or None)
             ep.forced = forced and answer is None
-            return True
-        ended = bool(new) and new[-1] == self.tokenizer.eos_token_id
+            revised = replan(item.index, ep) if replan is not None and not ep.replanned else None
+            if not revised:
+                return True
+            ep.first_answer, ep.answer, ep.forced, ep.replan_turn = ep.answer, None, False, len(ep.turns)
+            self._append_env(item, replan_message(revised), ended)
+            return False
         if call is not None:
             ep.tool_calls += 1
             if tool_call_ok(call):
@@ -213,9 +236,13 @@ class ReactRunner:
             user = force_answer_message()
         if ep.tool_calls >= budget.max_tool_calls and call is not None:
             user = {"role": "user", "content": user["content"] + "\n\n" + force_answer_message()["content"]}
+        self._append_env(item, user, ended)
+        return False
+
+    def _append_env(self, item: _Live, user: dict[str, str], ended: bool) -> None:
+        """Append a user turn (tool response, revised plan) as masked-out tokens."""
         env = self._encode(self._env_text(item.history[:-1], user, ended))
-        ep.completion_ids += env
-        ep.env_mask += [0] * len(env)
+        item.episode.completion_ids += env
+        item.episode.env_mask += [0] * len(env)
         item.ids += env
         item.history.append(user)
-        return False

@@ -93,6 +93,10 @@ def run_trainer(cfg: TrainConfig, stage: str, output_dir: Path, *, reward_funcs:
     trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
                           processing_class=tokenizer, peft_config=peft_config, rollout_func=rollout_func,
                           callbacks=callbacks)
+    for fn in reward_funcs:  # rewards that run the live policy (planner reflection) get the trainer's model
+        bind = getattr(fn, "bind_trainer", None)
+        if callable(bind):
+            bind(trainer)
     checkpoint = latest_checkpoint(output_dir) if resume else None
     if checkpoint is not None:
         log.info("resuming %s from %s", stage, checkpoint)

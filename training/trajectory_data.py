@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
-from mia.training.data import QAExample
+from mia.training.examples import QAExample
 from mia.training.prompts import planner_messages
 
 

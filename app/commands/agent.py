@@ -19,10 +19,9 @@ from typing import Any
 
 import typer
 
-from mia.graph.models.defaults import OPTIONAL_ROLES
+from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES
 
 EXIT_CONFIG = 2
-ROLES = ("planner", "executor", "manager", "judge")
 OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
                "tool_calls", "stop_reason", "warnings", "trajectory")
 
@@ -39,6 +38,8 @@ _max_tokens = typer.Option(None, "--max-tokens", help="Most new tokens per model
 _corpus = typer.Option(None, "--corpus", help="'demo' (default) or a path to a corpus to search.")
 _mode = typer.Option(None, "--memory-mode", help="mia (default) | none | trajectory-rag.")
 _judge_mode = typer.Option(None, "--judge-mode", help="auto (default) | ground_truth | reviewers | off.")
+_judge_arbiter = typer.Option(None, "--judge-arbiter",
+                              help="Reviewer verdicts: weighted (default, the numeric rule) | llm (an arbiter call).")
 _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode in memory.")
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
@@ -67,6 +68,7 @@ def ask(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
+    judge_arbiter: str = _judge_arbiter,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
     web_search: bool = _web, learn: bool = _learn,
 ) -> None:
@@ -93,6 +95,7 @@ def chat(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
+    judge_arbiter: str = _judge_arbiter,
     no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, web_search: bool = _web,
     learn: bool = _learn,
 ) -> None:
@@ -216,20 +219,14 @@ def _read_paragraphs(path: Path) -> list[dict[str, Any]]:
 
 def _context(options: dict[str, Any]) -> Any:
     """A Context from the command-line options, env defaults, and checked model specs."""
-    try:
-        from mia.app.settings import get_settings
-
-        get_settings().apply_to_environ()  # .env values become defaults
-    except Exception:  # noqa: BLE001 - settings are optional here; Context reads the env itself
-        pass
-    from mia.graph.context import Context
+    from mia.graph.context import Context  # its blank fields default to MIA_* (environment or .env)
     from mia.graph.models import BackendError, check_model_spec
 
     overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES + OPTIONAL_ROLES}
     overrides.update(namespace=options.get("namespace"), max_tool_calls=options.get("max_tool_calls"),
                      max_replans=options.get("max_replans"),
                      corpus=options.get("corpus"), memory_mode=options.get("memory_mode"),
-                     judge_mode=options.get("judge_mode"),
+                     judge_mode=options.get("judge_mode"), judge_arbiter=options.get("judge_arbiter"),
                      data_dir=str(options["data_dir"]) if options.get("data_dir") else None)
     if options.get("no_memorise"):
         overrides["memorise"] = False
@@ -241,6 +238,8 @@ def _context(options: dict[str, Any]) -> Any:
         overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
     if overrides.get("memory_mode") not in (None, "mia", "none", "trajectory-rag"):
         _fail(f"--memory-mode must be mia, none or trajectory-rag, not {overrides['memory_mode']!r}")
+    if overrides.get("judge_arbiter") not in (None, "weighted", "llm"):
+        _fail(f"--judge-arbiter must be weighted or llm, not {overrides['judge_arbiter']!r}")
     if overrides.get("judge_mode") not in (None, "auto", "ground_truth", "reviewers", "off"):
         _fail(f"--judge-mode must be auto, ground_truth, reviewers or off, not {overrides['judge_mode']!r}")
     context = Context.from_env(**overrides)

@@ -48,6 +48,7 @@ def eval_command(
     manager_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per memory compression.")] = None,
     judge_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per judge call.")] = None,
     search_top_k: Annotated[Optional[int], typer.Option(min=1, help="Documents per search query.")] = None,
+    judge_arbiter: Annotated[Optional[str], typer.Option(help="Reviewer verdicts (--no-ground-truth): weighted (the numeric rule) or llm (an arbiter call).")] = None,
     max_replans: Annotated[Optional[int], typer.Option(min=0, help="Reflect-and-replan rounds (the paper uses 1).")] = None,
     concurrency: Annotated[Optional[int], typer.Option(min=1, help="Questions in flight (default 1 for local models, 4 for APIs).")] = None,
     memory_from: Annotated[Optional[Path], typer.Option(help="Start from the memory a previous run folder built (copied, not shared).")] = None,
@@ -63,10 +64,7 @@ def eval_command(
     from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
     from mia.app.evaluation.runlog import RunDirError
     from mia.app.evaluation.summary import render_markdown
-    from mia.app.settings import get_settings
     from mia.graph.models.errors import BackendError
-
-    get_settings().apply_to_environ()  # .env values become defaults (models, API keys, data dir)
 
     overrides = {
         "planner_max_tokens": planner_max_tokens,
@@ -75,6 +73,7 @@ def eval_command(
         "judge_max_tokens": judge_max_tokens,
         "search_top_k": search_top_k,
         "max_replans": max_replans,
+        "judge_arbiter": judge_arbiter,
     }
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
     cfg = EvalConfig(
@@ -93,6 +92,8 @@ def eval_command(
         test_time_learning=test_time_learning,
         ground_truth=not no_ground_truth,
     )
+    if judge_arbiter not in (None, "weighted", "llm"):
+        _fail(f"--judge-arbiter must be weighted or llm, not {judge_arbiter!r}")
     if no_ground_truth and not test_time_learning:
         _fail("--no-ground-truth only applies with --test-time-learning")
     stem = Path(dataset).name.split(".")[0] if ("/" in dataset or dataset.endswith((".jsonl", ".gz"))) else dataset

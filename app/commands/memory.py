@@ -25,29 +25,33 @@ def _options(
     ctx: typer.Context,
     data_dir: Optional[Path] = typer.Option(None, "--data-dir", envvar="MIA_DATA_DIR",
                                             help="Data folder; the store is DATA_DIR/memory [default: ~/.local/share/mia]."),
-    namespace: str = typer.Option("default", "--namespace", "-n", envvar="MIA_MEMORY_NAMESPACE",
-                                  help="Namespace (a user, tenant or project)."),
+    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", envvar="MIA_MEMORY_NAMESPACE",
+                                            help="Namespace (a user, tenant or project) [default: default]."),
     chroma_mode: str = typer.Option("persistent", "--chroma-mode", envvar="MIA_CHROMA_MODE",
                                     help="persistent (embedded store in DATA_DIR) or http (a Chroma server)."),
-    chroma_host: str = typer.Option("localhost", "--chroma-host", envvar="MIA_CHROMA_HOST", help="Chroma server host (http mode)."),
-    chroma_port: int = typer.Option(8000, "--chroma-port", envvar="MIA_CHROMA_PORT", help="Chroma server port (http mode)."),
+    chroma_host: Optional[str] = typer.Option(None, "--chroma-host", envvar="MIA_CHROMA_HOST",
+                                              help="Chroma server host (http mode) [default: localhost]."),
+    chroma_port: Optional[int] = typer.Option(None, "--chroma-port", envvar="MIA_CHROMA_PORT",
+                                              help="Chroma server port (http mode) [default: 8000]."),
 ) -> None:
-    from mia.memory import InvalidNamespaceError, check_namespace
+    from mia.memory import InvalidNamespaceError, check_namespace, config  # config: the one definition of defaults
 
+    namespace = config.namespace() if namespace is None else namespace
     try:
         check_namespace(namespace)
     except InvalidNamespaceError as err:
         _fail(str(err))
-    _state(ctx).update(data_dir=data_dir, namespace=namespace, mode=chroma_mode, host=chroma_host, port=chroma_port)
+    _state(ctx).update(data_dir=data_dir, namespace=namespace, mode=chroma_mode,
+                       host=chroma_host or config.chroma_host(), port=chroma_port or config.chroma_port())
 
 
 def _open(ctx: typer.Context, read_only: bool = False) -> Any:
     """Open the store or exit with the store's own message (no stack trace). Read-only
     commands also work on a data folder that cannot be written."""
-    from mia.memory import MemoryStore, MemoryStoreError
+    from mia.memory import MemoryStore, MemoryStoreError, config
 
     opts = _state(ctx)
-    folder = (Path(opts["data_dir"]).expanduser() if opts["data_dir"] else Path.home() / ".local" / "share" / "mia") / "memory"
+    folder = config.memory_dir(opts["data_dir"])  # --data-dir, else MIA_DATA_DIR (environment or .env)
     try:
         if opts["mode"] == "http":
             return MemoryStore.open_http(opts["host"], opts["port"], log_dir=folder)
@@ -128,14 +132,18 @@ def list_(ctx: typer.Context,
 
 @app.command()
 @_one_line_errors
-def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, or a unique prefix of it.")) -> None:
-    """Show one memory in full."""
+def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, or a unique prefix of it."),
+         all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Look in every namespace.")) -> None:
+    """Show one memory of --namespace in full."""
     store = _open(ctx, read_only=True)
-    rec = store.get(memory_id)
+    ns = None if all_namespaces else _state(ctx)["namespace"]
+    rec = store.get(memory_id, ns)
     if rec is None:
-        matches = [r for r in store.list(None) if r.id.startswith(memory_id)]
+        matches = [r for r in store.list(ns) if r.id.startswith(memory_id)]
         if len(matches) != 1:
-            _fail(f"no memory with id {memory_id!r}" if not matches else f"{len(matches)} memories start with {memory_id!r}")
+            where = "" if ns is None else f" in namespace {ns!r}"
+            _fail(f"no memory with id {memory_id!r}{where}" if not matches
+                  else f"{len(matches)} memories start with {memory_id!r}{where}")
         rec = matches[0]
     console = _console()
     console.print(f"[bold]{rec.id}[/bold]  namespace={rec.namespace}  outcome={rec.outcome}  "

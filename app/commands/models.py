@@ -69,7 +69,6 @@ def doctor(
     from mia.app.settings import get_settings
 
     settings = get_settings()
-    settings.apply_to_environ()
     report = collect(settings, probe_device=not no_device)
     render(report)
     raise typer.Exit(0 if report.ok else 1)
@@ -90,7 +89,6 @@ def serve_model(
     from mia.graph.models import BackendError
 
     settings = get_settings()
-    settings.apply_to_environ()
     try:
         serve(model or settings.executor_model, host=host, port=port, log_level=log_level)
     except BackendError as err:

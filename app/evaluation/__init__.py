@@ -9,31 +9,14 @@ the graph only when it runs):
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+import lazy_loader
 
-_EXPORTS = {
-    "EvalConfig": "mia.app.evaluation.harness",
-    "run_evaluation": "mia.app.evaluation.harness",
-    "build_context": "mia.app.evaluation.harness",
-    "RunAborted": "mia.app.evaluation.harness",
-    "GraphRunner": "mia.app.evaluation.runner",
-    "result_from_output": "mia.app.evaluation.runner",
-    "EvalExample": "mia.app.evaluation.records",
-    "QuestionResult": "mia.app.evaluation.records",
-    "load_examples": "mia.app.evaluation.datasets",
-    "DATASETS": "mia.app.evaluation.datasets",
-    "summarise": "mia.app.evaluation.summary",
-    "RunSummary": "mia.app.evaluation.summary",
-    "compare": "mia.app.evaluation.report",
-    "load_run": "mia.app.evaluation.report",
-    "wilson": "mia.app.evaluation.stats",
-    "mean_ci": "mia.app.evaluation.stats",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'mia.app.evaluation' has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "harness": ["EvalConfig", "run_evaluation", "build_context", "RunAborted"],
+    "runner": ["GraphRunner", "result_from_output"],
+    "records": ["EvalExample", "QuestionResult"],
+    "datasets": ["load_examples", "DATASETS"],
+    "summary": ["summarise", "RunSummary"],
+    "report": ["compare", "load_run"],
+    "stats": ["wilson", "mean_ci"],
+})

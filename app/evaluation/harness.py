@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
-import os
 import shutil
 import uuid
 from collections.abc import Callable
@@ -22,10 +21,12 @@ from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
-from mia.graph.models.defaults import OPTIONAL_ROLES, default_model
+from mia.graph.models.defaults import OPTIONAL_ROLES
+from mia.graph.models.settings import read_settings
+from mia.graph.models.spec import parse_model_spec
+from mia.memory import config
 
 MemoryMode = Literal["none", "trajectory-rag", "mia"]
-LOCAL_PREFIXES = ("local:", "hf:", "llamacpp:")
 # fields that define what a run measures: resuming with any of them changed would mix two experiments
 IDENTITY = ("dataset", "seed", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides")
 
@@ -53,9 +54,11 @@ class EvalConfig(BaseModel):
 
     def resolved_models(self) -> dict[str, str]:
         """Every role's spec, plus the optional roles (the captioner) where one is configured."""
-        models = {r: self.models.get(r) or os.environ.get(f"MIA_{r.upper()}_MODEL") or default_model(r) for r in ROLES}
+        settings = read_settings()  # MIA_<ROLE>_MODEL (environment or .env), else the default
+        defaults = settings.role_models()
+        models = {r: self.models.get(r) or defaults[r] for r in ROLES}
         for role in OPTIONAL_ROLES:
-            spec = self.models.get(role) or os.environ.get(f"MIA_{role.upper()}_MODEL")
+            spec = self.models.get(role) or getattr(settings, f"{role}_model")
             if spec:
                 models[role] = spec
         return models
@@ -63,7 +66,7 @@ class EvalConfig(BaseModel):
     def resolved_concurrency(self) -> int:
         if self.concurrency:
             return self.concurrency
-        return 1 if any(m.startswith(LOCAL_PREFIXES) for m in self.resolved_models().values()) else 4
+        return 1 if any(parse_model_spec(m).is_local for m in self.resolved_models().values()) else 4
 
 
 class RunAborted(RuntimeError):
@@ -118,7 +121,7 @@ def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner
             raise
     context = build_context(config, setting)
     if config.get("test_time_learning"):
-        from mia.training.online.eval_hook import learning_runner
+        from mia.app.evaluation.learning import learning_runner
 
         return learning_runner(config, setting, context, recursion_limit(context))
     return GraphRunner(graph=build_graph(), context=context, setting=setting, judge=config["judge"],
@@ -163,7 +166,7 @@ def prepare_store(store: Path) -> None:
     """Create the run's data dir; its index/ points at the shared index cache, so a corpus (the 6,119
     paragraphs of 2wiki-open) is embedded once per machine, not once per run."""
     store.mkdir(parents=True, exist_ok=True)
-    shared = Path(os.environ.get("MIA_DATA_DIR") or "~/.local/share/mia").expanduser() / "index"
+    shared = config.data_dir() / "index"
     link = store / "index"
     if not link.exists() and not link.is_symlink() and shared.resolve() != link.resolve():
         shared.mkdir(parents=True, exist_ok=True)

@@ -108,7 +108,8 @@ def error_result(example: EvalExample, err: BaseException, wall_s: float, judge:
     )
 
 
-def _is_config_error(err: BaseException) -> bool:
+def is_config_error(err: BaseException) -> bool:
+    """A missing key or model fails every question: the run stops instead of logging errors."""
     try:
         from mia.graph.models.errors import BackendError
     except ImportError:  # pragma: no cover - the models package is part of the install
@@ -143,7 +144,7 @@ class GraphRunner:
             extra = {"config": self.config} if self.config else {}
             out = await self.graph.ainvoke(self.input_state(example), context=self.context, **extra)
         except Exception as err:  # one bad question must not end a 1,000-question run
-            if _is_config_error(err):  # ...but a missing key or model fails every question: stop now
+            if is_config_error(err):  # ...but a missing key or model fails every question: stop now
                 raise
             return error_result(example, err, time.perf_counter() - start, self.judge)
         return result_from_output(example, dict(out), time.perf_counter() - start, self.judge)

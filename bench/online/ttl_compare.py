@@ -21,7 +21,7 @@ from pathlib import Path
 BUDGET = {"planner_max_tokens": 48, "executor_max_tokens": 48, "manager_max_tokens": 48, "judge_max_tokens": 8,
           "max_replans": 0, "search_top_k": 2}
 ONLINE = {"batch_questions": 4, "rollouts": 4, "plan_max_tokens": 32, "learning_rate": 2e-5, "consolidate_every": 2,
-          "rollback_window": 12, "rollback_tolerance": 0.1,
+          "rollback_window": 4, "rollback_tolerance": 0.1,
           "budget": {"max_tool_calls": 1, "max_turn_tokens": 32, "max_answer_tokens": 12, "search_top_k": 2}}
 
 
@@ -45,7 +45,7 @@ def factory(mode: str):
             return GraphRunner(graph=build_graph(deps=deps), context=context, setting=setting, judge="llm",
                                config={"recursion_limit": recursion_limit(context)})
         from mia.training.online import LearningSession, OnlineConfig
-        from mia.training.online.eval_hook import LearningRunner
+        from mia.app.evaluation.learning import LearningRunner
 
         from mia.training.config import BudgetConfig
 
@@ -65,7 +65,8 @@ def run(mode: str, n: int, out: Path, seed: int) -> None:
     torch.set_num_threads(1)  # on a shared CPU, oversubscribed torch threads slow generation ~10x
 
     cfg = EvalConfig(dataset="hotpotqa", n=n, seed=seed, memory_mode="mia", judge="llm", max_tool_calls=1,
-                     context_overrides=BUDGET, concurrency=1, label=f"smollm2 {mode}")
+                     context_overrides=BUDGET, concurrency=1, label=f"smollm2 {mode}",
+                     test_time_learning=mode == "ttl")  # config.json says what the run did
     asyncio.run(run_evaluation(cfg, out, runner_factory=factory(mode), progress=True))
 
 
@@ -78,9 +79,10 @@ def report(runs: list[Path], window: int = 20) -> str:
         rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines() if line.strip()]
         by_id = {r["id"]: r for r in rows}
         rows = list(by_id.values())
-        episodes = run_dir / "store" / "online" / "episodes.jsonl"
-        served = [json.loads(line).get("adapter_version") for line in episodes.read_text().splitlines()
-                  if line.strip()] if episodes.is_file() else []
+        # one queue per namespace (store/online/NS/episodes.jsonl); runs before that: store/online/episodes.jsonl
+        found = sorted((run_dir / "store" / "online").glob("**/episodes.jsonl"))
+        served = [json.loads(line).get("adapter_version") for path in found
+                  for line in path.read_text().splitlines() if line.strip()]
         for start in range(0, len(rows), window):
             part = rows[start:start + window]
             em = sum(r["em"] for r in part) / len(part)

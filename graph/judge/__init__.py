@@ -13,27 +13,12 @@ reward function or a report stays cheap.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 from .metrics import cover_match, exact_match, extract_answer, f1_score, normalize_answer
 from .outcome import Outcome
-
-_LAZY = {
-    "judge": "api",
-    "ajudge": "api",
-    "JudgeMode": "api",
-    "MODES": "api",
-    "JudgeConfig": "config",
-    "Verdict": "verdict",
-    "Review": "verdict",
-    "Usage": "verdict",
-    "GraderLabel": "verdict",
-    "JudgeMethod": "verdict",
-    "parse_grade": "parsing",
-    "parse_review": "parsing",
-    "parse_arbiter": "parsing",
-}
 
 if TYPE_CHECKING:  # pragma: no cover
     from .api import MODES, JudgeMode, ajudge, judge
@@ -42,12 +27,10 @@ if TYPE_CHECKING:  # pragma: no cover
     from .verdict import GraderLabel, JudgeMethod, Review, Usage, Verdict
 
 
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        value = getattr(import_module(f".{_LAZY[name]}", __name__), name)
-        globals()[name] = value
-        return value
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-__all__ = ["Outcome", "normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", *_LAZY]
+__getattr__, _dir, _lazy = lazy_loader.attach(__name__, submod_attrs={
+    "api": ["judge", "ajudge", "JudgeMode", "MODES"],
+    "config": ["JudgeConfig"],
+    "verdict": ["Verdict", "Review", "Usage", "GraderLabel", "JudgeMethod"],
+    "parsing": ["parse_grade", "parse_review", "parse_arbiter"],
+})
+__all__ = ["Outcome", "normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", *_lazy]

@@ -174,8 +174,8 @@ def review_steps(question: str, prediction: str, trace: str | None, config: Judg
     outcome, score, decision = weighted_decision(ordered, config)
     if outcome == "unknown":
         return ReviewResult(ordered, outcome, score, "fallback", decision, notes=notes)
-    if config.arbiter == "weighted":
-        return ReviewResult(ordered, outcome, score, "llm", decision, notes=notes)
+    if config.arbiter == "weighted":  # decided by the numeric rule over the reviews, not by a model call
+        return ReviewResult(ordered, outcome, score, "weighted", decision, notes=notes)
 
     conversation = arbiter_conversation(question, prediction, trace, ordered, config)
     (reply,) = yield [conversation]

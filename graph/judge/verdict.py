@@ -11,7 +11,7 @@ from .outcome import Outcome
 GraderLabel = Literal["CORRECT", "INCORRECT", "NOT_ATTEMPTED"]
 # llm: the judge model decided; fallback: the model failed or replied nonsense and a rule decided;
 # metrics: no model was given (EM/F1/cover only); off: judging was switched off.
-JudgeMethod = Literal["llm", "fallback", "metrics", "off"]
+JudgeMethod = Literal["llm", "weighted", "fallback", "metrics", "off"]  # weighted: the reviewers' numeric rule
 ResolvedMode = Literal["ground_truth", "reviewers", "off"]
 ReviewerName = Literal["reasoning", "sources", "validity"]
 

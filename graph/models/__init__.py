@@ -10,36 +10,29 @@ openai:<m>, anthropic:<m>, google_genai:<m>, openai-compatible:<m>@<base-url>. H
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-from mia.graph.models.check import SpecStatus, check_model_spec, spec_status
-from mia.graph.models.errors import (
-    BackendError,
-    BackendNotInstalledError,
-    MissingAPIKeyError,
-    ModelFileNotFoundError,
-    UnknownBackendError,
-)
-from mia.graph.models.spec import BACKENDS, ModelSpec, parse_model_spec
+import lazy_loader
 
 if TYPE_CHECKING:  # pragma: no cover
+    from mia.graph.models.check import SpecStatus, check_model_spec, spec_status
+    from mia.graph.models.errors import (
+        BackendError,
+        BackendNotInstalledError,
+        MissingAPIKeyError,
+        ModelFileNotFoundError,
+        UnknownBackendError,
+    )
     from mia.graph.models.local import LocalChatModel
     from mia.graph.models.loader import load_chat_model
+    from mia.graph.models.spec import BACKENDS, ModelSpec, parse_model_spec
 
-__all__ = [
-    "BACKENDS", "BackendError", "BackendNotInstalledError", "LocalChatModel", "MissingAPIKeyError",
-    "ModelFileNotFoundError", "ModelSpec", "SpecStatus", "UnknownBackendError", "check_model_spec",
-    "load_chat_model", "parse_model_spec", "spec_status",
-]
-
-
-def __getattr__(name: str) -> Any:
-    if name == "load_chat_model":
-        from mia.graph.models.loader import load_chat_model
-
-        return load_chat_model
-    if name == "LocalChatModel":
-        from mia.graph.models.local import LocalChatModel
-
-        return LocalChatModel
-    raise AttributeError(f"module 'mia.graph.models' has no attribute {name!r}")
+# Everything lazy: `import mia.graph.models.defaults` (the CLI's role list) must not load the backends.
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "check": ["SpecStatus", "check_model_spec", "spec_status"],
+    "errors": ["BackendError", "BackendNotInstalledError", "MissingAPIKeyError", "ModelFileNotFoundError",
+               "UnknownBackendError"],
+    "spec": ["BACKENDS", "ModelSpec", "parse_model_spec"],
+    "loader": ["load_chat_model"],
+    "local": ["LocalChatModel"],
+})

@@ -1,5 +1,5 @@
 """Cheap checks that a spec can work (keys set, files present, packages installed), without
-loading anything. Used by load_chat_model, Settings.validate_backends and `mia doctor`."""
+loading anything. Used by load_chat_model, check_role_models and `mia doctor`."""
 
 from __future__ import annotations
 
@@ -9,11 +9,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mia.graph.models.errors import BackendNotInstalledError, MissingAPIKeyError, ModelFileNotFoundError
+from mia.graph.models.errors import BackendError, BackendNotInstalledError, MissingAPIKeyError, ModelFileNotFoundError
 from mia.graph.models.embedded import embedded, is_assembled
 from mia.graph.models.paths import is_converted
 from mia.graph.models.providers import chat_providers
 from mia.graph.models.providers import requirement as provider_requirement
+from mia.graph.models.settings import Settings, read_settings
 from mia.graph.models.spec import ModelSpec, parse_model_spec
 from mia.graph.models.weights import check_adapter_dir, check_model_dir
 
@@ -93,10 +94,10 @@ def gguf_for(spec: ModelSpec) -> tuple[Path, Path | None]:
 def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None = None) -> ModelSpec:
     """Raise the BackendError that loading `spec` would hit; return the parsed spec otherwise.
 
-    `env` defaults to os.environ; Settings passes its own values (which may come from .env).
+    `env` defaults to the environment plus the settings (which may come from `.env`).
     """
     parsed = parse_model_spec(spec)
-    env = os.environ if env is None else env
+    env = {**os.environ, **read_settings().as_environ()} if env is None else env
     if parsed.backend in API_KEYS and not (env.get(API_KEYS[parsed.backend]) or "").strip():
         raise MissingAPIKeyError(API_KEYS[parsed.backend], parsed.raw)
     require_package(parsed.backend)
@@ -116,8 +117,6 @@ def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None
 
 def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecStatus:
     """check_model_spec as a (ok, human detail) pair, for reports."""
-    from mia.graph.models.errors import BackendError
-
     try:
         parsed = check_model_spec(spec, env)
     except MissingAPIKeyError as err:
@@ -127,7 +126,8 @@ def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecS
     except BackendError as err:
         return SpecStatus(spec, False, str(err).splitlines()[0])
     if parsed.backend == "local":
-        done = is_converted(embedded(parsed.model).converted_dir())
+        base = Path(env["MIA_DATA_DIR"]).expanduser() if env and env.get("MIA_DATA_DIR") else None
+        done = is_converted(embedded(parsed.model).converted_dir(base))
         detail = "ready (de-quantised)" if done else "GGUF found; de-quantised on first use"
     elif parsed.backend in API_KEYS:
         detail = f"{API_KEYS[parsed.backend]} set"
@@ -140,3 +140,20 @@ def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecS
     else:
         detail = "model files found"
     return SpecStatus(spec, True, detail)
+
+
+def check_role_models(settings: Settings, roles: tuple[str, ...] | None = None) -> None:
+    """Fail before any work starts if a role's backend lacks its key, files or package.
+
+    Raises the first BackendError (MissingAPIKeyError names the variable to set), prefixed with the
+    role and its variable.
+    """
+    env = {**os.environ, **settings.as_environ()}
+    for role, spec in settings.role_models().items():
+        if roles is not None and role not in roles:
+            continue
+        try:
+            check_model_spec(spec, env)
+        except BackendError as err:
+            err.args = (f"MIA_{role.upper()}_MODEL={spec!r}: {err}",)
+            raise

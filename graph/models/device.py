@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
-
 from mia.graph.models.errors import BackendError
+from mia.graph.models.settings import read_settings
 
 
 def resolve_device(device: str | None = None) -> str:
     """Resolve 'auto' to a concrete torch device string; reject a cuda request without cuda."""
-    choice = (device or os.environ.get("MIA_DEVICE") or "auto").strip().lower()
+    choice = (device or read_settings().device or "auto").strip().lower()
     if choice not in ("auto", "cpu") and not choice.startswith("cuda"):
         raise BackendError(f"MIA_DEVICE={choice!r} is not one of auto, cpu, cuda, cuda:N.")
     if choice == "cpu":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from langchain_core.language_models import BaseChatModel
@@ -11,6 +10,7 @@ from mia.graph.models.defaults import DEFAULT_MODEL
 from mia.graph.models.check import check_model_spec, gguf_for
 from mia.graph.models.device import resolve_device
 from mia.graph.models.errors import BackendError, BackendNotInstalledError
+from mia.graph.models.settings import read_settings
 from mia.graph.models.spec import ModelSpec
 
 
@@ -37,6 +37,7 @@ def load_chat_model(
     """Build the chat model a spec names. Fails at once (BackendError subclasses) on a bad spec,
     a missing key, file or package. Local weights load lazily on first use, once per process."""
     parsed = check_model_spec(spec)
+    settings = read_settings()
     sampling = _sampling(temperature, max_tokens, top_p)
     if parsed.backend in ("local", "hf"):
         from mia.graph.models.local import LocalChatModel
@@ -65,19 +66,21 @@ def load_chat_model(
 
         return ChatOpenAI(
             model=parsed.model, base_url=parsed.base_url,
-            api_key=os.environ.get("OPENAI_API_KEY") or "not-needed",
+            api_key=settings.api_key("openai") or "not-needed",
             stream_usage=True, **sampling, **kwargs,
         )
     from langchain.chat_models import init_chat_model
 
     # Any other init_chat_model provider (ollama:, groq:, mistralai:, ...) goes through as it is.
-    # The provider packages read their key (ANTHROPIC_API_KEY, GROQ_API_KEY, ...) from the environment;
-    # Settings.apply_to_environ() puts keys from .env there.
+    # The keys we know are passed explicitly (environment or .env, through the settings); other
+    # provider packages read their own variable (GROQ_API_KEY, ...) from the environment.
     extra: dict[str, Any] = {}
+    if settings.api_key(parsed.backend):
+        extra["api_key"] = settings.api_key(parsed.backend)
     if parsed.backend == "openai":
-        extra.update(api_key=os.environ.get("OPENAI_API_KEY"), stream_usage=True)
-        if os.environ.get("OPENAI_BASE_URL"):
-            extra["base_url"] = os.environ["OPENAI_BASE_URL"]
+        extra["stream_usage"] = True
+        if settings.openai_base_url:
+            extra["base_url"] = settings.openai_base_url
     try:
         return init_chat_model(parsed.model, model_provider=parsed.backend, **sampling, **extra, **kwargs)
     except ImportError as err:  # check_model_spec catches the usual case

@@ -1,16 +1,13 @@
-"""Where model files live: the data directory. The graph layer reads MIA_DATA_DIR itself so it
-works without the app; embedded model files are located by `embedded.py`."""
+"""Where model files live: the data directory (its one definition is mia.memory.config.data_dir);
+embedded model files are located by `embedded.py`."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
+from mia.memory.config import data_dir
 
-def data_dir() -> Path:
-    """$MIA_DATA_DIR, default ~/.local/share/mia (not created here)."""
-    raw = os.environ.get("MIA_DATA_DIR") or "~/.local/share/mia"
-    return Path(raw).expanduser()
+__all__ = ["data_dir", "is_converted"]
 
 
 def is_converted(folder: Path) -> bool:

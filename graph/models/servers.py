@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mia.graph.models.errors import BackendNotInstalledError, ModelFileNotFoundError
+from mia.graph.models.settings import read_settings
 
 #: Adapter servers kept alive besides the base servers (the newest ones).
 MAX_ADAPTER_SERVERS = 2
@@ -56,12 +57,13 @@ def _start(key: ServerKey) -> Any:
     params.n_ctx = key.n_ctx * key.n_parallel  # llama.cpp splits the context between the slots
     # all cores by default (fastest on an idle machine); MIA_LLAMACPP_THREADS=1 when other work shares
     # the CPU: llama.cpp's threads spin-wait, and one thread then generates faster than two (measured).
-    threads = key.n_threads or int(os.environ.get("MIA_LLAMACPP_THREADS") or 0) or os.cpu_count() or 1
+    settings = read_settings()
+    threads = key.n_threads or settings.llamacpp_threads or os.cpu_count() or 1
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.warmup = False
     params.verbosity = -1  # llama.cpp logs nothing unless asked (MIA_LLAMACPP_VERBOSE=1)
-    if os.environ.get("MIA_LLAMACPP_VERBOSE"):
+    if settings.llamacpp_verbose:
         params.verbosity = 1
     if key.adapter is not None:
         params.lora_adapters = [xlc.CommonAdapterLoraInfo(key.adapter, 1.0)]

@@ -54,6 +54,13 @@ class ModelSpec:
         """Runs in this process on weights from disk (no network, no key)."""
         return self.backend in ("local", "hf", "llamacpp")
 
+    @property
+    def trainable(self) -> bool:
+        """Has transformers weights a LoRA can be trained on: an embedded model (on llama.cpp too:
+        training uses its de-quantised weights and llama.cpp serves the adapter) or an hf: folder.
+        The one answer to "can this model learn here?" (training, test-time learning)."""
+        return self.backend == "hf" or self.embedded
+
 
 def _is_provider(name: str) -> bool:
     """A LangChain init_chat_model provider (imports LangChain's table only for such names)."""

@@ -106,7 +106,9 @@ class LoadedWeights:
         yield self.model
 
 
-def _dtype_for(device: str) -> Any:
+def dtype_for(device: str) -> Any:
+    """The dtype local weights are served in on a device (bf16/fp16 on CUDA, fp32 on CPU); the
+    test-time learner trains its copy in the same one."""
     import torch
 
     if device.startswith("cuda"):
@@ -124,7 +126,7 @@ def load_weights(path: str | Path, device: str) -> LoadedWeights:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=_dtype_for(device)).to(device)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype_for(device)).to(device)
         model.eval()
         loaded = LoadedWeights(str(folder), device, model, tokenizer)
         _CACHE[key] = loaded

@@ -39,7 +39,7 @@ def make_judge(deps: Deps):
                 verdict = deps.judge(model=deps.chat_model(ctx, "judge"), question=state["question"],
                                      answer=state.get("answer") or "",
                                      trace_text=trajectory.to_trace_text(include_judgement=False),
-                                     gold_answers=gold or None, mode=mode)
+                                     gold_answers=gold or None, mode=mode, config=ctx.judge_config())
         except Exception as exc:  # the answer must survive a broken judge
             return {"judgement": None, "warnings": [f"judge failed: {type(exc).__name__}: {exc}"]}
         judgement = verdict.model_dump(mode="json") if hasattr(verdict, "model_dump") else dict(verdict)
@@ -74,7 +74,7 @@ def make_memorise(deps: Deps):
                 update["usage"] = {"manager": counter.as_dict()}
                 update["memory_id"] = getattr(record, "id", None) if record is not None else None
             used = list(state.get("used_memory_ids") or [])
-            if used and trajectory.outcome != "unknown":
+            if used and trajectory.outcome != "unknown" and ctx.credit_used_memories:
                 store.update_stats(used, success=trajectory.outcome == "correct")
         except Exception as exc:  # report, keep the answer
             update["warnings"] = [f"memorise failed: {type(exc).__name__}: {exc}"]

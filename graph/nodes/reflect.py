@@ -14,8 +14,7 @@ from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import cut_invented_question, to_messages
-from mia.graph.prompts import render
-from mia.graph.prompts.builder import REPLAN_WORDS
+from mia.graph.prompts.builder import reflect_message, replan_message, replan_request
 from mia.graph.protocol import cut_before_answer, parse_yes_no, strip_think
 from mia.graph.state import State
 
@@ -26,7 +25,7 @@ def make_reflect(deps: Deps):
         trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
                                                            include_judgement=False)
         conversation = list(state.get("planner_messages") or [])
-        conversation.append({"role": "user", "content": render("planner", "reflect", trace=trace)})
+        conversation.append({"role": "user", "content": reflect_message(trace)})
         reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner")
         raw = text_of(reply)
         verdict = parse_yes_no(raw)
@@ -51,8 +50,7 @@ def make_replan(deps: Deps):
     def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         conversation = list(state.get("planner_messages") or [])
-        conversation.append({"role": "user", "content": render("planner", "replan", question=state["question"],
-                                                                max_words=REPLAN_WORDS)})
+        conversation.append({"role": "user", "content": replan_request(state["question"])})
         reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner")
         raw = text_of(reply)
         text = cut_invented_question(strip_think(raw) or raw.strip())
@@ -63,7 +61,7 @@ def make_replan(deps: Deps):
         if isinstance(last, AIMessage) and not last.tool_calls:
             # Same id: add_messages replaces the last turn with its text before <answer>.
             messages.append(AIMessage(content=cut_before_answer(text_of(last)) or "<think>", id=last.id))
-        messages.append(HumanMessage(content=render("planner", "replan_message", replan=text)))
+        messages.append(HumanMessage(content=replan_message(text)))
         return {
             "replan": text,
             "planner_messages": conversation,

@@ -36,10 +36,14 @@ def render_memories(retrieved: Any) -> str:
         for i, scored in enumerate(items, 1):
             rec = getattr(scored, "record", scored)
             caption = (getattr(rec, "caption", "") or "").strip()
+            outcome = str(getattr(rec, "outcome", "unknown"))
+            # a failed memory shows the reviewers' feedback: the lesson the planner should learn (12.7)
+            feedback = (getattr(rec, "judge_feedback", "") or "").strip() if outcome == "incorrect" else ""
             lines.append(render(
                 "memory", "item", i=i, modality="image-text" if caption else "text-only",
-                judgement=getattr(rec, "outcome", "unknown"), question=escape_untrusted(rec.question.strip()),
+                judgement=outcome, question=escape_untrusted(rec.question.strip()),
                 caption_line=caption_line(caption),
+                feedback_line=p["feedback_line"].format(feedback=escape_untrusted(feedback)) if feedback else "",
                 workflow=escape_untrusted((getattr(rec, "workflow", "") or "").strip())))
     return "\n".join(lines)
 
@@ -81,6 +85,22 @@ def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), 
                   memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
     return [{"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},
             {"role": "user", "content": [{"type": "text", "text": user}, image_block] if image_block else user}]
+
+
+def reflect_message(trace: str) -> str:
+    """The planner's reflection turn: the executor's trace (escaped: it holds tool output), then
+    the yes/no question of whether to replan."""
+    return render("planner", "reflect", trace=escape_untrusted(trace))
+
+
+def replan_request(question: str, max_words: int = REPLAN_WORDS) -> str:
+    """The planner's turn that asks for a supplementary plan."""
+    return render("planner", "replan", question=question, max_words=max_words)
+
+
+def replan_message(replan: str) -> str:
+    """The executor's turn that hands it the supplementary plan."""
+    return render("planner", "replan_message", replan=replan)
 
 
 def observation(result: str) -> str:

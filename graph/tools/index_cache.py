@@ -20,6 +20,8 @@ from typing import Any
 
 import numpy as np
 
+from mia.memory import config
+
 from mia.graph.tools.paragraphs import INDEX_FORMAT_VERSION, Paragraph, read_json, write_json
 
 META = "meta.json"
@@ -33,10 +35,8 @@ class CorruptIndexError(RuntimeError):
 
 
 def data_dir(explicit: str | os.PathLike | None = None) -> Path:
-    """`MIA_DATA_DIR`, defaulting to ~/.local/share/mia, as in docs/architecture.md."""
-    if explicit:
-        return Path(explicit).expanduser()
-    return Path(os.environ.get("MIA_DATA_DIR") or Path.home() / ".local" / "share" / "mia").expanduser()
+    """`explicit`, else MIA_DATA_DIR (environment or .env), else ~/.local/share/mia."""
+    return config.data_dir(explicit)
 
 
 def safe_name(name: str) -> str:

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -44,7 +43,7 @@ def build_tools(corpus: Corpus | str | Path | Sequence[Mapping[str, Any]] | None
             corpus = corpus_from_paragraphs(corpus)
         tools.append(SearchTool(corpus, top_k=top_k, max_chars=max_chars))
     if web_search:
-        key = tavily_api_key or os.environ.get("TAVILY_API_KEY")
+        key = tavily_api_key or _tavily_key()
         if key or tavily_client is not None:
             from mia.graph.tools.visit import VisitTool
             from mia.graph.tools.web_search import WebSearchTool
@@ -70,3 +69,11 @@ def tool_schemas(tools: Sequence[BaseTool]) -> list[dict[str, Any]]:
 def render_tool_schemas(tools: Sequence[BaseTool]) -> str:
     """One JSON schema per line, the Qwen `<tools>` block format the paper's prompt uses."""
     return "\n".join(json.dumps(schema, ensure_ascii=False) for schema in tool_schemas(tools))
+
+
+def _tavily_key() -> str | None:
+    """TAVILY_API_KEY from the environment or `.env` (the settings)."""
+    from mia.graph.models.settings import read_settings
+
+    secret = read_settings().tavily_api_key
+    return secret.get_secret_value() if secret is not None else None

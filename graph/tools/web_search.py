@@ -6,7 +6,6 @@ whether it hits the demo corpus or the web is configuration, not something the m
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 from pydantic import ConfigDict, PrivateAttr
@@ -82,7 +81,7 @@ class WebSearchTool(ObservationTool):
         if self.client is not None:
             return self.client
         if self._client is None:
-            key = self.api_key or os.environ.get("TAVILY_API_KEY")
+            key = self.api_key or _tavily_key()
             if not key:
                 raise MissingTavilyKeyError("TAVILY_API_KEY is not set")
             from tavily import TavilyClient
@@ -107,3 +106,11 @@ class WebSearchTool(ObservationTool):
             except Exception as err:  # one failing query must not hide the others' results
                 bodies.append(f"Error: web search failed for this query ({_describe(err)}).")
         return format_blocks(queries, bodies, self.max_chars)
+
+
+def _tavily_key() -> str | None:
+    """TAVILY_API_KEY from the environment or `.env` (the settings)."""
+    from mia.graph.models.settings import read_settings
+
+    secret = read_settings().tavily_api_key
+    return secret.get_secret_value() if secret is not None else None

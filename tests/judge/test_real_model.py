@@ -34,7 +34,7 @@ def _well_formed(verdict: Verdict) -> None:
     assert isinstance(verdict, Verdict)
     assert verdict.outcome in ("correct", "incorrect", "unknown")
     assert 0.0 <= verdict.score <= 1.0
-    assert verdict.method in ("llm", "fallback")
+    assert verdict.method in ("llm", "weighted", "fallback")
     assert verdict.usage.calls >= 1 and verdict.usage.input_tokens > 0 and verdict.usage.output_tokens > 0
 
 

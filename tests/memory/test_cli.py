@@ -73,3 +73,12 @@ def test_invalid_namespace_is_a_one_line_error(tmp_path, bad):
     out = run(tmp_path, "--namespace", bad, "list")
     assert out.exit_code == 1 and ("invalid namespace" in out.output or "namespace is empty" in out.output)
     assert len(out.output.strip().splitlines()) == 1 and not (tmp_path / "memory").exists()
+
+
+def test_show_honours_namespace(data_dir):
+    """Defect 12.6: `show` looks in --namespace (default: 'default'), or everywhere with -A."""
+    art = json.loads(run(data_dir, "--namespace", "art", "list", "--json").output.splitlines()[0])
+    assert run(data_dir, "--namespace", "art", "show", art["id"]).exit_code == 0
+    hidden = run(data_dir, "show", art["id"])  # another namespace's memory is not shown
+    assert hidden.exit_code == 1 and "namespace 'default'" in hidden.output
+    assert "Mona Lisa" in run(data_dir, "show", art["id"][:10], "-A").output

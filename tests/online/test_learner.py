@@ -139,3 +139,31 @@ def test_concurrent_submitters_lose_nothing(tmp_path) -> None:
     finally:
         learner.close()
     assert len({e.id for e in learner.queue.read_all()}) == 40
+
+
+def test_rollback_fires_with_the_default_settings(tmp_path) -> None:
+    """Defect 12.5: with the defaults a version serves batch_questions answers before the next
+    update, so the rollback window must fit in them (it used to need 20 answers while updates
+    came every 4: the rule could never fire)."""
+    import pytest
+
+    from mia.training.online.config import OnlineConfig
+
+    cfg = OnlineConfig()
+    assert cfg.rollback_window <= cfg.batch_questions
+    with pytest.raises(ValueError, match="rollback could never fire"):
+        OnlineConfig(batch_questions=4, rollback_window=20)
+    trainer = GatedTrainer()
+    learner, reg, swaps = make(tmp_path, trainer, k=cfg.batch_questions,
+                               policy=RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance))
+    learner.start()
+    try:
+        for i in range(cfg.batch_questions):
+            learner.submit(episode(i, reward=0.9, adapter_version=BASE))
+        assert wait_for(lambda: reg.current == "v0001")
+        for i in range(cfg.batch_questions):  # v0001 serves a full batch, much worse than base
+            learner.submit(episode(100 + i, reward=0.0, adapter_version="v0001"))
+        assert wait_for(lambda: any(v == BASE for _, v in swaps.swaps)), swaps.swaps
+    finally:
+        learner.close()
+    assert reg.info("v0001")["status"] == "rolled_back"

@@ -8,7 +8,7 @@ import asyncio
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps
 from mia.training.online import MEMORY_ONLY_NOTICE, LearningSession, OnlineConfig
-from mia.training.online.eval_hook import LearningRunner
+from mia.app.evaluation.learning import LearningRunner
 from mia.training.online.session import episode_from_output, paragraphs_from_steps, served_reward
 from mia.training.online.trainer import MemoryOnlyTrainer
 from tests.online.fakes import GatedTrainer
@@ -177,3 +177,36 @@ def test_start_learning_for_the_agent_commands(tmp_path) -> None:
     session.submit({"question": "q?"}, {"answer": "a", "plan": "p", "judgement": {"outcome": "correct"}})
     finish_learning(session, echo=said.append)
     assert session.learner.queue.cursor() == 1 and "pending episodes" in said[1]
+
+
+def test_each_namespace_has_its_own_queue_and_adapter_history(tmp_path) -> None:
+    """Defect 12.6: one tenant's answers never train, or roll back, another tenant's planner."""
+    import pytest
+
+    sessions = {}
+    for ns in ("alice", "bob"):
+        ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path), namespace=ns)
+        sessions[ns] = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps(), trainer=GatedTrainer(),
+                                       served_planner=FakePlanner(), start=False)
+    alice, bob = sessions["alice"], sessions["bob"]
+    assert alice.folder != bob.folder and alice.registry.root != bob.registry.root
+    out = {"answer": "Paris", "plan": "1. search", "judgement": {"outcome": "correct", "feedback": ""},
+           "trajectory": {"steps": []}, "used_memory_ids": []}
+    alice.submit({"question": "Capital of France?", "gold_answers": ["Paris"]}, out)
+    assert len(alice.learner.queue.pending()) == 1 and bob.learner.queue.pending() == []
+    assert alice.learner.queue.pending()[0].namespace == "alice"
+    with pytest.raises(ValueError, match="cannot name a folder"):
+        LearningSession(Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path),
+                                namespace="../escape"), OnlineConfig(), deps=Deps(), trainer=GatedTrainer(),
+                        served_planner=FakePlanner(), start=False)
+
+
+def test_learning_session_leaves_memory_credit_to_the_learner(tmp_path) -> None:
+    """Defect 12.7: under test-time learning the shown memories are credited once per question
+    (by the memory loop, from the rollouts), so the graph does not credit them too."""
+    ctx = Context(planner_model="local:smollm2", memory_mode="mia", data_dir=str(tmp_path))
+    assert ctx.credit_used_memories
+    session = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps(store_factory=lambda path: object()),
+                              trainer=GatedTrainer(), served_planner=FakePlanner(), start=False)
+    assert session.parametric and session.learner.memory_loop is not None
+    assert session.context.credit_used_memories is False

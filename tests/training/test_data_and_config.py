@@ -156,3 +156,39 @@ def test_metrics_curve_and_adapter_metadata(tmp_path: Path) -> None:
 def test_qa_example_row_keeps_title_and_text_only() -> None:
     ex = QAExample("i", "q", ["a"], [{"title": "T", "text": "x", "sentences": ["x"]}])
     assert ex.row()["paragraphs"] == [{"title": "T", "text": "x"}]
+
+
+def test_yaml_is_validated_by_pydantic_with_the_key_path(tmp_path: Path) -> None:
+    """A typo'd or mistyped key fails at load, naming its path and the keys that section knows."""
+    path = tmp_path / "typo.yaml"
+    path.write_text("name: t\nplanner: {exectuor_model: 'local:smollm2'}\n")
+    with pytest.raises(ValueError) as info:
+        TrainConfig.from_yaml(path)
+    message = str(info.value)
+    assert "config.planner.exectuor_model: unknown key" in message and "executor_model" in message
+    assert "\n" not in message  # one line, no pydantic boilerplate
+    path.write_text("reward: {planner: {finall: 0.5}}\n")
+    with pytest.raises(ValueError, match=r"config\.reward\.planner\.finall: unknown key \(known: final"):
+        TrainConfig.from_yaml(path)
+    path.write_text("budget: {max_tool_calls: many}\nplanner: {episode_backend: remote}\n")
+    with pytest.raises(ValueError) as info:
+        TrainConfig.from_yaml(path)
+    assert "config.budget.max_tool_calls: Input should be a valid integer" in str(info.value)
+    assert "config.planner.episode_backend: Input should be 'local' or 'graph'" in str(info.value)
+
+
+def test_training_reads_only_the_chosen_namespace(tmp_path: Path) -> None:
+    """Defect 12.6: `data.namespace` selects the trajectories training learns from."""
+    from mia.memory.trajectory import Trajectory, TrajectoryStep
+    from mia.memory.trajectory_log import TrajectoryLog
+
+    from mia.training.data import load_training_examples
+
+    steps = [TrajectoryStep(kind="observation", content="Paris is the capital of France."),
+             TrajectoryStep(kind="answer", content="Paris")]
+    log = TrajectoryLog(tmp_path / "trajectories.jsonl")
+    for ns, question in (("alice", "Alice's question?"), ("bob", "Bob's private question?")):
+        log.append(Trajectory(question=question, plan="1. x", steps=steps, answer="Paris", outcome="correct",
+                              gold_answers=["Paris"], namespace=ns))
+    cfg = TrainConfig.from_dict({"data": {"trajectories": str(tmp_path), "namespace": "alice"}})
+    assert [e.question for e in load_training_examples(cfg)] == ["Alice's question?"]

@@ -10,31 +10,16 @@ Heavy imports (torch, peft) happen only when a policy is built.
 
 from __future__ import annotations
 
-from importlib import import_module
-from typing import Any
+import lazy_loader
 
-_EXPORTS = {
-    "OnlineConfig": "config",
-    "is_closed_model": "config",
-    "OnlineEpisode": "episodes",
-    "EpisodeQueue": "episodes",
-    "AdapterRegistry": "registry",
-    "RollbackPolicy": "registry",
-    "OnlineLearner": "learner",
-    "GRPOBatchTrainer": "trainer",
-    "MemoryOnlyTrainer": "trainer",
-    "BatchResult": "trainer",
-    "RolloutScorer": "rollouts",
-    "Rollout": "rollouts",
-    "MemoryLoop": "memory_loop",
-    "PlannerPolicy": "policy",
-    "LearningSession": "session",
-    "MEMORY_ONLY_NOTICE": "session",
-}
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(import_module(f"mia.training.online.{_EXPORTS[name]}"), name)
-    raise AttributeError(f"module 'mia.training.online' has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
+    "config": ["OnlineConfig", "is_closed_model"],
+    "episodes": ["OnlineEpisode", "EpisodeQueue"],
+    "registry": ["AdapterRegistry", "RollbackPolicy"],
+    "learner": ["OnlineLearner"],
+    "trainer": ["GRPOBatchTrainer", "MemoryOnlyTrainer", "BatchResult"],
+    "rollouts": ["RolloutScorer", "Rollout"],
+    "memory_loop": ["MemoryLoop"],
+    "policy": ["PlannerPolicy"],
+    "session": ["LearningSession", "MEMORY_ONLY_NOTICE"],
+})

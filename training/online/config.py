@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from mia.graph.models.errors import BackendError
+from mia.graph.models.spec import parse_model_spec
 from mia.training.config import BudgetConfig, LoraSettings
 from mia.training.rewards import AccuracyMetric, PlannerRewardWeights
-
-
 
 @dataclass
 class OnlineConfig:
@@ -27,7 +27,9 @@ class OnlineConfig:
     budget: BudgetConfig = field(default_factory=BudgetConfig)  # the rollouts' frozen executor
     lora: LoraSettings = field(default_factory=LoraSettings)
     consolidate_every: int = 2  # batches between memory consolidations (0: never)
-    rollback_window: int = 20
+    # Served answers per version compared by the rollback rule. None: batch_questions, the most a
+    # version can serve before the next update replaces it (a longer window never fills: no rollback).
+    rollback_window: int | None = None
     rollback_tolerance: float = 0.05
     store_rollouts: bool = True  # the bidirectional loop: rollouts become memories
     seed: int = 0
@@ -35,17 +37,19 @@ class OnlineConfig:
     def __post_init__(self) -> None:
         if self.batch_questions < 1 or self.rollouts < 2:
             raise ValueError("test-time learning needs batch_questions >= 1 and rollouts >= 2 (GRPO compares a group)")
+        if self.rollback_window is None:
+            self.rollback_window = self.batch_questions
+        if not 1 <= self.rollback_window <= self.batch_questions:
+            raise ValueError(
+                f"rollback_window={self.rollback_window} must be between 1 and batch_questions={self.batch_questions}: "
+                "a version serves at most batch_questions answers before the next update replaces it, so a "
+                "longer window never fills and rollback could never fire")
 
 
 def is_closed_model(spec: str) -> bool:
-    """True for planner specs whose weights cannot be trained here: an API, a server, or a GGUF file
-    we have no transformers weights for. An embedded model on llama.cpp is trainable: the learner
-    trains its de-quantised weights and llama.cpp serves the adapter."""
-    from mia.graph.models.errors import BackendError
-    from mia.graph.models.spec import parse_model_spec
-
+    """True for planner specs whose weights cannot be trained here (an API, a server, a bare GGUF):
+    not ModelSpec.trainable, and a spec that does not parse is not trainable either."""
     try:
-        parsed = parse_model_spec(spec)
+        return not parse_model_spec(spec).trainable
     except BackendError:
         return True
-    return not (parsed.backend in ("local", "hf") or parsed.embedded)

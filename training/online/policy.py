@@ -46,20 +46,55 @@ def group_advantages(rewards: Sequence[float], eps: float = 1e-4) -> list[float]
     return [(r - mean) / (std + eps) for r in rewards]
 
 
+class FrozenBase:
+    """A PEFT model seen with its adapter disabled: generates like the base model, trains nothing."""
+
+    def __init__(self, peft_model: Any) -> None:
+        self.peft_model = peft_model
+
+    @property
+    def device(self) -> Any:
+        return next(self.peft_model.parameters()).device
+
+    @property
+    def dtype(self) -> Any:
+        return self.peft_model.get_base_model().dtype
+
+    def parameters(self) -> Any:
+        return self.peft_model.parameters()
+
+    def eval(self) -> FrozenBase:
+        return self
+
+    def generate(self, *args: Any, **kwargs: Any) -> Any:
+        import torch
+
+        was_training = self.peft_model.training
+        self.peft_model.eval()
+        try:
+            with self.peft_model.disable_adapter(), torch.no_grad():
+                return self.peft_model.generate(*args, **kwargs)
+        finally:
+            if was_training:
+                self.peft_model.train()
+
+
 class PlannerPolicy:
     """Base weights + a trainable LoRA; continues a given adapter or starts a fresh one."""
 
     def __init__(self, base: Path, adapter: Path | None, *, lora: Any, learning_rate: float,
-                 max_grad_norm: float = 1.0, seed: int = 0, device: str = "cpu") -> None:
+                 max_grad_norm: float = 1.0, seed: int = 0, device: str = "cpu", dtype: str = "float32") -> None:
         import torch
         from transformers import AutoModelForCausalLM
 
-        from mia.training.policy import load_tokenizer
+        from mia.training.policy import load_tokenizer, torch_dtype
 
         torch.manual_seed(seed)
-        self.base, self.device, self.max_grad_norm = Path(base), device, max_grad_norm
+        self.base, self.device, self.dtype, self.max_grad_norm = Path(base), device, dtype, max_grad_norm
         self.tokenizer = load_tokenizer(self.base)
-        model = AutoModelForCausalLM.from_pretrained(str(self.base), dtype=torch.float32)
+        # the served planner's dtype (bf16 on a GPU): one half-precision copy, not an fp32 one; peft
+        # keeps the LoRA weights themselves in fp32 (autocast_adapter_dtype), so the update is exact
+        model = AutoModelForCausalLM.from_pretrained(str(self.base), dtype=torch_dtype(dtype))
         if adapter is not None:
             from peft import PeftModel
 
@@ -73,6 +108,11 @@ class PlannerPolicy:
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.params, lr=learning_rate, weight_decay=0.0)
         self.steps = 0
+
+    def frozen_base(self) -> FrozenBase:
+        """The base weights without the LoRA, as a frozen model (the rollouts' executor and the
+        private judge share them when they are the planner's own weights: no second copy)."""
+        return FrozenBase(self.model)
 
     # ---------------------------------------------------------------- sampling
     def prompt_ids(self, messages: list[dict[str, str]]) -> list[int]:

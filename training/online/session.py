@@ -14,7 +14,9 @@ then learns in memory only and says so in `notice`.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
+import re
 import threading
 from pathlib import Path
 from types import SimpleNamespace
@@ -61,6 +63,17 @@ class LearningDeps(Deps):
         return self._inner.compressor(model)
 
 
+_SAFE_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
+
+
+def namespace_folder(namespace: str) -> str:
+    """A namespace as one path component (its queue and adapters live under it); refuses names
+    that could leave the data directory."""
+    if not _SAFE_NAMESPACE.match(namespace or "") or ".." in namespace:
+        raise ValueError(f"namespace {namespace!r} cannot name a folder: use letters, digits, '_', '-' or '.'")
+    return namespace
+
+
 def paragraphs_from_steps(steps: list[dict[str, Any]], limit: int = 12) -> list[dict[str, str]]:
     """Without a sandbox (`mia ask`/`chat`), the rollouts search what the answer's own searches
     found: each `[title] text` block of its observations becomes a paragraph."""
@@ -89,8 +102,11 @@ class LearningSession:
         self.context, self.cfg = context, cfg or OnlineConfig()
         self.inner = deps or default_deps()
         data_dir = context.resolved_data_dir()
-        self.folder = data_dir / "online"
-        self.registry = AdapterRegistry(data_dir / "adapters" / "planner",
+        # one episode queue and one adapter history per memory namespace: a tenant's answers never
+        # train (or roll back) another tenant's planner
+        ns = namespace_folder(context.namespace)
+        self.folder = data_dir / "online" / ns
+        self.registry = AdapterRegistry(data_dir / "adapters" / "planner" / ns,
                                         RollbackPolicy(self.cfg.rollback_window, self.cfg.rollback_tolerance))
         self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
         self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
@@ -105,7 +121,8 @@ class LearningSession:
         self._version_lock = threading.Lock()
         self.deps = LearningDeps(self.inner, self.planner if self.parametric else None)
         if trainer is None and self.parametric:  # the learner continues from the version being served
-            trainer = build_grpo_trainer(context, self.cfg, self.registry.current_path())
+            trainer = build_grpo_trainer(context, self.cfg, self.registry.current_path(),
+                                         served_placement(self.planner))
         elif trainer is None:
             trainer = MemoryOnlyTrainer()
         elif self.registry.current_path() is not None:
@@ -116,6 +133,8 @@ class LearningSession:
         self.store = self.deps.memory_store(context) if context.memory_mode != "none" else None
         loop = MemoryLoop(self.store, self.folder, consolidate_every=self.cfg.consolidate_every,
                           seed=self.cfg.seed) if self.store is not None and self.cfg.store_rollouts else None
+        if loop is not None and self.parametric:  # the memory loop credits the shown memories, once per question
+            self.context = dataclasses.replace(self.context, credit_used_memories=False)
         self.learner = OnlineLearner(self.folder, trainer, self.registry, batch_questions=self.cfg.batch_questions,
                                      memory_loop=loop, on_swap=self._swap)
         self._served_version = self.registry.current
@@ -217,22 +236,40 @@ def episode_from_output(state: dict[str, Any], out: dict[str, Any], store: Any, 
                          feedback=feedback, reward=reward, adapter_version=version, namespace=namespace)
 
 
-def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path | None) -> BatchTrainer:
+def served_placement(planner: Any) -> tuple[str, str]:
+    """(device, dtype name) of the served planner: a transformers planner says its device; others
+    (llama.cpp) run where MIA_DEVICE says (auto: CUDA when torch sees it). The dtype is the one
+    local weights are served in on that device (bf16/fp16 on CUDA, fp32 on CPU)."""
+    from mia.graph.models.device import resolve_device
+    from mia.graph.models.weights import dtype_for
+
+    device = getattr(planner, "device", None)
+    device = resolve_device(device if isinstance(device, str) and device else None)
+    return device, str(dtype_for(device)).removeprefix("torch.")
+
+
+def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path | None,
+                       placement: tuple[str, str] = ("cpu", "float32")) -> BatchTrainer:
     """The learner's planner copy (from the served planner's weights, or the latest published
-    version), a frozen executor (the executor role's weights when local, else the planner's
-    base), and, without ground truth, a reviewer panel on that frozen copy."""
+    version) on the served planner's device and dtype (`placement`), a frozen executor (the
+    executor role's weights when local, else the planner's base; the planner's own base weights
+    are shared, not copied), and, without ground truth, a reviewer panel on that frozen model."""
     from mia.training.online.policy import PlannerPolicy
     from mia.training.online.rollouts import RolloutScorer
     from mia.training.online.trainer import GRPOBatchTrainer
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
     from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
 
+    device, dtype = placement
     base, adapter = resolve_weights(context.planner_model)
     policy = PlannerPolicy(base, start_adapter or adapter, lora=cfg.lora, learning_rate=cfg.learning_rate,
-                           max_grad_norm=cfg.max_grad_norm, seed=cfg.seed)
+                           max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, device=device, dtype=dtype)
     exec_spec = context.executor_model if not is_closed_model(context.executor_model) else context.planner_model
     exec_base, exec_adapter = resolve_weights(exec_spec)
-    executor = load_model(exec_base, exec_adapter)
+    if exec_adapter is None and adapter is None and Path(exec_base).resolve() == Path(base).resolve():
+        executor: Any = policy.frozen_base()  # the same weights: one copy on the device, not two
+    else:
+        executor = load_model(exec_base, exec_adapter, dtype=dtype, device=device)
     tokenizer = load_tokenizer(exec_base)
     b = cfg.budget
     react = ReactRunner(executor, tokenizer, SandboxSearch(top_k=b.search_top_k),
@@ -264,7 +301,8 @@ def private_judge_model(context: Context, model: Any, tokenizer: Any, base: Path
         def backend(self) -> LoadedWeights:  # type: ignore[override]
             return self._weights
 
-    judge = _PrivateLocal(model_name="learner-judge", model_path=str(base), device="cpu", temperature=0.0,
+    device = str(getattr(model, "device", "cpu"))  # the frozen executor's device: no copy is moved or made
+    judge = _PrivateLocal(model_name="learner-judge", model_path=str(base), device=device, temperature=0.0,
                           max_tokens=max_tokens)
-    judge._weights = LoadedWeights(str(base), "cpu", model, tokenizer)
+    judge._weights = LoadedWeights(str(base), device, model, tokenizer)
     return judge

@@ -6,15 +6,18 @@ updates both in the background (the paper's single-pass, on-the-fly TTRL, refere
 `--no-ground-truth` the graph never sees the gold answers: the reviewer panel judges the answer
 (that verdict goes into memory and the reward), and the gold answers are used afterwards for the
 report only (EM/F1; the judge accuracy column is left empty, since the reviewers' verdict is
-not accuracy). The adapter version that served each question is in RUN/store/online/episodes.jsonl.
+not accuracy). The adapter version that served each question is in RUN/store/online/NAMESPACE/episodes.jsonl.
 """
 
 from __future__ import annotations
 
+import asyncio
+import dataclasses
 import time
 from dataclasses import dataclass
 from typing import Any
 
+from mia.app.evaluation.runner import error_result, is_config_error, result_from_output
 from mia.training.online.config import OnlineConfig
 from mia.training.online.session import LearningSession
 
@@ -39,10 +42,6 @@ class LearningRunner:
         return state
 
     async def __call__(self, example: Any) -> Any:
-        import asyncio
-
-        from mia.app.evaluation.runner import _is_config_error, error_result, result_from_output
-
         start = time.perf_counter()
         state = self.input_state(example)
         version = self.session.served_version
@@ -50,7 +49,7 @@ class LearningRunner:
             extra = {"config": self.config} if self.config else {}
             out = dict(await self.graph.ainvoke(state, context=self.session.context, **extra))
         except Exception as err:  # noqa: BLE001 - as the plain runner: one bad question is a logged error
-            if _is_config_error(err):
+            if is_config_error(err):
                 raise
             return error_result(example, err, time.perf_counter() - start, self.judge)
         result = result_from_output(example, out, time.perf_counter() - start, self.judge)
@@ -73,8 +72,6 @@ def online_config(config: dict[str, Any]) -> OnlineConfig:
 def learning_runner(config: dict[str, Any], setting: str, context: Any, recursion: int | None = None,
                     echo: Any = print) -> LearningRunner:
     """Build the session (learner started) and its runner; prints the memory-only notice."""
-    import dataclasses
-
     cfg = online_config(config)
     if not cfg.ground_truth:
         context = dataclasses.replace(context, judge_mode="reviewers")

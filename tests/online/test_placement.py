@@ -1,0 +1,51 @@
+"""Defect 12.5 / issue 15.2: the test-time learner and its private judge use the served planner's
+device and dtype (a GPU planner is not copied to the CPU in fp32), and share the planner's base
+weights with the frozen executor instead of loading a second copy."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from mia.graph.context import Context
+from mia.training.config import BudgetConfig
+from mia.training.online import OnlineConfig
+from mia.training.online.session import build_grpo_trainer, served_placement
+
+PARAS = [{"title": "Paris", "text": "Paris is the capital and largest city of France."}]
+
+
+def test_placement_follows_the_served_planner(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    monkeypatch.delenv("MIA_DEVICE", raising=False)
+    assert served_placement(SimpleNamespace(device="cpu")) == ("cpu", "float32")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "is_bf16_supported", lambda *a, **k: True)
+    assert served_placement(SimpleNamespace(device="cuda:0")) == ("cuda:0", "bfloat16")
+    monkeypatch.setenv("MIA_DEVICE", "cuda")  # a llama.cpp planner has no torch device: MIA_DEVICE decides
+    assert served_placement(SimpleNamespace()) == ("cuda", "bfloat16")
+
+
+@pytest.mark.real_model
+def test_learner_copy_uses_the_given_dtype_and_shares_the_base(tmp_path, data_dir) -> None:
+    import torch
+
+    torch.set_num_threads(1)
+    ctx = Context(planner_model="local:smollm2", executor_model="local:smollm2", judge_model="local:smollm2",
+                  memory_mode="none", judge_max_tokens=4, data_dir=str(tmp_path))
+    cfg = OnlineConfig(batch_questions=1, rollouts=2, plan_max_tokens=4, learning_rate=1e-3, ground_truth=False,
+                       budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=6, max_answer_tokens=4, search_top_k=1))
+    trainer = build_grpo_trainer(ctx, cfg, None, ("cpu", "bfloat16"))
+    policy = trainer.policy
+    assert policy.model.get_base_model().dtype == torch.bfloat16  # before: always float32
+    lora = [p for n, p in policy.model.named_parameters() if "lora_" in n]
+    assert lora and all(p.dtype == torch.float32 for p in lora)  # the update itself stays exact
+    executor = trainer.scorer.react.model
+    assert executor.peft_model is policy.model  # the frozen executor is the planner's base: no second copy
+    judge = trainer.scorer.judge_model
+    assert judge.backend.model is executor and judge.device == "cpu"
+    plans = policy.sample([{"role": "user", "content": "Plan: capital of France?"}], 2, max_new_tokens=4)
+    stats = policy.grpo_step([[(plans[0], 1.0), (plans[1], 0.0)]])  # a real update on the bf16 copy
+    assert stats["updated"] == 1.0 and stats["loss"] == stats["loss"]  # not NaN
