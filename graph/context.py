@@ -150,12 +150,14 @@ class Context:
 
     @classmethod
     def coerce(cls, value: Any) -> Context:
-        """Accept a Context, a dict (HTTP / Studio) or None."""
+        """Accept a Context, a dict (HTTP / Studio), None, or a parent graph's context object."""
         if value is None:
             return cls()
         if isinstance(value, cls):
             return value
+        names = {f.name for f in fields(cls)}
         if isinstance(value, dict):
-            names = {f.name for f in fields(cls)}
             return cls(**{k: v for k, v in value.items() if k in names})
-        raise TypeError(f"cannot make a Context from {type(value).__name__}")
+        # another graph's context (mia as a subgraph of an app with its own context_schema):
+        # the fields that share a name with ours carry over, the rest keep their defaults
+        return cls(**{name: getattr(value, name) for name in names if hasattr(value, name)})
