@@ -4,24 +4,14 @@ the package costs nothing until one of them is used."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+import lazy_loader
 
 if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.integrations.retriever import MiaWorkflowRetriever
     from mia.graph.integrations.store import MiaStore
     from mia.graph.integrations.tools import memory_tools
 
-_LAZY = {
-    "MiaStore": "mia.graph.integrations.store",
-    "MiaWorkflowRetriever": "mia.graph.integrations.retriever",
-    "memory_tools": "mia.graph.integrations.tools",
-}
-__all__ = list(_LAZY)
-
-
-def __getattr__(name: str) -> Any:
-    if name in _LAZY:
-        import importlib
-
-        return getattr(importlib.import_module(_LAZY[name]), name)
-    raise AttributeError(f"module 'mia.graph.integrations' has no attribute {name!r}")
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__, submod_attrs={"store": ["MiaStore"], "retriever": ["MiaWorkflowRetriever"], "tools": ["memory_tools"]})
