@@ -11,4 +11,9 @@ for name, folder in ROOTS.items():
     package_dir[name] = folder
     packages += [f"{name}.{sub}" for sub in find_packages(folder)]
 
-setup(packages=packages, package_dir=package_dir, package_data={name: DATA for name in packages})
+# Package data beyond DATA: the training configs (training/configs/*.yaml, not a package) ship with
+# mia.training; langgraph.json ships inside `mia` (matched by DATA's *.json).
+EXTRA_DATA = {"mia.training": ["configs/*.yaml"]}
+
+setup(packages=packages, package_dir=package_dir,
+      package_data={name: DATA + EXTRA_DATA.get(name, []) for name in packages})

@@ -34,8 +34,20 @@ def _root(ctx: typer.Context) -> None:
 
 
 def main() -> None:
-    """Console-script entry point."""
-    app()
+    """Console-script entry point. A module that an extra provides, when missing, is one line
+    naming the extra (the base install has no torch, trl, Studio or PostgreSQL packages)."""
+    try:
+        app()
+    except ModuleNotFoundError as err:
+        from mia.app.extras import missing_extra_message
+
+        hint = missing_extra_message(err)
+        if hint is None:
+            raise
+        import sys
+
+        print(f"Error: {hint}", file=sys.stderr)
+        raise SystemExit(2) from None
 
 
 if __name__ == "__main__":  # pragma: no cover

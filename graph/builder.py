@@ -135,12 +135,16 @@ def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | Non
     """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes).
     `store` is the LangGraph store (`runtime.store`); a `MiaStore` is also the graph's own memory
     (retrieval and memorising go to it), any other BaseStore is only passed on to the nodes'
-    runtime, and MIA's memory stays in the data directory's Chroma."""
+    runtime, and MIA's memory stays in the data directory's Chroma. The checkpointer and the store
+    may also be `postgresql://...` URLs (and the checkpointer a SQLite path): see mia.graph.persistence."""
     from mia.graph.integrations.store import MiaStore
+    from mia.graph.persistence import resolve_checkpointer, resolve_store
 
+    store = resolve_store(store)
     if isinstance(store, MiaStore):
         deps = (deps or default_deps()).with_memory_store(store.memory)
-    graph = build_builder(deps).compile(checkpointer=checkpointer, store=store, name=name, **compile_kwargs)
+    graph = build_builder(deps).compile(checkpointer=resolve_checkpointer(checkpointer), store=store, name=name,
+                                        **compile_kwargs)
     graph.__class__ = MiaGraph  # compile() always makes a CompiledStateGraph; MiaGraph adds no state
     return graph
 

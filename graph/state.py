@@ -1,8 +1,8 @@
 """The state one question carries through the MIA graph.
 
 `steps` (the trajectory) and `messages` (the executor conversation) only grow inside a run; the
-first node of each run resets them with `RESET`, so that a thread (`mia chat`) can hold several
-questions one after the other. `usage` is merged per role.
+first node of each run replaces them with LangGraph's `Overwrite` (which bypasses the reducer), so
+that a thread (`mia chat`) can hold several questions one after the other. `usage` is merged per role.
 """
 
 from __future__ import annotations
@@ -16,23 +16,15 @@ from typing_extensions import NotRequired, TypedDict
 LastTurn = Literal["", "tool_call", "answer", "retry", "replan", "accept"]
 """How the last executor or reflection turn ended: the graph's routing reads it."""
 
-RESET = "__reset__"
-"""First element of a `steps` update (or key of a `usage` update) that clears the channel."""
-
 
 def append_steps(left: list[dict] | None, right: list[dict] | None) -> list[dict]:
-    """Append trajectory steps; an update that starts with RESET replaces the list."""
-    right = list(right or [])
-    if right and right[0] == RESET:
-        return right[1:]
-    return list(left or []) + right
+    """Append trajectory steps (a `langgraph.types.Overwrite` update replaces the list)."""
+    return list(left or []) + list(right or [])
 
 
 def merge_usage(left: dict | None, right: dict | None) -> dict:
-    """Add per-role call and token counts; an update holding the RESET key replaces them."""
+    """Add per-role call and token counts (a `langgraph.types.Overwrite` update replaces them)."""
     right = dict(right or {})
-    if right.pop(RESET, False):
-        return right
     out = {role: dict(counts) for role, counts in (left or {}).items()}
     for role, counts in right.items():
         mine = out.setdefault(role, {"calls": 0, "input_tokens": 0, "output_tokens": 0})

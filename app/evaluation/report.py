@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from mia.app.evaluation import runlog
+from mia.app.evaluation.paired import markdown_paired, neighbours
 from mia.app.evaluation.summary import RunSummary, judge_sanity, markdown_roles, markdown_table, summarise
 
 
@@ -42,6 +43,7 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
             raise runlog.RunDirError(f"{d}: no config.json (not a `mia eval` output folder)")
     only = common_ids(run_dirs) if common and len(run_dirs) > 1 else None
     summaries = [load_run(d, only) for d in run_dirs]
+    paired = neighbours(run_dirs, [s.label for s in summaries])
     datasets = sorted({str(s.config.get("dataset")) for s in summaries})
     sizes = sorted({s.n for s in summaries})
     note = "" if len(sizes) == 1 else f" **Runs cover different numbers of questions ({sizes}); compare with care.**"
@@ -51,13 +53,15 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
         [
             f"# {title}",
             "",
-            f"Dataset(s): {', '.join(datasets)}. 95% intervals: Wilson for accuracy, EM and cover, Student t for means.{note}",
+            f"Dataset(s): {', '.join(datasets)}. 95% intervals: Wilson for accuracy, EM and cover, percentile "
+            f"bootstrap for F1, Student t for the other means.{note}",
             "",
             markdown_table(summaries),
             "Per role (means per question):",
             "",
             markdown_roles(summaries),
             judge_sanity(summaries),
+            markdown_paired(paired),
         ]
     )
     if out_dir is not None:
@@ -66,6 +70,8 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
         (out_dir / "comparison.md").write_text(md, encoding="utf-8")
         payload = [dict(s.model_dump(), run_dir=str(d)) for s, d in zip(summaries, run_dirs)]
         (out_dir / "comparison.json").write_text(json.dumps(payload, indent=2) + "\n", encoding="utf-8")
+        pairs = [p.model_dump() for p in paired]
+        (out_dir / "paired.json").write_text(json.dumps(pairs, indent=2) + "\n", encoding="utf-8")
         from mia.app.evaluation.plot import plot_runs
 
         n = summaries[0].n if len(sizes) == 1 else f"{min(sizes)}-{max(sizes)}"

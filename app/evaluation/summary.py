@@ -12,7 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mia.app.evaluation.records import ROLES, QuestionResult
-from mia.app.evaluation.stats import Estimate, mean_ci, wilson
+from mia.app.evaluation.stats import Estimate, bootstrap_mean, mean_ci, wilson
 
 
 class RoleSummary(BaseModel):
@@ -37,7 +37,7 @@ class RunSummary(BaseModel):
     em: Estimate  # exact match (Wilson: it is 0/1 per question)
     cover: Estimate  # a gold answer appears, as whole tokens, in the answer (Wilson); robust to verbose answers
     judge_agrees_with_cover: Estimate  # sanity of the judge: how often its verdict equals `cover`
-    f1: Estimate  # token F1 (t interval)
+    f1: Estimate  # token F1 (percentile bootstrap: bounded in [0, 1], unlike a t interval)
     tool_calls: Estimate
     llm_calls: Estimate
     prompt_tokens: Estimate
@@ -93,7 +93,7 @@ def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSumma
         em=wilson(sum(1 for r in results if r.em >= 1.0), n),
         cover=wilson(sum(covered.values()), n),
         judge_agrees_with_cover=wilson(sum(1 for r in judged if r.judge_correct == covered[r.id]), len(judged)),
-        f1=mean_ci([r.f1 for r in results]),
+        f1=bootstrap_mean([r.f1 for r in results]),
         tool_calls=mean_ci([float(r.tool_calls) for r in results]),
         llm_calls=mean_ci([float(r.llm_calls) for r in results]),
         prompt_tokens=mean_ci([float(r.prompt_tokens) for r in results]),
@@ -156,7 +156,7 @@ def render_markdown(summaries: list[RunSummary], title: str = "Evaluation") -> s
         f"# {title}",
         "",
         f"Dataset `{cfg.get('dataset', '?')}` ({cfg.get('setting', '?')} setting), seed {cfg.get('seed', '?')}. "
-        "Intervals are 95%: Wilson for accuracy, EM and cover, Student t for means.",
+        "Intervals are 95%: Wilson for accuracy, EM and cover, percentile bootstrap for F1, Student t for the other means.",
         "",
         markdown_table(summaries),
         "Per role (means per question):",

@@ -27,6 +27,8 @@ PACKAGES = {
     "anthropic": ("langchain_anthropic", "mia-agent[anthropic]"),
     "google_genai": ("langchain_google_genai", "mia-agent[google]"),
     "llamacpp": ("xllamacpp", "xllamacpp"),
+    "local": ("torch", "'mia-agent[local]'"),
+    "hf": ("torch", "'mia-agent[local]'"),
 }
 
 

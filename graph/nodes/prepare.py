@@ -12,6 +12,7 @@ from typing import Any
 
 from langchain_core.messages import HumanMessage, SystemMessage
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
 
 from mia.graph.context import Context
 from mia.graph.images import ImageError, load_image
@@ -70,7 +71,7 @@ def make_prepare(deps: Deps):
         if not text:
             raise ImageQuestionError(f"the captioner model {ctx.captioner_model} returned no caption")
         update["caption"] = text
-        update["usage"] = {**update["usage"], "captioner": usage["captioner"]}
+        update["usage"] = Overwrite({**update["usage"].value, "captioner": usage["captioner"]})
         return update
 
     return prepare

@@ -10,10 +10,12 @@ from typing import Any
 from langchain_core.messages import RemoveMessage
 from langgraph.graph.message import REMOVE_ALL_MESSAGES
 from langgraph.runtime import Runtime
+from langgraph.types import Overwrite
+
 from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts.builder import render_memories, render_trajectories
-from mia.graph.state import RESET, State
+from mia.graph.state import State
 
 
 def fresh_question_state(state: State | None = None) -> dict[str, Any]:
@@ -25,12 +27,12 @@ def fresh_question_state(state: State | None = None) -> dict[str, Any]:
     return {
         **({"plan": None} if stale_plan else {}),
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
-        "steps": [RESET],
-        "usage": {RESET: True, **{role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}},
+        "steps": Overwrite([]),
+        "usage": Overwrite({role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}),
         "memory_text": "", "used_memory_ids": [], "memories": [], "planner_messages": [], "replan": "",
         "pending_tool": None, "tool_calls": 0, "format_retries": 0, "replans": 0, "reflections": 0,
         "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
-        "judgement": None, "memory_id": None, "warnings": [RESET],
+        "judgement": None, "memory_id": None, "warnings": Overwrite([]),
     }
 
 

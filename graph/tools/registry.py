@@ -51,7 +51,8 @@ def build_tools(corpus: Corpus | str | Path | Sequence[Mapping[str, Any]] | None
             tools.append(WebSearchTool(top_k=top_k, max_chars=max_chars, api_key=key, base_url=tavily_base_url,
                                        client=tavily_client))
             if visit:
-                tools.append(VisitTool(max_chars=max(max_chars, 2000)))
+                tools.append(VisitTool(max_chars=max(max_chars, 2000), api_key=key, base_url=tavily_base_url,
+                                       client=tavily_client))
         else:
             log.warning("web search was requested but TAVILY_API_KEY is not set; using local search only")
     if not tools:

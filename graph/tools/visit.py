@@ -1,4 +1,9 @@
-"""`VisitTool`: read a web page found by web search (httpx, readable text, truncated).
+"""`VisitTool`: read a web page found by web search (readable text, truncated).
+
+With a Tavily key (TAVILY_API_KEY, or `api_key`/`client`), pages are read by Tavily's extract API
+(a maintained extractor that renders and cleans pages, one request for all URLs); a URL Tavily
+cannot read, or a failing extract call, falls back to fetching the page directly with httpx and
+our HTML-to-text. Without a key, httpx only.
 
 Why a character budget: pages are long and the executor's context is small; the first part of the
 main text is what a search hit usually points to.
@@ -6,7 +11,11 @@ main text is what a search hit usually points to.
 
 from __future__ import annotations
 
+import logging
+import os
 from typing import Any
+
+from pydantic import ConfigDict, PrivateAttr
 
 from mia.graph.tools.arguments import ToolArgumentError
 from mia.graph.tools.base import ObservationTool
@@ -16,6 +25,7 @@ from mia.graph.tools.retry import with_retries
 
 MAX_URLS = 3
 USER_AGENT = "mia-agent/0.1 (+https://github.com/; research agent page reader)"
+log = logging.getLogger(__name__)
 
 VISIT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -53,6 +63,8 @@ def _urls(args: dict[str, Any]) -> list[str]:
 class VisitTool(ObservationTool):
     """Fetches a page and returns its readable text (title first), cut to the character budget."""
 
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
     name: str = "visit"
     description: str = "Read a web page: give the URL of a search result; returns the page's main text."
     args_schema: Any = VISIT_SCHEMA
@@ -62,6 +74,41 @@ class VisitTool(ObservationTool):
     attempts: int = 2
     backoff: float = 0.5
     max_bytes: int = 5_000_000
+    api_key: str | None = None  # Tavily; else $TAVILY_API_KEY; neither: httpx only
+    base_url: str | None = None  # Tavily's default when None; tests point it at a loopback server
+    client: Any = None  # anything with .extract(urls, format=..., timeout=...) -> {"results": [...]}
+    _client: Any = PrivateAttr(default=None)
+
+    def _tavily(self) -> Any:
+        """A Tavily client when a key or a client is given, else None."""
+        if self.client is not None:
+            return self.client if hasattr(self.client, "extract") else None
+        if self._client is None:
+            key = self.api_key or os.environ.get("TAVILY_API_KEY")
+            if not key:
+                return None
+            from tavily import TavilyClient
+
+            self._client = TavilyClient(api_key=key, api_base_url=self.base_url)
+        return self._client
+
+    def extract(self, urls: list[str]) -> dict[str, str]:
+        """Pages Tavily read, by URL ({} without a key, or when the call fails: then httpx reads them)."""
+        client = self._tavily()
+        if client is None:
+            return {}
+        try:
+            response = client.extract(urls, format="text", timeout=self.timeout) or {}
+        except Exception as err:  # noqa: BLE001 - a failed extract falls back to reading the pages directly
+            log.warning("Tavily extract failed (%s: %s); reading the pages directly", type(err).__name__, err)
+            return {}
+        pages = {}
+        for item in response.get("results") or []:
+            url, text = str(item.get("url") or ""), str(item.get("raw_content") or "").strip()
+            if url in urls and text:
+                title = str(item.get("title") or "").strip()
+                pages[url] = f"Page: {title} ({url})\n{text}" if title else f"Page: {url}\n{text}"
+        return pages
 
     def fetch(self, url: str) -> str:
         """The page as text, or an error string (never raises)."""
@@ -98,4 +145,5 @@ class VisitTool(ObservationTool):
     def observe(self, args: dict[str, Any]) -> str:
         urls = _urls(args)
         share = self.max_chars // len(urls)
-        return "\n=======\n".join(truncate(self.fetch(url), share) for url in urls)
+        extracted = self.extract(urls)
+        return "\n=======\n".join(truncate(extracted.get(url) or self.fetch(url), share) for url in urls)

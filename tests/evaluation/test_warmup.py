@@ -1,0 +1,58 @@
+"""`mia eval --warmup N`: memory is built from N other questions first (not scored), then the
+evaluated questions run on that memory; both splits are disjoint and resumable."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mia.app.evaluation import runlog
+from mia.app.evaluation.datasets import DatasetError, load_examples
+from mia.app.evaluation.harness import WARMUP_DIR, run_evaluation
+from mia.app.evaluation.report import compare
+
+from .fakes import TINY, ScriptedGraph, write_tiny
+from .test_harness import cfg, factory
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    return write_tiny(tmp_path / "tiny.jsonl")
+
+
+def _asked(graph: ScriptedGraph) -> list[str]:
+    by_question = {r["question"]: r["id"] for r in TINY}
+    return [by_question[state["question"]] for state, _ in graph.calls]
+
+
+async def test_warmup_runs_other_questions_first_and_is_not_scored(tiny: Path, tmp_path: Path) -> None:
+    order = [ex.id for ex in load_examples(str(tiny), None, 0)[0]]
+    graph = ScriptedGraph()
+    s = await run_evaluation(cfg(tiny, n=2, warmup=2), tmp_path / "w", runner_factory=factory(graph), progress=False)
+    evaluated, warm = order[:2], order[2:]
+    assert _asked(graph) == warm + evaluated  # memory first, from the questions that are not evaluated
+    assert s.n == 2
+    assert sorted(runlog.latest_by_id(runlog.read_results(tmp_path / "w"))) == sorted(evaluated)
+    assert sorted(runlog.latest_by_id(runlog.read_results(tmp_path / "w" / WARMUP_DIR))) == sorted(warm)
+    # one runner for both splits: the same context, hence the same memory namespace and store
+    assert graph.calls[0][1] is graph.calls[-1][1]
+    assert runlog.read_config(tmp_path / "w")["warmup"] == 2
+
+    again = ScriptedGraph()  # resuming a finished run asks nothing
+    await run_evaluation(cfg(tiny, n=2, warmup=2), tmp_path / "w", runner_factory=factory(again), progress=False)
+    assert again.calls == []
+
+
+async def test_same_evaluated_questions_with_and_without_warmup(tiny: Path, tmp_path: Path) -> None:
+    await run_evaluation(cfg(tiny, n=2), tmp_path / "plain", runner_factory=factory(ScriptedGraph()), progress=False)
+    await run_evaluation(cfg(tiny, n=2, warmup=2), tmp_path / "warm", runner_factory=factory(ScriptedGraph()),
+                         progress=False)
+    _, md = compare([tmp_path / "plain", tmp_path / "warm"])
+    assert "| 2 |" in md.split("Paired comparisons")[1]  # paired over the same 2 questions
+
+
+async def test_warmup_larger_than_the_rest_is_refused(tiny: Path, tmp_path: Path) -> None:
+    with pytest.raises(DatasetError, match="--warmup 3 with 2 evaluated questions needs 5"):
+        await run_evaluation(cfg(tiny, n=2, warmup=3), tmp_path / "x", runner_factory=factory(ScriptedGraph()),
+                             progress=False)
