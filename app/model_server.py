@@ -4,74 +4,33 @@ Endpoints: POST /v1/chat/completions (plain and SSE streaming, `usage` included,
 stream chunk when stream_options.include_usage), GET /v1/models, GET /health. The `model` field of a
 request is accepted but ignored: the server serves the one spec it was started with. Tool calls go
 through `bind_tools` of the backend (the local text protocol, or the provider's native tools).
+
+Hostile or broken clients (following llama.cpp's server and vLLM): a malformed body is a 400 with an
+OpenAI-style error naming the field (`model_server_schema.py`), a body over `max_body_bytes` a 413,
+`max_tokens` over the context window a 400, a prompt that does not fit the window a 400 stating the
+limit (the backend counts its tokens with the model's tokenizer before generating), and a client that
+disconnects cancels its generation at the next token, streaming or not.
 """
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import json
 import socket
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from starlette.requests import Request  # at module level: FastAPI resolves the endpoint's annotation here
 
+from mia.app.model_server_schema import ChatRequest, RequestError, parse_request, to_langchain
 
-class ChatRequest(BaseModel):
-    """The subset of the OpenAI chat-completions request that mia honours (the rest is ignored)."""
-
-    model_config = ConfigDict(extra="allow")
-
-    model: str | None = None
-    messages: list[dict[str, Any]] = Field(min_length=1)
-    temperature: float | None = None
-    top_p: float | None = None
-    max_tokens: int | None = None
-    max_completion_tokens: int | None = None
-    stop: str | list[str] | None = None
-    stream: bool = False
-    stream_options: dict[str, Any] | None = None
-    tools: list[dict[str, Any]] | None = None
-    tool_choice: Any = None
-    n: int = 1
-
-
-def _text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    return "".join(p.get("text", "") for p in content if isinstance(p, dict) and p.get("type") == "text")
-
-
-def to_langchain(messages: list[dict[str, Any]]) -> list[Any]:
-    """OpenAI-format message dicts -> LangChain messages (tool calls and tool results included)."""
-    from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
-
-    out: list[Any] = []
-    for m in messages:
-        role = m.get("role")
-        if role in ("system", "developer"):
-            out.append(SystemMessage(_text(m.get("content"))))
-        elif role == "user":
-            out.append(HumanMessage(_text(m.get("content"))))
-        elif role == "assistant":
-            calls = []
-            for c in m.get("tool_calls") or []:
-                fn = c.get("function") or {}
-                try:
-                    args = json.loads(fn.get("arguments") or "{}")
-                except json.JSONDecodeError:
-                    args = {"_raw": fn.get("arguments")}
-                calls.append({"name": fn.get("name", ""), "args": args, "id": c.get("id")})
-            out.append(AIMessage(_text(m.get("content")), tool_calls=calls))
-        elif role == "tool":
-            out.append(ToolMessage(_text(m.get("content")), tool_call_id=m.get("tool_call_id") or ""))
-        else:
-            raise ValueError(f"unsupported message role {role!r}")
-    return out
+#: Largest request body accepted (413 past it). 8 MiB holds far more text than any context window
+#: served here (32k tokens are ~130 kB), so only abuse is refused.
+MAX_BODY_BYTES = 8 * 1024 * 1024
 
 
 def _usage(meta: dict[str, Any] | None) -> dict[str, int]:
@@ -88,33 +47,87 @@ def _tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     ]
 
 
-def create_app(model: Any, model_id: str) -> Any:
+def _error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
+           code: str | None = None) -> Any:
+    """OpenAI's error body: {"error": {message, type, param, code}}."""
+    from fastapi.responses import JSONResponse
+
+    return JSONResponse(status_code=status,
+                        content={"error": {"message": message, "type": kind, "param": param, "code": code}})
+
+
+class ClientGone(Exception):
+    """The client closed the connection; the generation it asked for was cancelled."""
+
+
+async def _unless_disconnected(request: Any, work: Awaitable[Any], poll_s: float = 0.2) -> Any:
+    """Await `work`, cancelling it as soon as the client disconnects (then raise ClientGone).
+
+    A cancelled generation stops at its next token (the backends close their token stream), so an
+    abandoned request frees its slot instead of generating to its max_tokens (llama.cpp's server
+    and vLLM abort on disconnect the same way)."""
+    task = asyncio.ensure_future(work)
+    try:
+        while True:
+            done, _ = await asyncio.wait({task}, timeout=poll_s)
+            if done:
+                return task.result()
+            if await request.is_disconnected():
+                raise ClientGone
+    finally:
+        if not task.done():
+            task.cancel()
+            with contextlib.suppress(BaseException):
+                await task
+
+
+async def _read_body(request: Any, limit: int) -> bytes:
+    """The request body, refused past `limit` bytes (announced or streamed)."""
+    declared = request.headers.get("content-length")
+    if declared is not None and declared.isdigit() and int(declared) > limit:
+        raise RequestError(f"the body is {declared} bytes; the limit is {limit}", status=413)
+    body = bytearray()
+    async for chunk in request.stream():
+        body += chunk
+        if len(body) > limit:
+            raise RequestError(f"the body is over the limit of {limit} bytes", status=413)
+    return bytes(body)
+
+
+def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES) -> Any:
     """The FastAPI app serving `model` (a LangChain BaseChatModel) under the name `model_id`."""
     from fastapi import FastAPI
-    from fastapi.responses import JSONResponse, StreamingResponse
+    from fastapi.responses import StreamingResponse
+
+    from mia.graph.models.errors import ContextLengthError
 
     app = FastAPI(title="mia model server", version="1")
     created = int(time.time())
+    context: list[int | None] = []  # the model's context window, looked up once
+
+    def context_length() -> int | None:
+        if not context:
+            context.append(getattr(model, "context_length", None))
+        return context[0]
 
     def runnable_and_kwargs(req: ChatRequest) -> tuple[Any, dict[str, Any]]:
         kwargs: dict[str, Any] = {}
         for key in ("temperature", "top_p"):
             if getattr(req, key) is not None:
                 kwargs[key] = getattr(req, key)
-        if req.max_completion_tokens or req.max_tokens:
-            kwargs["max_tokens"] = req.max_completion_tokens or req.max_tokens
+        limit, window = req.limit(), context_length()
+        if limit is not None and window is not None and limit > window:
+            raise RequestError(
+                f"max_tokens is too large: {limit}. This model's maximum context length is {window} tokens "
+                f"(prompt and completion together).", param="max_tokens", code="context_length_exceeded")
+        if limit is not None:
+            kwargs["max_tokens"] = limit
         if req.stop:
-            kwargs["stop"] = [req.stop] if isinstance(req.stop, str) else list(req.stop)
+            kwargs["stop"] = list(req.stop)
         runnable = model
         if req.tools:
-            choice = req.tool_choice
-            if isinstance(choice, dict):
-                choice = (choice.get("function") or {}).get("name") or choice
-            runnable = model.bind_tools(req.tools, tool_choice=choice)
+            runnable = model.bind_tools(req.tool_dicts(), tool_choice=req.tool_choice_value())
         return runnable, kwargs
-
-    def error(status: int, message: str, kind: str) -> Any:
-        return JSONResponse(status_code=status, content={"error": {"message": message, "type": kind}})
 
     @app.get("/health")
     async def health() -> dict[str, str]:
@@ -125,40 +138,66 @@ def create_app(model: Any, model_id: str) -> Any:
         return {"object": "list", "data": [{"id": model_id, "object": "model", "created": created, "owned_by": "mia"}]}
 
     @app.post("/v1/chat/completions")
-    async def chat(req: ChatRequest) -> Any:
-        if req.n != 1:
-            return error(400, "only n=1 is supported", "invalid_request_error")
+    async def chat(request: Request) -> Any:
         try:
+            req = parse_request(await _read_body(request, max_body_bytes))
             messages = to_langchain(req.messages)
-        except ValueError as err:
-            return error(400, str(err), "invalid_request_error")
-        runnable, kwargs = runnable_and_kwargs(req)
+            runnable, kwargs = runnable_and_kwargs(req)
+        except RequestError as err:
+            return _error(err.status, str(err), param=err.param, code=err.code)
+        except ValueError as err:  # e.g. tool_choice naming an unknown tool
+            return _error(400, str(err).splitlines()[0] if str(err) else type(err).__name__)
         cid = f"chatcmpl-{uuid.uuid4().hex}"
-        if req.stream:
-            include_usage = bool((req.stream_options or {}).get("include_usage"))
-            return StreamingResponse(
-                _sse(runnable, messages, kwargs, cid, model_id, include_usage), media_type="text/event-stream"
-            )
+        chunks = aiter(runnable.astream(messages, **kwargs))
         try:
-            msg = await runnable.ainvoke(messages, **kwargs)
+            # The first chunk comes once the prompt is read: an over-long prompt is refused here,
+            # with a 400, before any header is sent (also when streaming).
+            first = await _unless_disconnected(request, anext(chunks, None))
+            if not req.stream:
+                rest = await _unless_disconnected(request, _collect(chunks))
+        except ClientGone:
+            await chunks.aclose()
+            return _error(499, "the client closed the connection", "client_closed_request")
+        except ContextLengthError as err:
+            return _error(400, str(err), param="messages", code="context_length_exceeded")
         except Exception as err:  # noqa: BLE001 - a backend failure becomes an API error, not a crash
-            return error(500, f"{type(err).__name__}: {err}", "server_error")
-        message: dict[str, Any] = {"role": "assistant", "content": _text(msg.content)}
-        finish = (msg.response_metadata or {}).get("finish_reason") or "stop"
-        if msg.tool_calls:
+            return _error(500, f"{type(err).__name__}: {err}", "server_error")
+        if req.stream:
+            include_usage = bool(req.stream_options and req.stream_options.include_usage)
+            return StreamingResponse(_sse(first, chunks, cid, model_id, include_usage), media_type="text/event-stream")
+        parts = [c for c in [first, *rest] if c is not None]
+        msg = sum(parts[1:], parts[0]) if parts else None
+        finish = next(((c.response_metadata or {}).get("finish_reason") for c in reversed(parts)
+                       if (c.response_metadata or {}).get("finish_reason")), "stop")
+        message: dict[str, Any] = {"role": "assistant", "content": text_of_chunk(msg)}
+        if msg is not None and msg.tool_calls:
             message["tool_calls"] = _tool_calls(msg.tool_calls)
             finish = "tool_calls"
         return {
             "id": cid, "object": "chat.completion", "created": int(time.time()), "model": model_id,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
-            "usage": _usage(msg.usage_metadata),
+            "usage": _usage(msg.usage_metadata if msg is not None else None),
         }
 
     return app
 
 
+def text_of_chunk(msg: Any) -> str:
+    """The text of a LangChain message's content (a string or a list of content blocks)."""
+    if msg is None or msg.content is None:
+        return ""
+    if isinstance(msg.content, str):
+        return msg.content
+    return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in msg.content
+                   if not isinstance(p, dict) or p.get("type") == "text")
+
+
+async def _collect(chunks: AsyncIterator[Any]) -> list[Any]:
+    return [c async for c in chunks]
+
+
 async def _sse(
-    runnable: Any, messages: list[Any], kwargs: dict[str, Any], cid: str, model_id: str, include_usage: bool
+    first: Any, chunks: AsyncIterator[Any], cid: str, model_id: str, include_usage: bool
 ) -> AsyncIterator[str]:
     """OpenAI-style SSE: role delta, content/tool-call deltas, a finish chunk, optional usage chunk."""
     base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model_id}
@@ -166,17 +205,23 @@ async def _sse(
     def event(choices: list[dict[str, Any]], **extra: Any) -> str:
         return "data: " + json.dumps({**base, "choices": choices, **extra}) + "\n\n"
 
+    async def all_chunks() -> AsyncIterator[Any]:
+        if first is not None:
+            yield first
+        async for chunk in chunks:
+            yield chunk
+
     yield event([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
     usage: dict[str, int] = {"input_tokens": 0, "output_tokens": 0, "total_tokens": 0}
     finish, n_calls = "stop", 0
     try:
-        async for chunk in runnable.astream(messages, **kwargs):
+        async for chunk in all_chunks():
             for key, value in (chunk.usage_metadata or {}).items():
                 if key in usage:
                     usage[key] += int(value)
             finish = (chunk.response_metadata or {}).get("finish_reason") or finish
             delta: dict[str, Any] = {}
-            text = _text(chunk.content)
+            text = text_of_chunk(chunk)
             if text:
                 delta["content"] = text
             if chunk.tool_call_chunks:
@@ -192,6 +237,8 @@ async def _sse(
                 yield event([{"index": 0, "delta": delta, "finish_reason": None}])
     except Exception as err:  # noqa: BLE001 - report in-band; the status line is already sent
         yield "data: " + json.dumps({"error": {"message": f"{type(err).__name__}: {err}", "type": "server_error"}}) + "\n\n"
+    finally:
+        await chunks.aclose()  # a client that went away stops the generation here
     yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
     if include_usage:
         yield event([], usage=_usage(usage))
@@ -208,7 +255,8 @@ def _bind(host: str, port: int) -> socket.socket:
 
 
 def serve(spec: str, host: str = "127.0.0.1", port: int = 8000,
-          announce: Callable[[str], None] | None = None, log_level: str = "warning") -> None:
+          announce: Callable[[str], None] | None = None, log_level: str = "warning",
+          max_body_bytes: int = MAX_BODY_BYTES) -> None:
     """Load `spec`, bind host:port (0 = a free port) and serve until interrupted.
 
     `announce(url)` runs once the server accepts connections (default: print the URL).
@@ -230,7 +278,7 @@ def serve(spec: str, host: str = "127.0.0.1", port: int = 8000,
             await super().startup(sockets=sockets)
             say(url)
 
-    server = _Server(uvicorn.Config(create_app(model, spec), log_level=log_level, access_log=False))
+    server = _Server(uvicorn.Config(create_app(model, spec, max_body_bytes), log_level=log_level, access_log=False))
     try:
         server.run(sockets=[sock])
     finally:

@@ -105,8 +105,18 @@ def serve_model(
     try:
         serve(model or settings.executor_model, host=host, port=port, log_level=log_level)
     except BackendError as err:
-        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        typer.secho(f"error: {_one_line(err)}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err
     except OSError as err:
         typer.secho(f"error: cannot listen on {host}:{port}: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err
+
+
+def _one_line(err: Exception) -> str:
+    """A spec error's first line (its list of valid forms is long): the backends are named instead."""
+    from mia.graph.models import BACKENDS
+
+    first = (str(err).splitlines() or [type(err).__name__])[0].removesuffix(" Valid forms:").rstrip(". :")
+    if len(str(err).splitlines()) > 1:
+        first += f". Backends: {', '.join(BACKENDS)} (see `mia serve-model --help`)"
+    return first

@@ -19,6 +19,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.models.errors import (
         BackendError,
         BackendNotInstalledError,
+        ContextLengthError,
         MissingAPIKeyError,
         ModelFileNotFoundError,
         UnknownBackendError,
@@ -30,8 +31,8 @@ if TYPE_CHECKING:  # pragma: no cover
 # Everything lazy: `import mia.graph.models.defaults` (the CLI's role list) must not load the backends.
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "check": ["SpecStatus", "check_model_spec", "spec_status"],
-    "errors": ["BackendError", "BackendNotInstalledError", "MissingAPIKeyError", "ModelFileNotFoundError",
-               "UnknownBackendError"],
+    "errors": ["BackendError", "BackendNotInstalledError", "ContextLengthError", "MissingAPIKeyError",
+               "ModelFileNotFoundError", "UnknownBackendError"],
     "spec": ["BACKENDS", "ModelSpec", "parse_model_spec"],
     "loader": ["load_chat_model"],
     "local": ["LocalChatModel"],

@@ -38,3 +38,19 @@ class ModelFileNotFoundError(BackendError):
 
 class BackendNotInstalledError(BackendError):
     """The backend needs an optional package that is not installed."""
+
+
+class ContextLengthError(BackendError):
+    """A prompt does not fit the model's context window; refused before any token is generated.
+
+    `prompt_tokens` and `limit` let an API turn it into a 400 that states the limit (the model
+    server does, as OpenAI, vLLM and llama.cpp's server do).
+    """
+
+    def __init__(self, prompt_tokens: int, limit: int) -> None:
+        self.prompt_tokens = prompt_tokens
+        self.limit = limit
+        super().__init__(
+            f"This model's maximum context length is {limit} tokens, but the prompt has {prompt_tokens} tokens. "
+            f"Shorten the messages."
+        )

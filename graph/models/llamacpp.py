@@ -21,7 +21,7 @@ from typing import Any
 
 from pydantic import Field
 
-from mia.graph.models.errors import BackendError
+from mia.graph.models.errors import BackendError, ContextLengthError
 from mia.graph.models.penalties import LOCAL_PRESENCE_PENALTY
 from mia.graph.models.servers import ServerKey, get_server
 from mia.graph.models.text_model import Completion, GenParams, TextChatModel
@@ -36,6 +36,9 @@ def _check(result: Any) -> dict[str, Any]:
         raise LlamaCppError(f"llama.cpp returned {type(result).__name__}, not a response object")
     if "error" in result:
         err = result["error"]
+        if isinstance(err, dict) and err.get("type") == "exceed_context_size_error":
+            # llama.cpp tokenises the prompt and refuses it before generating (its HTTP server's 400)
+            raise ContextLengthError(int(err.get("n_prompt_tokens") or 0), int(err.get("n_ctx") or 0))
         message = err.get("message", err) if isinstance(err, dict) else err
         raise LlamaCppError(f"llama.cpp refused the request: {message}")
     return result
@@ -59,6 +62,11 @@ class LlamaCppChatModel(TextChatModel):
     @property
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_path": self.model_path, "adapter_path": self.adapter_path, "n_ctx": self.n_ctx}
+
+    @property
+    def context_length(self) -> int:
+        """Tokens one request may use (prompt + completion): one slot's share of the context."""
+        return self.n_ctx
 
     @property
     def key(self) -> ServerKey:
@@ -131,7 +139,7 @@ class LlamaCppChatModel(TextChatModel):
             try:
                 result = server.handle_chat_completions(self._request(chat, prefill, params, stream=True), on_chunk)
                 if isinstance(result, dict) and "error" in result:
-                    pieces.put(LlamaCppError(f"llama.cpp refused the request: {result['error']}"))
+                    _check(result)
             except BaseException as err:  # noqa: BLE001 - re-raised in the consumer
                 pieces.put(err)
             finally:

@@ -14,6 +14,7 @@ from typing import Any
 
 from pydantic import Field
 
+from mia.graph.models.errors import ContextLengthError
 from mia.graph.models.penalties import LOCAL_NO_REPEAT_NGRAM, LOCAL_PRESENCE_PENALTY, hf_logits_processor
 from mia.graph.models.text_model import Completion, GenParams, TextChatModel
 from mia.graph.models.weights import LoadedWeights, check_adapter_dir, load_weights
@@ -42,6 +43,11 @@ class LocalChatModel(TextChatModel):
         """The loaded transformers model + tokenizer (loaded on first access, shared process-wide)."""
         return load_weights(self.model_path, self.device)
 
+    @property
+    def context_length(self) -> int | None:
+        """The positions the model was trained for (its config), prompt and completion together."""
+        return getattr(self.backend.model.config, "max_position_embeddings", None)
+
     def set_adapter(self, path: str | Path | None) -> None:
         """Switch this model to another LoRA adapter folder (None = base weights), atomically.
 
@@ -59,12 +65,18 @@ class LocalChatModel(TextChatModel):
     def _encode(self, weights: LoadedWeights, chat: list[dict[str, str]], prefill: str) -> Any:
         tok = weights.tokenizer
         prompt = tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) + prefill
-        return tok(prompt, return_tensors="pt", add_special_tokens=False).to(weights.device)
+        enc = tok(prompt, return_tensors="pt", add_special_tokens=False)
+        limit = self.context_length
+        if limit is not None and int(enc["input_ids"].shape[1]) >= limit:
+            raise ContextLengthError(int(enc["input_ids"].shape[1]), limit)  # refused before any compute
+        return enc.to(weights.device)
 
     def _gen_kwargs(self, weights: LoadedWeights, params: GenParams, n_prompt: int = 0) -> dict[str, Any]:
         tok = weights.tokenizer
+        limit = self.context_length
+        room = params.max_tokens if limit is None else max(1, min(params.max_tokens, limit - n_prompt))
         kwargs: dict[str, Any] = {
-            "max_new_tokens": params.max_tokens,
+            "max_new_tokens": room,  # never past the context window (llama.cpp's server stops there too)
             "do_sample": params.temperature > 0,
             "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
         }
@@ -80,9 +92,9 @@ class LocalChatModel(TextChatModel):
         return kwargs
 
     @staticmethod
-    def _finish(weights: LoadedWeights, new_ids: list[int], params: GenParams) -> str:
+    def _finish(weights: LoadedWeights, new_ids: list[int], max_new_tokens: int) -> str:
         eos = weights.tokenizer.eos_token_id
-        return "length" if len(new_ids) >= params.max_tokens and (not new_ids or new_ids[-1] != eos) else "stop"
+        return "length" if len(new_ids) >= max_new_tokens and (not new_ids or new_ids[-1] != eos) else "stop"
 
     def _complete(self, chat: list[dict[str, str]], prefill: str, params: GenParams) -> Completion:
         import torch
@@ -90,11 +102,12 @@ class LocalChatModel(TextChatModel):
         weights = self.backend
         enc = self._encode(weights, chat, prefill)
         n_in = int(enc["input_ids"].shape[1])
+        kwargs = self._gen_kwargs(weights, params, n_in)
         with weights.lock, weights.activate(self.adapter_path) as model, torch.inference_mode():
-            out = model.generate(**enc, **self._gen_kwargs(weights, params, n_in))
+            out = model.generate(**enc, **kwargs)
         new_ids = out[0, n_in:].tolist()
         text = weights.tokenizer.decode(new_ids, skip_special_tokens=True)
-        return Completion(text, n_in, len(new_ids), self._finish(weights, new_ids, params))
+        return Completion(text, n_in, len(new_ids), self._finish(weights, new_ids, kwargs["max_new_tokens"]))
 
     def _complete_stream(
         self, chat: list[dict[str, str]], prefill: str, params: GenParams
@@ -147,4 +160,4 @@ class LocalChatModel(TextChatModel):
             weights.lock.release()
         if error:
             raise error[0]
-        yield Completion("", n_in, len(ids), self._finish(weights, ids, params))
+        yield Completion("", n_in, len(ids), self._finish(weights, ids, kwargs["max_new_tokens"]))

@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 
 from mia.graph.protocol import JSONRepairError, parse_json_loose
 from mia.graph.models.prompts import prompts
+from mia.graph.models.special_tokens import neutralise_special_tokens
 from mia.graph.models.tool_protocol import (
     CLOSE,
     object_prefill,
@@ -91,6 +92,11 @@ class TextChatModel(BaseChatModel):
         default=0.0, description="subtracted from the logits of tokens already generated (paper: 1.1)")
     no_repeat_ngram_size: int = Field(default=0, description="ban repeating a generated n-gram of this size; 0: off")
 
+    @property
+    def context_length(self) -> int | None:
+        """Tokens one request may use, prompt and completion together (None: unknown)."""
+        return None
+
     # ---- to implement -------------------------------------------------------------------
     def _complete(self, chat: list[dict[str, str]], prefill: str, params: GenParams) -> Completion:
         raise NotImplementedError
@@ -137,7 +143,9 @@ class TextChatModel(BaseChatModel):
             prefill = prefill or object_prefill(kwargs["json_schema"])
         else:
             tools = []
-        return to_chat_dicts(messages, extra), prefill, params, tool_names(tools)
+        # message text is data to the chat template: no control tokens from documents or users
+        chat = [{**m, "content": neutralise_special_tokens(m["content"])} for m in to_chat_dicts(messages, extra)]
+        return chat, prefill, params, tool_names(tools)
 
     def _message(self, text: str, done: Completion, names: list[str], params: GenParams) -> AIMessage:
         text, cut = truncate_at_stop(text, params.stop)
@@ -211,7 +219,21 @@ class TextChatModel(BaseChatModel):
     ) -> Iterator[ChatGenerationChunk]:
         chat, prefill, params, names = self._prepare(messages, stop, kwargs)
         if names:  # a tool call is only meaningful once complete: generate, then emit one chunk
-            message = self._generate(messages, stop, None, **kwargs).generations[0].message
+            # generated through the stream (not `_complete`), so a consumer that goes away stops it
+            text, done = "", Completion("", 0, 0)
+            pieces = self._complete_stream(chat, prefill, params)
+            try:
+                for piece in pieces:
+                    if isinstance(piece, Completion):
+                        done = piece
+                        break
+                    text += piece
+                    # an empty chunk per piece: each step of a consumer's iteration is one token, so a
+                    # consumer that goes away (a client disconnect) can close this generator at once
+                    yield ChatGenerationChunk(message=AIMessageChunk(content=""))
+            finally:
+                pieces.close()  # type: ignore[attr-defined]
+            message = self._message(prefill + text + done.text, done, names, params)
             chunks = [
                 tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
                 for i, c in enumerate(message.tool_calls)  # type: ignore[attr-defined]

@@ -91,9 +91,9 @@ def test_tool_calls_pass_through(client) -> None:
 
 def test_bad_request_is_a_clean_error(server_url: str) -> None:
     bad = httpx.post(f"{server_url}/chat/completions", json={"messages": [{"role": "robot", "content": "x"}]}, timeout=30)
-    assert bad.status_code == 400 and "unsupported message role" in bad.json()["error"]["message"]
+    assert bad.status_code == 400 and "'robot'" in bad.json()["error"]["message"]
     empty = httpx.post(f"{server_url}/chat/completions", json={"messages": []}, timeout=30)
-    assert empty.status_code == 422
+    assert empty.status_code == 400 and empty.json()["error"]["param"] == "messages"
 
 
 def test_abandoned_stream_does_not_block_the_model(server_url: str, client) -> None:
@@ -115,3 +115,16 @@ def test_serve_model_rejects_a_bad_spec_at_once() -> None:
     result = CliRunner().invoke(app, ["serve-model", "--model", "gpt4", "--port", "0"])
     assert result.exit_code == 2
     assert "Unknown model spec 'gpt4'" in result.output
+
+
+def test_transformers_backend_refuses_an_over_long_prompt_before_generating(server_url: str) -> None:
+    """Issue 16.5: the prompt is counted with the model's tokenizer and refused with the limit
+    (it used to be processed for 100 s); max_tokens past the window is refused too."""
+    long = {"messages": [{"role": "user", "content": "word " * 9000}], "max_tokens": 4}
+    resp = httpx.post(f"{server_url}/chat/completions", json=long, timeout=120)
+    assert resp.status_code == 400, resp.text
+    error = resp.json()["error"]
+    assert error["code"] == "context_length_exceeded" and "8192" in error["message"]
+    huge = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 10**9}
+    resp = httpx.post(f"{server_url}/chat/completions", json=huge, timeout=120)
+    assert resp.status_code == 400 and "8192" in resp.json()["error"]["message"]

@@ -102,5 +102,5 @@ def test_over_long_prompt_is_a_clear_error(data_dir) -> None:
     from mia.graph.models.errors import BackendError
 
     small = load_chat_model("llamacpp:smollm2", max_tokens=8, n_threads=1, n_ctx=256, n_parallel=1)
-    with pytest.raises(BackendError, match="llama.cpp refused"):
+    with pytest.raises(BackendError, match="maximum context length is 256 tokens, but the prompt has 20"):
         small.invoke("word " * 2000)
