@@ -1,6 +1,6 @@
 """Assembles the MIA graph:
 
-    retrieve_memory -> plan -> execute <-> tools
+    prepare -> retrieve_memory -> plan -> execute <-> tools
                                   |  ^
                                   v  | (yes, at most max_replans)
                                reflect -> replan
@@ -27,6 +27,7 @@ from mia.graph.nodes.deps import Deps, default_deps
 from mia.graph.nodes.execute import make_execute
 from mia.graph.nodes.finalize import make_finalize, make_judge, make_memorise
 from mia.graph.nodes.plan import make_plan
+from mia.graph.nodes.prepare import make_prepare
 from mia.graph.nodes.reflect import make_reflect, make_replan
 from mia.graph.nodes.retrieve import close_question, make_retrieve_memory
 from mia.graph.nodes.tools import make_tools_node
@@ -73,6 +74,7 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     """The uncompiled graph (for callers that compile it themselves)."""
     deps = deps or default_deps()
     g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
+    g.add_node("prepare", in_role(make_prepare(deps), "captioner"), metadata={"role": "captioner"})
     g.add_node("retrieve_memory", make_retrieve_memory(deps))
     g.add_node("plan", in_role(make_plan(deps), "planner"), metadata={"role": "planner"})
     g.add_node("execute", in_role(make_execute(deps), "executor"), metadata={"role": "executor"})
@@ -82,7 +84,8 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     g.add_node("finalize", make_finalize(deps))
     g.add_node("judge", in_role(make_judge(deps), "judge"), metadata={"role": "judge"})
     g.add_node("memorise", in_role(make_memorise(deps), "manager"), metadata={"role": "manager"})
-    g.add_edge(START, "retrieve_memory")
+    g.add_edge(START, "prepare")
+    g.add_edge("prepare", "retrieve_memory")
     g.add_conditional_edges("retrieve_memory", after_retrieve)
     g.add_edge("plan", "execute")
     g.add_conditional_edges("execute", after_execute)

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mia.graph.judge.config import JudgeConfig
-from mia.graph.models.defaults import ROLES, default_model
+from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES, default_model
 from mia.graph.models.settings import read_settings
 from mia.memory import config
 
@@ -21,6 +21,7 @@ JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
 ToolProtocol = Literal["text", "native", "auto"]
 JudgeArbiter = Literal["weighted", "llm"]
 JudgeContradiction = Literal["llm", "metrics", "unknown"]
+Vision = Literal["auto", "on", "off"]
 
 
 def _f(default: Any, description: str) -> Any:
@@ -44,6 +45,16 @@ class Context:
     judge_model: str = _f("",
         "Judge model spec (grades the answer, against gold answers when given). "
         f"Empty: $MIA_JUDGE_MODEL (environment or .env), else {default_model('judge')}.")
+    captioner_model: str = _f("",
+        "Vision model spec that captions a question's image when no caption is given, e.g. "
+        "openai:gpt-4o-mini or openai-compatible:Qwen/Qwen2.5-VL-7B-Instruct@http://host:8000/v1. "
+        "Empty: $MIA_CAPTIONER_MODEL (environment or .env), else none (an image question then needs a caption).")
+    executor_vision: Vision = _f("auto",
+        "Give the question's image to the executor too: on, off, or auto (when the executor model's "
+        "LangChain profile says it accepts images).")
+    caption_weight: float = _f(0.2,
+        "Weight of caption similarity in memory retrieval for questions with a caption (the question "
+        "gets 1 - this; MIA: 0.2). Text-only questions use the question alone.")
 
     corpus: str = _f("demo",
         "Search corpus: 'demo' (the committed demo corpus) or a path to a corpus file/folder. "
@@ -92,10 +103,12 @@ class Context:
     executor_max_tokens: int = _f(384, "Most new tokens per executor turn.")
     manager_max_tokens: int = _f(384, "Most new tokens for a memory compression.")
     judge_max_tokens: int = _f(128, "Most new tokens per judge call.")
+    captioner_max_tokens: int = _f(160, "Most new tokens for an image caption.")
     planner_temperature: float = _f(0.0, "Planner sampling temperature (0 = greedy).")
     executor_temperature: float = _f(0.0, "Executor sampling temperature.")
     manager_temperature: float = _f(0.0, "Memory-manager sampling temperature.")
     judge_temperature: float = _f(0.0, "Judge sampling temperature.")
+    captioner_temperature: float = _f(0.0, "Captioner sampling temperature.")
 
     data_dir: str = _f("",
         "Data directory (memory, indexes, models). Empty: $MIA_DATA_DIR (environment or .env), else "
@@ -104,7 +117,9 @@ class Context:
     def __post_init__(self) -> None:
         """Blank fields take the settings (MIA_* from the environment or `.env`), as the CLI does, so
         Studio, `langgraph dev` and a plain `graph.invoke` behave like `mia ask`."""
-        blank = [f"{role}_model" for role in ROLES if not getattr(self, f"{role}_model")]
+        if not 0.0 <= float(self.caption_weight) <= 1.0:
+            raise ValueError(f"caption_weight must be between 0 and 1, got {self.caption_weight}")
+        blank = [f"{role}_model" for role in ROLES + OPTIONAL_ROLES if not getattr(self, f"{role}_model")]
         if blank or not self.namespace:
             settings = read_settings()
             for name in blank:
@@ -113,8 +128,10 @@ class Context:
 
     def model_for(self, role: str) -> tuple[str, float, int]:
         """(spec, temperature, max_tokens) of one role."""
-        if role not in ROLES:
-            raise ValueError(f"unknown role {role!r}; expected one of {ROLES}")
+        if role not in ROLES + OPTIONAL_ROLES:
+            raise ValueError(f"unknown role {role!r}; expected one of {ROLES + OPTIONAL_ROLES}")
+        if role in OPTIONAL_ROLES and not getattr(self, f"{role}_model"):
+            raise ValueError(f"no {role} model is configured (set {role}_model or MIA_{role.upper()}_MODEL)")
         return (getattr(self, f"{role}_model"), float(getattr(self, f"{role}_temperature")),
                 int(getattr(self, f"{role}_max_tokens")))
 

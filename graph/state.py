@@ -52,6 +52,8 @@ class InputState(TypedDict):
     paragraphs: NotRequired[list[dict[str, Any]] | None]
     plan: NotRequired[str | None]
     caption: NotRequired[str | None]
+    image: NotRequired[Any]
+    """A path, an http(s) or data URL, or bytes (see mia.graph.images); captioned when no caption is given."""
 
 
 class OutputState(TypedDict, total=False):

@@ -34,6 +34,7 @@ class MemoryRecord(BaseModel):
     namespace: str = "default"
     question: str
     caption: str = ""
+    caption_vector: str = ""  # the caption's unit embedding, base64 float16 (memory/caption.py)
     workflow: str
     plan: str = ""
     outcome: Outcome = "unknown"
@@ -82,8 +83,8 @@ class MemoryRecord(BaseModel):
 
     @property
     def embed_text(self) -> str:
-        """The text whose embedding indexes the record: the question, plus the caption if any."""
-        return embed_text(self.question, self.caption)
+        """The text whose embedding indexes the record: the question (the caption has its own vector)."""
+        return embed_text(self.question)
 
     def to_metadata(self) -> dict[str, Any]:
         """Chroma metadata: the record as one JSON string."""
@@ -100,11 +101,10 @@ class MemoryRecord(BaseModel):
         return record
 
 
-def embed_text(question: str, caption: str = "") -> str:
-    """MIA mixes question and caption similarities 0.8/0.2; with one vector per memory we embed
-    the question with the caption appended, which keeps the caption as a minor signal."""
-    question = question.strip()
-    return f"{question}\nImage: {caption.strip()}" if caption.strip() else question
+def embed_text(question: str) -> str:
+    """The text of a record's (and a query's) main vector: the question alone. A caption has a
+    vector of its own, mixed in at retrieval (memory/caption.py), as MIA does."""
+    return question.strip()
 
 
 class ScoredMemory(BaseModel):

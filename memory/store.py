@@ -29,6 +29,7 @@ from mia.memory.chroma_collections import LABEL_OF, LABELS, ChromaCollections, c
 from mia.memory.handles import CollectionHandle
 from mia.memory.namespaces import check_namespace, resolve_namespace
 from mia.memory.locking import FolderLock, WriteLock
+from mia.memory.caption import DEFAULT_CAPTION_WEIGHT, encode_vector, mixed_similarity
 from mia.memory.records import META_KEY, MemoryRecord, Retrieved, ScoredMemory, embed_text
 from mia.memory.screening import WorkflowScreen
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
@@ -218,6 +219,14 @@ class MemoryStore:
         self.add_many([record], None if embedding is None else np.asarray(embedding)[None, :])
         return record
 
+    def _add_caption_vectors(self, records: list[MemoryRecord]) -> None:
+        """Give every captioned record without one its caption's vector (one batch)."""
+        todo = [r for r in records if r.caption.strip() and not r.caption_vector]
+        if todo:
+            vectors = self.embedder.embed_documents([r.caption.strip() for r in todo])
+            for rec, vec in zip(todo, vectors):
+                rec.caption_vector = encode_vector(vec)
+
     def add_many(self, records: list[MemoryRecord], embeddings: np.ndarray | None = None,
                  batch_size: int = 4000, progress: bool = False) -> int:
         """Bulk add (upsert by id) with optional precomputed vectors; returns how many.
@@ -228,6 +237,7 @@ class MemoryStore:
         self._check_writable()
         if not records:
             return 0
+        self._add_caption_vectors(records)
         vectors = self._embed_records(records) if embeddings is None else np.asarray(embeddings, dtype=np.float32)
         if vectors.shape != (len(records), self._dim()):
             raise ValueError(f"embeddings must have shape ({len(records)}, {self._dim()}), got {vectors.shape}")
@@ -356,17 +366,20 @@ class MemoryStore:
         return sum(col.count() for _, col in self._memory_collections(namespace))
 
     def retrieve(self, question: str, namespace: str | None = None, k_pos: int = 2, k_neg: int = 2, *,
-                 caption: str = "", query_embedding: np.ndarray | None = None,
+                 caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
+                 query_embedding: np.ndarray | None = None,
                  n_candidates: int | None = None) -> Retrieved:
         """The k_pos best positive and k_neg best negative memories for a question.
 
         Candidates: the ANN top-N (N = n_candidates, default 50) of the namespace's positive and
         of its negative collection, with their cosine distances (hnswlib computes them exactly
         for the points it returns: only *which* points are found is approximate). The pool is
-        then rescored exactly (`rescore`). Memories with outcome 'unknown' are never shown."""
+        then rescored exactly (`rescore`). Memories with outcome 'unknown' are never shown.
+        With a caption, similarity is (1 - caption_weight) * question cosine + caption_weight *
+        caption cosine (MIA: 0.2); without one, the question cosine alone."""
         ns = resolve_namespace(namespace)
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
-                 else self.embedder.embed_query(embed_text(question, caption)))
+                 else self.embedder.embed_query(embed_text(question)))
         n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
         cols = [col for suffix, k in (("pos", k_pos), ("neg", k_neg)) if k > 0
                 for col in [self._collection(ns, suffix, create=False)] if col is not None]
@@ -387,7 +400,8 @@ class MemoryStore:
             kept.append((rid, raw, sim))
         if not kept:
             return Retrieved()
-        sims = np.array([sim for _, _, sim in kept])
+        sims = self._with_caption(np.array([sim for _, _, sim in kept]), caption, caption_weight,
+                                  [_caption_vector(raw) for _, raw, _ in kept])
         outcomes = [f[0] for f in fields]
         usage = np.array([f[1] for f in fields], dtype=np.float64)
         success = np.array([f[2] for f in fields], dtype=np.float64)
@@ -429,11 +443,19 @@ class MemoryStore:
         pos, neg = top_k_split(scores, positive, negative, k_pos, k_neg)
         return scores, normalised, rates, pos, neg
 
-    def rescore(self, query: np.ndarray, records: list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int) -> Retrieved:
+    def _with_caption(self, sims: np.ndarray, caption: str, weight: float, vectors: list[str]) -> np.ndarray:
+        """Question cosines mixed with caption cosines when the query has a caption."""
+        if not caption.strip():
+            return sims
+        return mixed_similarity(sims, self.embedder.embed_query(caption.strip()), vectors, weight)
+
+    def rescore(self, query: np.ndarray, records: list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int,
+                *, caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT) -> Retrieved:
         """Score a pool of full records from their vectors (float64 cosine), e.g. a full scan."""
         if not records:
             return Retrieved()
-        sims = cosine(query, vectors)
+        sims = self._with_caption(cosine(query, vectors), caption, caption_weight,
+                                  [r.caption_vector for r in records])
         scores, normalised, rates, pos, neg = self._rank(
             sims, [r.outcome for r in records], np.array([r.usage_count for r in records], dtype=np.float64),
             np.array([r.success_count for r in records], dtype=np.float64), k_pos, k_neg)
@@ -451,12 +473,13 @@ class MemoryStore:
         """Log the raw trajectory (first: it is never lost), compress it (model or extractive),
         then add it, or resolve it against a near-duplicate. Returns the record now stored."""
         check_namespace(trajectory.namespace)
-        vector = self.embedder.embed_query(embed_text(trajectory.question, trajectory.caption))
+        vector = self.embedder.embed_query(embed_text(trajectory.question))
         if log:
             self.log_trajectory(trajectory, vector)
         result = (compressor.compress(trajectory) if compressor is not None
                   else CompressionResult(extractive_workflow(trajectory), "extractive"))
         record = record_from_trajectory(trajectory, result)
+        self._add_caption_vectors([record])
         return self.add_deduplicated(record, vector)
 
     def add_deduplicated(self, record: MemoryRecord, vector: np.ndarray) -> MemoryRecord:
@@ -642,7 +665,7 @@ class MemoryStore:
             by_ns.setdefault(traj.namespace, []).append((traj, offset))
         for ns, group in by_ns.items():
             if vectors is None or len(by_ns) > 1:
-                vectors = self.embedder.embed_documents([embed_text(t.question, t.caption) for t, _ in group])
+                vectors = self.embedder.embed_documents([embed_text(t.question) for t, _ in group])
             col = self._collection(ns, "traj", create=True)
             with self._write_lock():
                 col.upsert(ids=[t.id for t, _ in group], embeddings=vectors, documents=[t.question for t, _ in group],
@@ -738,6 +761,15 @@ def _score_fields(raw: str) -> tuple[str, int, int, bool] | None:
     if outcome not in LABEL_OF or not isinstance(usage, int) or not isinstance(success, int):
         return None
     return outcome, usage, success, flagged
+
+
+def _caption_vector(raw: str) -> str:
+    """A record's encoded caption vector from its JSON ("" when it has none)."""
+    try:
+        value = orjson.loads(raw).get("caption_vector", "")
+    except (ValueError, TypeError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
 
 
 def _parse(record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord | None:

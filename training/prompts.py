@@ -30,14 +30,16 @@ def render_memories(retrieved: Any) -> str:
     return builder.render_memories(retrieved)
 
 
-def planner_messages(question: str, memories: str = "", max_words: int | None = None) -> list[dict[str, str]]:
+def planner_messages(question: str, memories: str = "", max_words: int | None = None,
+                     caption: str = "") -> list[dict[str, str]]:
     """The planner's prompt for one question (memories already rendered), as the plan node builds it."""
-    return builder.planner_messages(question, memories, builder.PLAN_WORDS if max_words is None else max_words)
+    return builder.planner_messages(question, memories, builder.PLAN_WORDS if max_words is None else max_words,
+                                    caption=caption)
 
 
-def executor_messages(question: str, plan: str) -> list[dict[str, str]]:
+def executor_messages(question: str, plan: str, caption: str = "") -> list[dict[str, str]]:
     """The executor's prompt in the text tool protocol with the sandbox search tool."""
-    return builder.executor_messages(question, plan, [_search_tool()], native=False)
+    return builder.executor_messages(question, plan, [_search_tool()], native=False, caption=caption)
 
 
 def observation_message(observation: str) -> dict[str, str]:

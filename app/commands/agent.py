@@ -19,7 +19,7 @@ from typing import Any
 
 import typer
 
-from mia.graph.models.defaults import ROLES
+from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES
 
 EXIT_CONFIG = 2
 OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
@@ -63,6 +63,9 @@ def ask(
     gold: list[str] = typer.Option(None, "--gold", help="A gold answer (repeatable): enables the ground-truth judge."),
     paragraphs: Path = typer.Option(None, "--paragraphs", help="JSON/JSONL file of {title, text}: search only these."),
     plan: str = typer.Option(None, "--plan", help="A preset plan (skips the planner)."),
+    image: Path = typer.Option(None, "--image", help="An image the question is about (PNG, JPEG, GIF, WebP; at most 20 MB)."),
+    caption: str = typer.Option(None, "--caption", help="A caption of the image (else --captioner-model writes one)."),
+    captioner_model: str = typer.Option(None, "--captioner-model", help="Vision model that captions --image (env MIA_CAPTIONER_MODEL)."),
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
@@ -74,7 +77,8 @@ def ask(
     context = _context(locals())
     inputs = None
     if question:
-        inputs = {"question": question, "gold_answers": list(gold or []) or None, "plan": plan, "caption": None,
+        inputs = {"question": question, "gold_answers": list(gold or []) or None, "plan": plan,
+                  "caption": caption or None, "image": _checked_image(image, caption, context) if image else None,
                   "paragraphs": _read_paragraphs(paragraphs) if paragraphs else None}
     elif not thread:
         _fail("give a question, or --thread ID to resume a thread")
@@ -112,7 +116,8 @@ def chat(
             break
         if not question or question.lower() in ("exit", "quit", ":q"):
             break
-        inputs = {"question": question, "gold_answers": None, "plan": None, "caption": None, "paragraphs": None}
+        inputs = {"question": question, "gold_answers": None, "plan": None, "caption": None, "image": None,
+                  "paragraphs": None}
         _run(context, inputs, thread, quiet=False, session=session, checkpointer=checkpointer)
     if session is not None:
         from mia.training.online.cli import finish_learning
@@ -181,6 +186,20 @@ def studio_command(config: Path, host: str, port: int, reload: bool = False) -> 
     return cmd + ([] if reload else ["--no-reload"])
 
 
+def _checked_image(path: Path, caption: str | None, context: Any) -> str:
+    """--image: readable, a real image, within bounds, and captionable; else a one-line error
+    before any model loads."""
+    from mia.graph.images import ImageError, load_image
+
+    try:
+        load_image(path)
+    except ImageError as exc:
+        _fail(str(exc))
+    if not caption and not context.captioner_model:
+        _fail("--image needs --caption or a vision model to caption it (--captioner-model or MIA_CAPTIONER_MODEL)")
+    return str(path)
+
+
 def _fail(message: str, code: int = EXIT_CONFIG) -> None:
     line = " ".join(part.strip() for part in str(message).splitlines() if part.strip())
     typer.echo(f"Error: {line}", err=True)
@@ -205,7 +224,7 @@ def _context(options: dict[str, Any]) -> Any:
     from mia.graph.context import Context  # its blank fields default to MIA_* (environment or .env)
     from mia.graph.models import BackendError, check_model_spec
 
-    overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES}
+    overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES + OPTIONAL_ROLES}
     overrides.update(namespace=options.get("namespace"), max_tool_calls=options.get("max_tool_calls"),
                      max_replans=options.get("max_replans"),
                      corpus=options.get("corpus"), memory_mode=options.get("memory_mode"),
@@ -226,8 +245,10 @@ def _context(options: dict[str, Any]) -> Any:
     if overrides.get("judge_mode") not in (None, "auto", "ground_truth", "reviewers", "off"):
         _fail(f"--judge-mode must be auto, ground_truth, reviewers or off, not {overrides['judge_mode']!r}")
     context = Context.from_env(**overrides)
-    for role in ROLES:
+    for role in ROLES + OPTIONAL_ROLES:
         spec = getattr(context, f"{role}_model")
+        if not spec:
+            continue
         try:
             check_model_spec(spec)
         except BackendError as exc:
@@ -374,7 +395,10 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
     """One line (or panel) per node update: what a user wants to follow."""
     from rich.panel import Panel
 
-    if node == "retrieve_memory":
+    if node == "prepare":
+        if v.get("caption"):
+            console.print(f"[bold]image caption[/] {v['caption']}", highlight=False)
+    elif node == "retrieve_memory":
         used = v.get("memories") or []
         console.print(f"[bold]memory[/] {len(used)} memories used")
         for m in used:

@@ -21,6 +21,7 @@ from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
+from mia.graph.models.defaults import OPTIONAL_ROLES
 from mia.graph.models.settings import read_settings
 from mia.graph.models.spec import parse_model_spec
 from mia.memory import config
@@ -55,8 +56,15 @@ class EvalConfig(BaseModel):
                         "evaluated ones (the paper's setting: memory from other questions); not scored")
 
     def resolved_models(self) -> dict[str, str]:
-        defaults = read_settings().role_models()  # MIA_<ROLE>_MODEL (environment or .env), else the default
-        return {r: self.models.get(r) or defaults[r] for r in ROLES}
+        """Every role's spec, plus the optional roles (the captioner) where one is configured."""
+        settings = read_settings()  # MIA_<ROLE>_MODEL (environment or .env), else the default
+        defaults = settings.role_models()
+        models = {r: self.models.get(r) or defaults[r] for r in ROLES}
+        for role in OPTIONAL_ROLES:
+            spec = self.models.get(role) or getattr(settings, f"{role}_model")
+            if spec:
+                models[role] = spec
+        return models
 
     def resolved_concurrency(self) -> int:
         if self.concurrency:

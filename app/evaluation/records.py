@@ -30,6 +30,8 @@ class EvalExample(BaseModel):
     type: str | None = None
     paragraphs: list[Paragraph] = Field(default_factory=list)
     supporting_titles: list[str] = Field(default_factory=list)
+    image: str | None = None  # a path (relative to the dataset file), an http(s) or data URL
+    caption: str | None = None  # a caption given with the dataset (then no captioner is needed)
 
     @property
     def gold_answers(self) -> list[str]:

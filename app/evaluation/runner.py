@@ -130,6 +130,10 @@ class GraphRunner:
     def input_state(self, example: EvalExample) -> dict[str, Any]:
         """The distractor setting searches only the question's own paragraphs (the paper's sandbox)."""
         state: dict[str, Any] = {"question": example.question, "gold_answers": example.gold_answers}
+        if example.image:
+            state["image"] = example.image
+        if example.caption:
+            state["caption"] = example.caption
         if self.setting == "distractor":
             state["paragraphs"] = [p.model_dump() for p in example.paragraphs]
         return state

@@ -12,6 +12,9 @@ judge) keep the 1.5B.
 from __future__ import annotations
 
 ROLES = ("planner", "executor", "manager", "judge")
+#: Roles with no default model: used only when configured (the captioner needs a vision model,
+#: and no embedded model can see images).
+OPTIONAL_ROLES = ("captioner",)
 
 DEFAULT_MODELS: dict[str, str] = {
     "planner": "llamacpp:qwen-coder-1.5b",

@@ -50,8 +50,17 @@ def load_chat_model(
             path, adapter = parsed.model, parsed.adapter
         from mia.graph.models.weights import check_adapter_dir, check_model_dir
 
+        folder = check_model_dir(path)
+        if parsed.backend == "hf":
+            from mia.graph.models.vision import VisionChatModel, is_vision_model
+
+            if is_vision_model(folder):  # a vision-language model: the captioner or a multimodal executor
+                if adapter:
+                    raise BackendError(f"{parsed.raw}: LoRA adapters on local vision models are not supported")
+                return VisionChatModel(model_name=parsed.raw, model_path=str(folder), device=resolve_device(device),
+                                       **sampling, **kwargs)
         return LocalChatModel(
-            model_name=parsed.raw, model_path=str(check_model_dir(path)),
+            model_name=parsed.raw, model_path=str(folder),
             adapter_path=str(check_adapter_dir(adapter)) if adapter else None,
             device=resolve_device(device), **sampling, **kwargs,
         )

@@ -25,6 +25,8 @@ class Settings(MemorySettings):
     executor_model: str = Field(default_model("executor"), validation_alias=env_alias("MIA_EXECUTOR_MODEL"))
     manager_model: str = Field(default_model("manager"), validation_alias=env_alias("MIA_MANAGER_MODEL"))
     judge_model: str = Field(default_model("judge"), validation_alias=env_alias("MIA_JUDGE_MODEL"))
+    captioner_model: str = Field("", validation_alias=env_alias("MIA_CAPTIONER_MODEL"),
+                                 description="vision model for image captions (empty: none)")
     device: str = Field("auto", validation_alias=env_alias("MIA_DEVICE"), description="auto | cpu | cuda | cuda:N")
     llamacpp_threads: int | None = Field(None, ge=1, validation_alias=env_alias("MIA_LLAMACPP_THREADS"),
                                          description="llama.cpp CPU threads (empty: all cores)")

@@ -17,6 +17,7 @@ from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.search_policy import accepts_prefill, force_search, required_searches, with_query
+from mia.graph.images import load_image
 from mia.graph.prompts import render
 from mia.graph.prompts.builder import executor_messages, force_answer
 from mia.graph.protocol import ToolCall, Turn, estimate_tokens, extract_final_answer, parse_turn, render_call
@@ -41,11 +42,23 @@ def uses_native_tools(model: Any, protocol: str) -> bool:
     return type(model).bind_tools is not BaseChatModel.bind_tools
 
 
-def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool) -> list[BaseMessage]:
-    """System prompt with the tools, then the question with the plan (and, for trajectory-rag,
-    the similar past trajectories): the shared prompt builder's executor prompt."""
+def sees_image(model: Any, ctx: Context) -> bool:
+    """Whether the executor gets the question's image: on, off, or auto (its model's LangChain
+    profile says it accepts images; local models have no profile and get the caption only)."""
+    if ctx.executor_vision != "auto":
+        return ctx.executor_vision == "on"
+    profile = getattr(model, "profile", None) or {}
+    return bool(profile.get("image_inputs")) if isinstance(profile, dict) else False
+
+
+def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool,
+                     image_block: dict[str, Any] | None = None) -> list[BaseMessage]:
+    """System prompt with the tools, then the question (with its image caption, and the image
+    itself for a multimodal executor) with the plan (and, for trajectory-rag, the similar past
+    trajectories): the shared prompt builder's executor prompt."""
     memories = (state.get("memory_text") or "") if ctx.memory_mode == "trajectory-rag" else ""
-    system, user = executor_messages(state["question"], state.get("plan") or "", tools, native, memories)
+    system, user = executor_messages(state["question"], state.get("plan") or "", tools, native, memories,
+                                     caption=state.get("caption") or "", image_block=image_block)
     return [SystemMessage(content=system["content"]), HumanMessage(content=user["content"])]
 
 
@@ -58,7 +71,9 @@ def make_execute(deps: Deps):
         history: list[BaseMessage] = list(state.get("messages") or [])
         new: list[BaseMessage] = []
         if not history:
-            new = initial_messages(state, ctx, tools, native)
+            image = state.get("image")
+            block = load_image(image).content_block() if image not in (None, "", b"") and sees_image(model, ctx) else None
+            new = initial_messages(state, ctx, tools, native, block)
         conversation = history + new
 
         reason = ""

@@ -32,7 +32,8 @@ def cut_invented_question(plan: str) -> str:
 def make_plan(deps: Deps):
     def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        conversation = planner_messages(state["question"], state.get("memory_text") or "")
+        conversation = planner_messages(state["question"], state.get("memory_text") or "",
+                                        caption=state.get("caption") or "")
         preset = (state.get("plan") or "").strip()
         if preset:
             conversation.append({"role": "assistant", "content": preset})

@@ -1,6 +1,7 @@
-"""retrieve_memory: the first node of every run. It clears the per-question channels (a thread
-may hold several questions) and fetches what the memory mode needs: judged workflows for the
-planner (mia) or raw past trajectories for the executor (trajectory-rag)."""
+"""retrieve_memory: fetches what the memory mode needs: judged workflows for the planner (mia) or
+raw past trajectories for the executor (trajectory-rag). An image question is matched by its
+question and its caption (weights from the context, MIA: 0.8 / 0.2). `fresh_question_state` is
+the reset that the first node (prepare) applies; `close_question` ends every run."""
 
 from __future__ import annotations
 
@@ -14,7 +15,6 @@ from langgraph.types import Overwrite
 from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts.builder import render_memories, render_trajectories
-from mia.graph.protocol import clean_value
 from mia.graph.state import State
 
 
@@ -38,9 +38,9 @@ def fresh_question_state(state: State | None = None) -> dict[str, Any]:
 
 def close_question(state: State) -> dict[str, Any]:
     """The last node of every run: clears the input-only channels (gold answers, sandbox
-    paragraphs, caption) so that the next question in the thread cannot inherit them, and
+    paragraphs, image, caption) so that the next question in the thread cannot inherit them, and
     remembers the plan it ended with (the output keeps it)."""
-    return {"gold_answers": None, "paragraphs": None, "caption": None, "closed_plan": state.get("plan")}
+    return {"gold_answers": None, "paragraphs": None, "caption": None, "image": None, "closed_plan": state.get("plan")}
 
 
 def summarise(scored: Any) -> dict[str, Any]:
@@ -53,17 +53,16 @@ def summarise(scored: Any) -> dict[str, Any]:
 def make_retrieve_memory(deps: Deps):
     def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        update = fresh_question_state(state)
-        for key in ("question", "gold_answers", "caption"):  # caller text enters the graph here
-            if state.get(key) is not None and clean_value(state[key]) != state[key]:
-                update[key] = clean_value(state[key])
-        state = {**state, **{k: update[k] for k in ("question",) if k in update}}
+        update: dict[str, Any] = {}
         if ctx.memory_mode == "none":
             return update
+        caption = (state.get("caption") or "").strip()
         try:
             store = deps.memory_store(ctx)
             if ctx.memory_mode == "mia":
-                got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg)
+                extra = {"caption": caption, "caption_weight": ctx.caption_weight} if caption else {}
+                got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg,
+                                     **extra)
                 update["memory_text"] = render_memories(got)
                 update["used_memory_ids"] = list(got.ids)
                 update["memories"] = [summarise(m) for m in list(got.positives) + list(got.negatives)]
@@ -71,7 +70,7 @@ def make_retrieve_memory(deps: Deps):
                 found = store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg)
                 update["memory_text"] = render_trajectories(found, max_words=300)
         except Exception as exc:  # a broken store must not lose the question
-            update["warnings"] = Overwrite([f"memory retrieval failed: {type(exc).__name__}: {exc}"])
+            update["warnings"] = [f"memory retrieval failed: {type(exc).__name__}: {exc}"]
         return update
 
     return retrieve_memory

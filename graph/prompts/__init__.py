@@ -27,3 +27,12 @@ def load_prompts(name: str) -> dict[str, str]:
 def render(name: str, key: str, **values: Any) -> str:
     """Fill one template; unknown fields are an error (a typo in a prompt must fail loudly)."""
     return load_prompts(name)[key].format(**values).strip()
+
+
+def caption_line(caption: str | None) -> str:
+    """The "Image caption: ..." line shown after a question (empty for a text-only question): one
+    wording for the planner, the executor and the memories shown to the planner."""
+    from mia.graph.protocol import escape_untrusted
+
+    caption = (caption or "").strip()
+    return load_prompts("memory")["caption_line"].format(caption=escape_untrusted(caption)) if caption else ""

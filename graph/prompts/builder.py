@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from mia.graph.prompts import load_prompts, render
+from mia.graph.prompts import caption_line, load_prompts, render
 from mia.graph.protocol import escape_untrusted, tool_schema_lines, truncate_words
 
 PLAN_WORDS = 400
@@ -42,7 +42,7 @@ def render_memories(retrieved: Any) -> str:
             lines.append(render(
                 "memory", "item", i=i, modality="image-text" if caption else "text-only",
                 judgement=outcome, question=escape_untrusted(rec.question.strip()),
-                caption_line=p["caption_line"].format(caption=escape_untrusted(caption)) if caption else "",
+                caption_line=caption_line(caption),
                 feedback_line=p["feedback_line"].format(feedback=escape_untrusted(feedback)) if feedback else "",
                 workflow=escape_untrusted((getattr(rec, "workflow", "") or "").strip())))
     return "\n".join(lines)
@@ -60,27 +60,31 @@ def render_trajectories(found: Any, max_words: int) -> str:
     return "\n".join(items)
 
 
-def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WORDS) -> list[Message]:
-    """The planner's prompt for one question; `memories` is the rendered memory block (empty:
-    the cold-start block)."""
+def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WORDS,
+                     caption: str = "") -> list[Message]:
+    """The planner's prompt for one question (with its image caption, if any); `memories` is the
+    rendered memory block (empty: the cold-start block)."""
     return [
         {"role": "system", "content": render("planner", "system")},
         {"role": "user", "content": render("planner", "plan", memories=memories.strip() or render_memories(None),
-                                           max_words=max_words, question=question)},
+                                           max_words=max_words, question=question,
+                                           caption_line=caption_line(caption))},
     ]
 
 
 def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), native: bool = False,
-                      memories: str = "") -> list[Message]:
+                      memories: str = "", caption: str = "",
+                      image_block: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The executor's prompt: the system prompt (with the tool schemas in the text protocol),
-    then the question, the plan and, for trajectory-rag, past trajectories."""
+    then the question (with its image caption, and the image itself as a content block for a
+    multimodal executor), the plan and, for trajectory-rag, past trajectories."""
     tools_text = render("executor", "tools", tool_lines=tool_schema_lines(tools)) if tools and not native else ""
     plan, memories = plan.strip(), memories.strip()
-    user = render("executor", "question", question=question,
+    user = render("executor", "question", question=question, caption_line=caption_line(caption),
                   plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
                   memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
     return [{"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},
-            {"role": "user", "content": user}]
+            {"role": "user", "content": [{"type": "text", "text": user}, image_block] if image_block else user}]
 
 
 def reflection(trace: str) -> str:

@@ -67,6 +67,8 @@ def read_examples(path: Path) -> list[EvalExample]:
                 ex = EvalExample.model_validate(row)
             except (json.JSONDecodeError, ValidationError) as err:
                 raise DatasetError(f"{path}:{lineno}: not a normalised question record ({err})") from err
+            if ex.image and "://" not in ex.image and not ex.image.startswith("data:"):
+                ex.image = str((path.parent / ex.image).expanduser())  # relative to the dataset file
             if ex.id in seen:
                 raise DatasetError(f"{path}:{lineno}: duplicate id {ex.id!r}")
             seen.add(ex.id)
