@@ -105,7 +105,7 @@ def main() -> None:
                             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     out.write_text(json.dumps(data, indent=2) + "\n")
     lines = ["# Where one add goes (`bench_add_profile.py`)", "",
-             "Regenerate: `nice .venv/bin/python bench/memory/bench_add_profile.py --size N --adds 40`.",
+             "Regenerate: `nice .venv/bin/python bench/memory/bench_add_profile.py --size N --adds 40 --sync-threshold T`.",
              "Milliseconds per single add, p50 (p95), embedding excluded; 2-core shared machine.", "",
              "| memories | HNSW sync_threshold | " + " | ".join(STAGES) + " | total |", "|---" * (len(STAGES) + 3) + "|"]
     for _, entry in sorted(data.items(), key=lambda kv: (kv[1]["size"], kv[1]["sync_threshold"])):
