@@ -88,9 +88,12 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=20000)
     parser.add_argument("--adds", type=int, default=40)
     parser.add_argument("--workdir", type=Path, default=Path("/tmp/mia-bench-add"))
+    parser.add_argument("--sync-threshold", type=int, default=100_000,
+                        help="HNSW sync_threshold of the collections the build creates (Chroma's default: 1000)")
     args = parser.parse_args()
-    folder = args.workdir / f"store-{args.size}"
-    with MemoryStore.open(folder, embedder=PrecomputedEmbedder(DIM, "random384"), hnsw_sync_threshold=100_000) as store:
+    folder = args.workdir / f"store-{args.size}-sync{args.sync_threshold}"
+    with MemoryStore.open(folder, embedder=PrecomputedEmbedder(DIM, "random384"),
+                          hnsw_sync_threshold=args.sync_threshold) as store:
         build(store, args.size)
         profile(store, 3)  # warm-up: first writes after open replay the write-ahead log
         times = profile(store, args.adds)
@@ -98,16 +101,16 @@ def main() -> None:
                    "mean_ms": float(np.mean(v))} for stage, v in times.items()}
     out = HERE / "add_profile.json"
     data = json.loads(out.read_text()) if out.exists() else {}
-    data[str(args.size)] = {"adds": args.adds, "stages": row, "machine": platform.processor() or platform.machine(),
+    data[f"{args.size}/{args.sync_threshold}"] = {"size": args.size, "sync_threshold": args.sync_threshold, "adds": args.adds, "stages": row, "machine": platform.processor() or platform.machine(),
                             "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
     out.write_text(json.dumps(data, indent=2) + "\n")
     lines = ["# Where one add goes (`bench_add_profile.py`)", "",
-             "Regenerate: `nice .venv/bin/python bench/memory/bench_add_profile.py --size N --adds 40`.",
+             "Regenerate: `nice .venv/bin/python bench/memory/bench_add_profile.py --size N --adds 40 --sync-threshold T`.",
              "Milliseconds per single add, p50 (p95), embedding excluded; 2-core shared machine.", "",
-             "| memories | " + " | ".join(STAGES) + " | total |", "|---" * (len(STAGES) + 2) + "|"]
-    for size, entry in sorted(data.items(), key=lambda kv: int(kv[0])):
+             "| memories | HNSW sync_threshold | " + " | ".join(STAGES) + " | total |", "|---" * (len(STAGES) + 3) + "|"]
+    for _, entry in sorted(data.items(), key=lambda kv: (kv[1]["size"], kv[1]["sync_threshold"])):
         cells = [f"{entry['stages'][s]['p50_ms']:.1f} ({entry['stages'][s]['p95_ms']:.1f})" for s in (*STAGES, "total")]
-        lines.append(f"| {int(size):,} | " + " | ".join(cells) + " |")
+        lines.append(f"| {entry['size']:,} | {entry['sync_threshold']:,} | " + " | ".join(cells) + " |")
     (HERE / "add_profile.md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 

@@ -169,3 +169,18 @@ def test_invalid_utf8_arguments(tmp_path, embedder):
     assert search.returncode == 0 and b"Dracula" in search.stdout, search.stderr[-2000:]
     show = subprocess.run([*base, "show", b"\xff"], capture_output=True, timeout=300)
     assert show.returncode == 1 and len(show.stderr.strip().splitlines()) == 1, show.stderr[-2000:]
+
+
+def test_mia_index_read_only_data_dir_and_a_non_utf8_folder_name(tmp_path):
+    docs = tmp_path / os.fsdecode(b"docs-\xff")  # a folder name that is not UTF-8
+    docs.mkdir()
+    (docs / "a.txt").write_text("Mars has two moons, Phobos and Deimos.\n")
+    data = tmp_path / "data"
+    data.mkdir()
+    ok = subprocess.run([*MIA, "index", os.fsencode(docs), "--data-dir", str(tmp_path / "rw")], capture_output=True,
+                        timeout=300)
+    assert ok.returncode == 0 and b"Indexed for corpus" in ok.stdout, ok.stderr[-2000:]
+    refused = _run_read_only(data, ["index", str(docs), "--data-dir", str(data)])
+    lines = [line for line in refused.stderr.decode().splitlines() if line.startswith("Error")]
+    assert refused.returncode == 2 and len(lines) == 1, refused.stderr[-2000:]
+    assert "Read-only" in lines[0] or "Permission denied" in lines[0]
