@@ -33,9 +33,13 @@ def _default_model(spec: str, temperature: float, max_tokens: int) -> BaseChatMo
 
 
 def _default_store(data_dir: Path) -> Any:
+    from mia.graph.prompts import all_templates
     from mia.memory import MemoryStore
+    from mia.memory.screening import WorkflowScreen
 
-    return MemoryStore.from_env(data_dir)  # embedded Chroma, or a server when MIA_CHROMA_MODE=http
+    # embedded Chroma, or a server when MIA_CHROMA_MODE=http; workflows that copy the graph's own
+    # prompt examples are flagged (never shown to the planner)
+    return MemoryStore.from_env(data_dir, screen=WorkflowScreen(prompt_templates=all_templates()))
 
 
 def _default_compressor(model: BaseChatModel) -> Any:

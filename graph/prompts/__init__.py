@@ -24,6 +24,12 @@ def load_prompts(name: str) -> dict[str, str]:
         return {k: v for k, v in tomllib.load(fh).items() if isinstance(v, str)}
 
 
+def all_templates() -> list[str]:
+    """Every template of every prompt file: what the memory's workflow screen checks stored
+    workflows against (a small model copying our examples, e.g. "river A length")."""
+    return [text for path in sorted(_DIR.glob("*.toml")) for text in load_prompts(path.stem).values()]
+
+
 def render(name: str, key: str, **values: Any) -> str:
     """Fill one template; unknown fields are an error (a typo in a prompt must fail loudly)."""
     return load_prompts(name)[key].format(**values).strip()

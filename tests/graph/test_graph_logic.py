@@ -281,3 +281,24 @@ def test_a_second_question_in_a_thread_does_not_inherit_the_first_ones_inputs() 
     graph.invoke({"question": "Q3", "plan": "1. Preset."}, cfg, context=ctx())
     fourth = graph.invoke({"question": "Q4"}, cfg, context=ctx(), )
     assert fourth["plan"] != "1. Preset."
+
+
+def test_the_graphs_store_flags_copies_of_its_own_prompt_examples(tmp_path, monkeypatch) -> None:
+    """The default store is opened with the graph's prompt templates: a workflow copying the
+    planner's worked example ("river A length") is stored flagged and never retrieved."""
+    from mia.graph.nodes.deps import Deps
+    from mia.memory import MemoryRecord
+
+    monkeypatch.setenv("MIA_CHROMA_MODE", "persistent")
+    store = Deps().memory_store(Context(data_dir=str(tmp_path)))
+    try:
+        copied = MemoryRecord(namespace="n", question="Which river is longer, the Po or the Rhine?", outcome="correct",
+                              workflow='1. Search "river A length".\n2. Search "river B length".\n3. Compare the two search results.')
+        clean = MemoryRecord(namespace="n", question="Which river is longer, the Elbe or the Oder?", outcome="correct",
+                             workflow='1. Search "Elbe length".\n2. Search "Oder length".\n3. Compare the lengths.')
+        store.add_many([copied, clean])
+        assert store.get(copied.id, "n").flags and not store.get(clean.id, "n").flags
+        got = store.retrieve("Which river is longer, the Po or the Rhine?", namespace="n", k_pos=2, k_neg=0)
+        assert [m.record.id for m in got.positives] == [clean.id]
+    finally:
+        store.close()
