@@ -1,4 +1,4 @@
-"""The graph LangGraph Studio / `langgraph dev` loads (langgraph.json: `./graph/studio.py:graph`).
+"""The graph LangGraph Studio / `langgraph dev` loads (`mia/langgraph.json`: `mia.graph.studio:graph` and `:chat_graph`).
 
 Compiled without a checkpointer: the server brings its own persistence and refuses graphs that
 carry one.
