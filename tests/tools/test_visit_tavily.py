@@ -6,29 +6,21 @@ from __future__ import annotations
 import json
 import threading
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from mia.graph.tools import VisitTool
 
+from .loopback import LoopbackHandler
 
-class _Handler(BaseHTTPRequestHandler):
+
+class _Handler(LoopbackHandler):
     calls: list[dict] = []
     mode = "ok"
 
-    def log_message(self, *args):
-        pass
-
-    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
     def do_POST(self):  # Tavily's /extract
-        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        payload = self._json_body()
         _Handler.calls.append({"path": self.path, "auth": self.headers.get("Authorization"), **payload})
         if _Handler.mode == "unauthorized":
             self._send(401, json.dumps({"detail": {"error": "Unauthorized: missing or invalid API key."}}).encode())

@@ -6,12 +6,14 @@ import json
 import threading
 import time
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import ThreadingHTTPServer
 
 import pytest
 
 from mia.graph.tools import VisitTool, WebSearchTool
 from mia.graph.tools.html_text import extract_text
+
+from .loopback import LoopbackHandler
 
 PAGE = """<html><head><title>Quokka &amp; friends</title><script>var x = "SECRET_SCRIPT";</script>
 <style>body{color:red}</style></head><body><nav>Home | About | NAVIGATION_LINKS</nav>
@@ -21,22 +23,12 @@ Rottnest Island is off the coast of Western Australia near Perth. Visitors come 
 <footer>FOOTER_TEXT</footer></body></html>"""
 
 
-class _Handler(BaseHTTPRequestHandler):
+class _Handler(LoopbackHandler):
     requests: list[dict] = []
     mode = {"search": "ok"}
 
-    def log_message(self, *args):  # keep test output clean
-        pass
-
-    def _send(self, status: int, body: bytes, kind: str = "application/json") -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
     def do_POST(self):  # the Tavily API
-        payload = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+        payload = self._json_body()
         _Handler.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **payload})
         mode = _Handler.mode["search"]
         if mode == "ok":
