@@ -397,35 +397,40 @@ def _quiet_weight_loading() -> None:
 
 
 def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
-    """One line (or panel) per node update: what a user wants to follow."""
+    """One line (or panel) per node update: what a user wants to follow. Updates are read with
+    the output's own types (`TrajectoryStep`, `MemoryShown`, the verdict's channel codec)."""
     from rich.panel import Panel
 
     from mia.graph.judge.verdict import verdict_from_channel
+    from mia.graph.result import MemoryShown
+    from mia.memory.trajectory import TrajectoryStep
 
+    steps = [TrajectoryStep.model_validate(step) for step in v.get("steps") or []] \
+        if node in ("execute", "tools", "reflect") else []
     if node == "prepare":
         if v.get("caption"):
             console.print(f"[bold]image caption[/] {v['caption']}", highlight=False)
     elif node == "retrieve_memory":
-        used = v.get("memories") or []
+        used = [MemoryShown.model_validate(m) for m in v.get("memories") or []]
         console.print(f"[bold]memory[/] {len(used)} memories used")
         for m in used:
-            console.print(f"  [dim]{m['id'][:8]}[/] {m['outcome']:<9} {m['question'][:80]}", markup=True, highlight=False)
+            console.print(f"  [dim]{m.id[:8]}[/] {m.outcome:<9} {m.question[:80]}", markup=True, highlight=False)
     elif node == "plan" and v.get("plan"):
         console.print(Panel(v["plan"], title="plan", border_style="cyan"))
     elif node == "execute":
-        for step in v.get("steps") or []:
-            if step.get("kind") == "tool_call":
-                console.print(f"[yellow]tool[/] {step.get('tool')}({json.dumps(step.get('args'), ensure_ascii=False)})")
-            elif step.get("kind") == "answer":
-                console.print(f"[green]answer[/] {step.get('content')}")
+        for step in steps:
+            if step.kind == "tool_call":
+                console.print(f"[yellow]tool[/] {step.tool}({json.dumps(step.args, ensure_ascii=False)})")
+            elif step.kind == "answer":
+                console.print(f"[green]answer[/] {step.content}")
         for w in v.get("warnings") or []:
             console.print(f"[red]![/] {w}")
     elif node == "tools":
-        for step in v.get("steps") or []:
-            text = " ".join(str(step.get("content", "")).split())
+        for step in steps:
+            text = " ".join(step.content.split())
             console.print(f"[dim]  -> {text[:160]}{'...' if len(text) > 160 else ''}[/]")
     elif node == "reflect":
-        console.print(f"[bold]reflection[/] replan? {(v.get('steps') or [{}])[0].get('content', '?')}")
+        console.print(f"[bold]reflection[/] replan? {steps[0].content if steps else '?'}")
     elif node == "replan" and v.get("replan"):
         console.print(Panel(v["replan"], title="revised plan", border_style="magenta"))
     elif node == "judge":
