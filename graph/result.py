@@ -91,7 +91,8 @@ class RunResult(BaseModel):
             question=question or trajectory.question, answer=str(out.get("answer") or ""),
             plan=str(out.get("plan") or ""), replan=str(out.get("replan") or ""), trajectory=trajectory,
             verdict=verdict_from_channel(out.get("judgement")), memory_block=str(out.get("memory_text") or ""),
-            memories=memories, used_memory_ids=[str(i) for i in out.get("used_memory_ids") or trajectory.used_memory_ids],
+            memories=memories,
+            used_memory_ids=[str(i) for i in out.get("used_memory_ids") or trajectory.used_memory_ids],
             memory_id=out.get("memory_id"), usage=usage, tool_calls=int(out.get("tool_calls") or 0),
             stop_reason=str(out.get("stop_reason") or ""), warnings=[str(w) for w in out.get("warnings") or []],
         )

@@ -210,9 +210,9 @@ def episode_from_result(state: dict[str, Any], result: RunResult, cfg: OnlineCon
                   for p in (state.get("paragraphs") or [])] or paragraphs_from_steps(result.steps)
     outcome, reward, feedback = served_reward(result, gold, cfg)
     return OnlineEpisode(question=str(state["question"]), gold_answers=gold if cfg.ground_truth else [],
-                         paragraphs=paragraphs, memories=result.memory_block, used_memory_ids=list(result.used_memory_ids),
-                         plan=result.plan, answer=result.answer, outcome=outcome,
-                         feedback=feedback, reward=reward, adapter_version=version, namespace=namespace)
+                         paragraphs=paragraphs, memories=result.memory_block,
+                         used_memory_ids=list(result.used_memory_ids), plan=result.plan, answer=result.answer,
+                         outcome=outcome, feedback=feedback, reward=reward, adapter_version=version, namespace=namespace)
 
 
 def served_placement(planner: Any) -> tuple[str, str]:
