@@ -3,6 +3,12 @@
 `steps` (the trajectory) and `messages` (the executor conversation) only grow inside a run; the
 first node of each run replaces them with LangGraph's `Overwrite` (which bypasses the reducer), so
 that a thread (`mia chat`) can hold several questions one after the other. `usage` is merged per role.
+
+Channels hold plain JSON (dicts, lists, strings), not pydantic models, so that every checkpointer
+(SQLite, Postgres, in memory) serialises them without custom types. Each typed value has one codec
+at the boundary: steps are validated into `TrajectoryStep` by `build_trajectory`; the verdict is
+written by `mia.graph.judge.verdict.verdict_to_channel` and read back only through `RunResult`
+(`mia.graph.result`), which is also how every consumer reads the output state as a whole.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ class OutputState(TypedDict, total=False):
     memory_text: str
     """The retrieved memories as the planner was shown them (the memory block)."""
     judgement: dict[str, Any] | None
+    """A `Verdict` as JSON (`verdict_to_channel`); `RunResult.verdict` is the typed view."""
     usage: Annotated[dict[str, dict[str, int]], merge_usage]
     memory_id: str | None
     used_memory_ids: list[str]

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
+from mia.graph.result import RunResult, run_question
 from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
 from mia.training.rewards import AccuracyMetric, answer_accuracy
 
@@ -123,11 +124,11 @@ class GraphEpisodeRunner:
         state = {"question": question, "plan": plan, "gold_answers": list(gold_answers),
                  "paragraphs": [dict(p) for p in paragraphs]}
         try:
-            out = self.graph.invoke(state, context=self.context, config=self.config)
+            result = run_question(self.graph, state, self.context, self.config)
         except Exception as exc:  # a broken episode costs the plan its reward, not the run
             log.warning("graph episode failed: %s", exc)
             return EpisodeOutcome(None, None, 0.0, 0.0, error=f"{type(exc).__name__}: {exc}")
-        return outcome_from_graph(out, gold_answers, self.accuracy, question)
+        return outcome_from_result(result, gold_answers, self.accuracy, question)
 
 
 def _load_model(spec: str, temperature: float, max_tokens: int) -> Any:
@@ -136,37 +137,16 @@ def _load_model(spec: str, temperature: float, max_tokens: int) -> Any:
     return load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
 
 
-def outcome_from_graph(out: dict[str, Any], gold_answers: Sequence[str], metric: AccuracyMetric | Accuracy,
-                       question: str = "") -> EpisodeOutcome:
-    """Read first/final answers and the replan off the graph's output trajectory."""
+def outcome_from_result(result: RunResult, gold_answers: Sequence[str], metric: AccuracyMetric | Accuracy,
+                        question: str = "") -> EpisodeOutcome:
+    """First and final answers, the reflection and the replan, read off the graph's typed result."""
     accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
-    traj = out.get("trajectory") or {}
-    if isinstance(traj, dict) and traj.get("question"):
-        from mia.memory.trajectory import Trajectory
-
-        traj = Trajectory.model_validate(traj)
-    steps = list(traj.get("steps", []) if isinstance(traj, dict) else getattr(traj, "steps", []))
-
-    def _get(step: Any, key: str) -> Any:
-        return getattr(step, key, None) if not isinstance(step, dict) else step.get(key)
-
-    answers, replanned, decision, tool_calls = [], False, None, 0
-    for step in steps:
-        kind = _get(step, "kind")
-        if kind == "answer":
-            answers.append(_get(step, "content"))
-        elif kind == "replan":
-            replanned = True
-        elif kind == "reflection":
-            decision = _get(step, "content")
-        elif kind == "tool_call":
-            tool_calls += 1
-    final = out.get("answer") or (answers[-1] if answers else None)
+    answers, replanned = result.answers(), result.replanned()
+    final = result.answer or (answers[-1] if answers else None)
     first = answers[0] if answers and replanned else final
     acc_final = accuracy(question, final, gold_answers)
     acc_first = accuracy(question, first, gold_answers) if replanned else acc_final
-    trace = traj.to_trace_text() if hasattr(traj, "to_trace_text") else ""
-    replan = out.get("replan") or getattr(traj, "replan", None) or None
     return EpisodeOutcome(answer=final, first_answer=first, acc_first=acc_first, acc_final=acc_final,
-                          replanned=replanned, decision=decision, replan=replan, tool_calls=tool_calls,
-                          trace=trace)
+                          replanned=replanned, decision=result.reflection(),
+                          replan=result.replan or result.trajectory.replan or None, tool_calls=result.tool_calls,
+                          trace=result.trajectory.to_trace_text())

@@ -15,15 +15,16 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import typer
 
 from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES
 
+if TYPE_CHECKING:  # pragma: no cover - imported where used: `mia --help` stays fast
+    from mia.graph.result import RunResult
+
 EXIT_CONFIG = 2
-OUTPUT_KEYS = ("question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
-               "tool_calls", "stop_reason", "warnings", "trajectory")
 
 # ---------------------------------------------------------------------------------- options
 
@@ -83,14 +84,14 @@ def ask(
     elif not thread:
         _fail("give a question, or --thread ID to resume a thread")
     session = _learning(context, bool(gold), as_json) if learn else None
-    result = _run(context, inputs, thread or uuid.uuid4().hex, quiet=as_json, session=session,
-                  checkpointer=checkpointer)
+    thread_id = thread or uuid.uuid4().hex
+    result = _run(context, inputs, thread_id, quiet=as_json, session=session, checkpointer=checkpointer)
     if session is not None:
         from mia.training.online.cli import finish_learning
 
         finish_learning(session, echo=lambda m: typer.echo(m, err=True))
     if as_json:
-        typer.echo(json.dumps(result, ensure_ascii=False, default=str))
+        typer.echo(json.dumps(json_output(result, thread_id), ensure_ascii=False, default=str))
 
 
 def chat(
@@ -277,8 +278,13 @@ def _learning(context: Any, ground_truth: bool, quiet: bool) -> Any:
     return start_learning(context, ground_truth, echo=lambda m: typer.echo(m, err=quiet))
 
 
+def json_output(result: RunResult, thread_id: str) -> dict[str, Any]:
+    """`mia ask --json`: the run's output state (`RunResult.to_output`) and the thread id."""
+    return {**result.to_output(), "thread_id": thread_id}
+
+
 def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, session: Any = None,
-         checkpointer: str | None = None) -> dict[str, Any]:
+         checkpointer: str | None = None) -> RunResult:
     """Run (or resume) one thread with the checkpointer (SQLite by default), streaming node events."""
     from contextlib import ExitStack
 
@@ -287,6 +293,7 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
     from mia.graph.builder import build_graph, recursion_limit
     from mia.graph.models import BackendError
     from mia.graph.persistence import PersistenceError, open_checkpointer, redact
+    from mia.graph.result import RunResult
 
     console = Console(stderr=quiet, quiet=quiet)
     data_dir = context.resolved_data_dir()
@@ -324,12 +331,10 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
         except Exception as exc:  # noqa: BLE001 - the checkpoint keeps the finished steps
             _fail(f"the run stopped ({type(exc).__name__}: {exc}). Its progress is saved: resume it with "
                   f"`mia ask --thread {thread}`", code=1)
-        values = graph.get_state(config).values
-    result = {k: values.get(k) for k in OUTPUT_KEYS if k in values}
-    result["thread_id"] = thread
-    show_result(console, result)
+        result = RunResult.from_output(graph.get_state(config).values)
+    show_result(console, result, thread)
     if session is not None and inputs:  # --learn: hand the answered question to the learner
-        session.submit(inputs, dict(values))
+        session.submit(inputs, result)
     return result
 
 
@@ -392,38 +397,46 @@ def _quiet_weight_loading() -> None:
 
 
 def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
-    """One line (or panel) per node update: what a user wants to follow."""
+    """One line (or panel) per node update: what a user wants to follow. Updates are read with
+    the output's own types (`TrajectoryStep`, `MemoryShown`, the verdict's channel codec)."""
     from rich.panel import Panel
 
+    from mia.graph.judge.verdict import verdict_from_channel
+    from mia.graph.result import MemoryShown
+    from mia.memory.trajectory import TrajectoryStep
+
+    steps = [TrajectoryStep.model_validate(step) for step in v.get("steps") or []] \
+        if node in ("execute", "tools", "reflect") else []
     if node == "prepare":
         if v.get("caption"):
             console.print(f"[bold]image caption[/] {v['caption']}", highlight=False)
     elif node == "retrieve_memory":
-        used = v.get("memories") or []
+        used = [MemoryShown.model_validate(m) for m in v.get("memories") or []]
         console.print(f"[bold]memory[/] {len(used)} memories used")
         for m in used:
-            console.print(f"  [dim]{m['id'][:8]}[/] {m['outcome']:<9} {m['question'][:80]}", markup=True, highlight=False)
+            console.print(f"  [dim]{m.id[:8]}[/] {m.outcome:<9} {m.question[:80]}", markup=True, highlight=False)
     elif node == "plan" and v.get("plan"):
         console.print(Panel(v["plan"], title="plan", border_style="cyan"))
     elif node == "execute":
-        for step in v.get("steps") or []:
-            if step.get("kind") == "tool_call":
-                console.print(f"[yellow]tool[/] {step.get('tool')}({json.dumps(step.get('args'), ensure_ascii=False)})")
-            elif step.get("kind") == "answer":
-                console.print(f"[green]answer[/] {step.get('content')}")
+        for step in steps:
+            if step.kind == "tool_call":
+                console.print(f"[yellow]tool[/] {step.tool}({json.dumps(step.args, ensure_ascii=False)})")
+            elif step.kind == "answer":
+                console.print(f"[green]answer[/] {step.content}")
         for w in v.get("warnings") or []:
             console.print(f"[red]![/] {w}")
     elif node == "tools":
-        for step in v.get("steps") or []:
-            text = " ".join(str(step.get("content", "")).split())
+        for step in steps:
+            text = " ".join(step.content.split())
             console.print(f"[dim]  -> {text[:160]}{'...' if len(text) > 160 else ''}[/]")
     elif node == "reflect":
-        console.print(f"[bold]reflection[/] replan? {(v.get('steps') or [{}])[0].get('content', '?')}")
+        console.print(f"[bold]reflection[/] replan? {steps[0].content if steps else '?'}")
     elif node == "replan" and v.get("replan"):
         console.print(Panel(v["replan"], title="revised plan", border_style="magenta"))
     elif node == "judge":
-        j = v.get("judgement") or {}
-        console.print(f"[bold]judge[/] {j.get('outcome', 'failed')} (score {j.get('score', '-')})")
+        verdict = verdict_from_channel(v.get("judgement"))
+        said = f"{verdict.outcome} (score {verdict.score})" if verdict is not None else "failed (score -)"
+        console.print(f"[bold]judge[/] {said}")
     elif node == "memorise":
         if v.get("memory_id"):
             console.print(f"[bold]memorised[/] as {v['memory_id']}")
@@ -431,14 +444,14 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
             console.print(f"[red]![/] {w}")
 
 
-def show_result(console: Any, result: dict[str, Any]) -> None:
+def show_result(console: Any, result: RunResult, thread: str) -> None:
     """The final answer, the thread id (to resume), and the cost per role."""
     from rich.panel import Panel
     from rich.table import Table
 
-    console.print(Panel(str(result.get("answer") or "(no answer)"), title="final answer", border_style="green"))
+    console.print(Panel(result.answer or "(no answer)", title="final answer", border_style="green"))
     table = Table("role", "calls", "input tokens", "output tokens", title="usage", title_justify="left")
-    for role, counts in (result.get("usage") or {}).items():
-        table.add_row(role, *(str(counts.get(k, 0)) for k in ("calls", "input_tokens", "output_tokens")))
+    for role, usage in result.usage.items():
+        table.add_row(role, str(usage.calls), str(usage.input_tokens), str(usage.output_tokens))
     console.print(table)
-    console.print(f"[dim]thread {result['thread_id']} (resume or continue with --thread)[/]")
+    console.print(f"[dim]thread {thread} (resume or continue with --thread)[/]")

@@ -13,7 +13,7 @@ import lazy_loader
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
     "harness": ["EvalConfig", "run_evaluation", "build_context", "RunAborted"],
-    "runner": ["GraphRunner", "result_from_output"],
+    "runner": ["GraphRunner", "question_result"],
     "records": ["EvalExample", "QuestionResult"],
     "datasets": ["load_examples", "DATASETS"],
     "summary": ["summarise", "RunSummary"],

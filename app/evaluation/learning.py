@@ -17,7 +17,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mia.app.evaluation.runner import error_result, is_config_error, result_from_output
+from mia.app.evaluation.runner import error_result, is_config_error, question_result
+from mia.graph.result import RunResult
 from mia.training.online.config import OnlineConfig
 from mia.training.online.session import LearningSession
 
@@ -47,15 +48,16 @@ class LearningRunner:
         version = self.session.served_version
         try:
             extra = {"config": self.config} if self.config else {}
-            out = dict(await self.graph.ainvoke(state, context=self.session.context, **extra))
+            run = RunResult.from_output(await self.graph.ainvoke(state, context=self.session.context, **extra))
         except Exception as err:  # noqa: BLE001 - as the plain runner: one bad question is a logged error
             if is_config_error(err):
                 raise
             return error_result(example, err, time.perf_counter() - start, self.judge)
-        result = result_from_output(example, out, time.perf_counter() - start, self.judge)
+        result = question_result(example, run, time.perf_counter() - start, self.judge)
         if not self.ground_truth:  # the reviewers' verdict is a learning signal, not accuracy
-            result.judge_correct, result.judge_grade = None, f"reviewers:{(out.get('judgement') or {}).get('outcome')}"
-        await asyncio.to_thread(self.session.submit, state, out, version)
+            outcome = run.verdict.outcome if run.verdict is not None else None
+            result.judge_correct, result.judge_grade = None, f"reviewers:{outcome}"
+        await asyncio.to_thread(self.session.submit, state, run, version)
         return result
 
     def close(self) -> None:

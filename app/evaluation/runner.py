@@ -1,7 +1,8 @@
 """The seam between the harness and the agent: run one question, get one typed result.
 
 Why a seam: the harness (resumption, concurrency, statistics) is tested with scripted fakes of
-`graph.ainvoke`, and the very same code drives the real LangGraph graph on any backend.
+`graph.ainvoke`, and the very same code drives the real LangGraph graph on any backend. The
+output is read once, by `RunResult` (the graph's one codec); the log line is built from that.
 """
 
 from __future__ import annotations
@@ -9,32 +10,26 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from mia.app.evaluation.records import EvalExample, QuestionResult, RoleUsage
+
+if TYPE_CHECKING:  # pragma: no cover - the graph is imported when a question runs
+    from mia.graph.judge.verdict import Verdict
+    from mia.graph.result import RunResult
 
 QuestionRunner = Callable[[EvalExample], Awaitable[QuestionResult]]
 JudgeChoice = Literal["llm", "metrics"]
 MAX_STEP_CHARS = 2000  # observations are long; the log keeps enough to debug, not the whole corpus
 
 
-def _as_dict(value: Any) -> dict[str, Any]:
-    if value is None:
-        return {}
-    if hasattr(value, "model_dump"):
-        return value.model_dump(mode="json")
-    return dict(value) if isinstance(value, dict) else {}
-
-
-def _steps(trajectory: Any) -> list[dict[str, Any]]:
-    """The trajectory's steps as short dicts (the graph gives a Trajectory or its dict)."""
-    raw = _as_dict(trajectory).get("steps") if not isinstance(trajectory, list) else trajectory
+def _steps(result: RunResult) -> list[dict[str, Any]]:
+    """The trajectory's steps as short dicts (long observations cut)."""
     steps: list[dict[str, Any]] = []
-    for step in raw or []:
-        d = _as_dict(step)
-        content = str(d.get("content") or "")
-        if len(content) > MAX_STEP_CHARS:
-            d["content"] = content[:MAX_STEP_CHARS] + f" …[{len(content) - MAX_STEP_CHARS} chars cut]"
+    for step in result.trajectory.steps:
+        d = step.model_dump(mode="json")
+        if len(step.content) > MAX_STEP_CHARS:
+            d["content"] = step.content[:MAX_STEP_CHARS] + f" …[{len(step.content) - MAX_STEP_CHARS} chars cut]"
         steps.append(d)
     return steps
 
@@ -46,51 +41,38 @@ def answer_scores(answer: str, gold_answers: list[str]) -> tuple[float, float]:
     return float(exact_match(answer or "", gold_answers)), float(f1_score(answer or "", gold_answers))
 
 
-def verdict_correct(judgement: Any) -> tuple[bool, str | None]:
+def verdict_correct(verdict: Verdict | None) -> tuple[bool, str | None]:
     """The paper's rule: only an explicit CORRECT counts; unknown, errors and missing verdicts do not."""
-    verdict = _as_dict(judgement)
-    if not verdict:
+    if verdict is None:
         return False, "missing"
-    outcome = str(verdict.get("outcome") or "").lower().removeprefix("outcome.")
-    label = verdict.get("grader_label") or verdict.get("method") or outcome or None
-    return outcome == "correct", label
+    return verdict.outcome == "correct", verdict.grader_label or verdict.method
 
 
-def result_from_output(example: EvalExample, out: dict[str, Any], wall_s: float, judge: JudgeChoice) -> QuestionResult:
-    """Turn the graph's output state into the log line (scores, usage, tools, memories)."""
-    answer = str(out.get("answer") or "")
-    trajectory = out.get("trajectory")
-    steps = _steps(trajectory)
-    tool_calls = out.get("tool_calls")
-    if tool_calls is None:
-        tool_calls = sum(1 for s in steps if s.get("kind") == "tool_call")
-    usage = {role: RoleUsage.model_validate(counts) for role, counts in (out.get("usage") or {}).items()}
-    summaries = [_as_dict(m) for m in out.get("memories") or []]
-    memories = (out.get("used_memory_ids") or _as_dict(trajectory).get("used_memory_ids")
-                or [m["id"] for m in summaries if m.get("id")])
-    em, f1 = answer_scores(answer, example.gold_answers)
-    correct, grade = verdict_correct(out.get("judgement")) if judge == "llm" else (None, None)
-    plan = out.get("plan")
+def question_result(example: EvalExample, result: RunResult, wall_s: float, judge: JudgeChoice) -> QuestionResult:
+    """Turn one run's typed result into the log line (scores, usage, tools, memories)."""
+    em, f1 = answer_scores(result.answer, example.gold_answers)
+    correct, grade = verdict_correct(result.verdict) if judge == "llm" else (None, None)
     return QuestionResult(
         id=example.id,
         question=example.question,
         gold_answers=example.gold_answers,
         type=example.type,
-        answer=answer,
-        plan=None if plan is None else str(plan),
-        trajectory=steps,
+        answer=result.answer,
+        plan=result.plan,
+        trajectory=_steps(result),
         em=em,
         f1=f1,
         judge_correct=correct,
         judge_grade=grade,
-        tool_calls=int(tool_calls),
-        usage=usage,
+        tool_calls=result.tool_calls,
+        usage={role: RoleUsage(calls=u.calls, input_tokens=u.input_tokens, output_tokens=u.output_tokens)
+               for role, u in result.usage.items()},
         wall_s=wall_s,
-        memories_used=[str(m) for m in memories],
-        memories=summaries,
-        memory_id=out.get("memory_id"),
-        stop_reason=out.get("stop_reason"),
-        warnings=[str(w) for w in out.get("warnings") or []],
+        memories_used=list(result.used_memory_ids),
+        memories=[m.model_dump() for m in result.memories],
+        memory_id=result.memory_id,
+        stop_reason=result.stop_reason or None,
+        warnings=list(result.warnings),
     )
 
 
@@ -139,12 +121,15 @@ class GraphRunner:
         return state
 
     async def __call__(self, example: EvalExample) -> QuestionResult:
+        from mia.graph.result import RunResult
+
         start = time.perf_counter()
         try:
             extra = {"config": self.config} if self.config else {}
-            out = await self.graph.ainvoke(self.input_state(example), context=self.context, **extra)
+            result = RunResult.from_output(
+                await self.graph.ainvoke(self.input_state(example), context=self.context, **extra))
         except Exception as err:  # one bad question must not end a 1,000-question run
             if is_config_error(err):  # ...but a missing key or model fails every question: stop now
                 raise
             return error_result(example, err, time.perf_counter() - start, self.judge)
-        return result_from_output(example, dict(out), time.perf_counter() - start, self.judge)
+        return question_result(example, result, time.perf_counter() - start, self.judge)

@@ -90,4 +90,16 @@ class Verdict(BaseModel):
         return {review.name: review.line() for review in self.reviews}
 
 
-__all__ = ["GraderLabel", "JudgeMethod", "ResolvedMode", "ReviewerName", "Usage", "Review", "Verdict"]
+def verdict_to_channel(verdict: Verdict | dict[str, Any]) -> dict[str, Any]:
+    """A verdict as the graph's `judgement` channel holds it (plain JSON, so checkpoints stay
+    plain); validated first, so a malformed verdict fails in the judge node, not in a consumer."""
+    return Verdict.model_validate(verdict).model_dump(mode="json")
+
+
+def verdict_from_channel(value: Verdict | dict[str, Any] | None) -> Verdict | None:
+    """The `judgement` channel (or a judge node's update) read back as a `Verdict`."""
+    return Verdict.model_validate(value) if value else None
+
+
+__all__ = ["GraderLabel", "JudgeMethod", "ResolvedMode", "ReviewerName", "Usage", "Review", "Verdict",
+           "verdict_to_channel", "verdict_from_channel"]

@@ -12,6 +12,7 @@ from mia.graph.nodes.calls import count_usage
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.prompts.echo import strip_prompt_echo
+from mia.graph.judge.verdict import verdict_to_channel
 from mia.graph.state import State
 
 
@@ -40,14 +41,12 @@ def make_judge(deps: Deps):
                                      answer=state.get("answer") or "",
                                      trace_text=trajectory.to_trace_text(include_judgement=False),
                                      gold_answers=gold or None, mode=mode, config=ctx.judge_config())
+            judgement = verdict_to_channel(verdict)  # the one codec: a malformed verdict is a failed judge
         except Exception as exc:  # the answer must survive a broken judge
             return {"judgement": None, "warnings": [f"judge failed: {type(exc).__name__}: {exc}"]}
-        judgement = verdict.model_dump(mode="json") if hasattr(verdict, "model_dump") else dict(verdict)
-        outcome = str(judgement.get("outcome") or "unknown")
-        outcome = outcome if outcome in ("correct", "incorrect", "unknown") else "unknown"
         usage = {"judge": counter.as_dict()}
         traj = dict(state.get("trajectory") or {})
-        traj.update(outcome=outcome, judge_feedback=str(judgement.get("feedback") or ""))
+        traj.update(outcome=judgement["outcome"], judge_feedback=judgement["feedback"])
         return {"judgement": judgement, "trajectory": traj, "usage": usage}
 
     return judge

@@ -48,10 +48,13 @@ def output_for(qid: str) -> dict[str, Any]:
         steps += [{"kind": "tool_call", "content": f"search {i}", "tool": "search", "args": {"query_list": ["x"]}},
                   {"kind": "observation", "content": "x" * 5000}]
     steps.append({"kind": "answer", "content": s["answer"]})
-    return {
+    question = next(r["question"] for r in TINY if r["id"] == qid)
+    return {  # the graph's output state (see mia.graph.state.OutputState)
+        "question": question,
         "answer": s["answer"],
         "plan": f"plan for {qid}",
-        "trajectory": {"id": f"t-{qid}", "steps": steps, "used_memory_ids": [f"m-{qid}"]},
+        "trajectory": {"id": f"t-{qid}", "question": question, "steps": steps, "used_memory_ids": [f"m-{qid}"]},
+        "tool_calls": s["tools"],
         "judgement": {"outcome": s["outcome"], "score": 1.0 if s["outcome"] == "correct" else 0.0,
                       "mode": "ground_truth", "method": "llm", "grader_label": s["label"], "prediction": s["answer"]},
         "usage": {role: {"calls": c, "input_tokens": i, "output_tokens": o} for role, (c, i, o) in s["usage"].items()},

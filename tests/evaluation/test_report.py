@@ -107,7 +107,6 @@ def test_real_verdict_objects_are_read():
 
     v = Verdict(outcome="correct", score=1.0, mode="ground_truth", method="llm", prediction="Paris", grader_label="CORRECT")
     assert verdict_correct(v) == (True, "CORRECT")
-    assert verdict_correct(v.model_dump(mode="json")) == (True, "CORRECT")
     bad = Verdict(outcome="unknown", score=0.0, mode="ground_truth", method="fallback", prediction="")
     assert verdict_correct(bad) == (False, "fallback")
     assert verdict_correct(None) == (False, "missing")

@@ -12,6 +12,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 from pydantic import Field
 
+from mia.graph.judge.verdict import JudgeMethod, Verdict
 from mia.graph.nodes.deps import Deps
 
 
@@ -98,9 +99,11 @@ def search_tool(results: dict[str, str] | None = None, fail: bool = False) -> St
     return tool
 
 
-class FakeVerdict(SimpleNamespace):
-    def model_dump(self, mode: str = "python") -> dict[str, Any]:
-        return dict(self.__dict__)
+class FakeVerdict(Verdict):
+    """A real `Verdict`, with the fields a fake judge does not decide defaulted."""
+
+    method: JudgeMethod = "llm"
+    prediction: str = ""
 
 
 def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = None, tools: list[Any] | None = None,

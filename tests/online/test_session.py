@@ -9,9 +9,24 @@ from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps
 from mia.training.online import MEMORY_ONLY_NOTICE, LearningSession, OnlineConfig
 from mia.app.evaluation.learning import LearningRunner
-from mia.training.online.session import episode_from_output, paragraphs_from_steps, served_reward
+from mia.graph.result import RunResult
+from mia.memory.trajectory import TrajectoryStep
+from mia.training.online.session import episode_from_result, paragraphs_from_steps, served_reward
 from mia.training.online.trainer import MemoryOnlyTrainer
 from tests.online.fakes import GatedTrainer
+
+
+def verdict(outcome: str, feedback: str = "", answer: str = "a") -> dict:
+    """A judge's verdict as the graph's output holds it."""
+    return {"outcome": outcome, "score": float(outcome == "correct"), "mode": "reviewers", "method": "weighted",
+            "prediction": answer, "feedback": feedback}
+
+
+def result(question: str = "q?", answer: str = "a", plan: str = "p", judgement: dict | None = None,
+           steps: list[dict] | None = None) -> RunResult:
+    """A graph output read as every consumer reads it."""
+    return RunResult.from_output({"question": question, "answer": answer, "plan": plan, "judgement": judgement,
+                                  "trajectory": {"question": question, "steps": steps or []}, "used_memory_ids": []})
 
 
 class FakePlanner:
@@ -48,7 +63,7 @@ def test_memory_only_learner_consumes_episodes_without_versions(tmp_path) -> Non
     session = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps())
     try:
         for i in range(4):
-            session.submit({"question": f"q{i}?", "gold_answers": ["a"]}, {"answer": "a", "plan": "p"})
+            session.submit({"question": f"q{i}?", "gold_answers": ["a"]}, result(f"q{i}?"))
         assert session.learner.drain(30)
     finally:
         session.close()
@@ -57,20 +72,19 @@ def test_memory_only_learner_consumes_episodes_without_versions(tmp_path) -> Non
 
 def test_served_reward_and_episode_from_graph_output(tmp_path) -> None:
     cfg = OnlineConfig()
-    out = {"answer": "Paris", "plan": "1. search", "judgement": {"outcome": "correct", "feedback": "matches"},
-           "trajectory": {"steps": [{"kind": "observation", "content": "[France] Paris is the capital of France."}]},
-           "used_memory_ids": []}
+    out = result("Capital of France?", "Paris", "1. search", verdict("correct", "matches", "Paris"),
+                 [{"kind": "observation", "content": "[France] Paris is the capital of France."}])
     outcome, reward, feedback = served_reward(out, ["Paris"], cfg)
     assert outcome == "correct" and reward == 0.7 + 0.2 + 0.05 and feedback == "matches"
-    ep = episode_from_output({"question": "Capital of France?", "gold_answers": ["Paris"]}, out, None, cfg, "ns", "v0002")
+    ep = episode_from_result({"question": "Capital of France?", "gold_answers": ["Paris"]}, out, cfg, "ns", "v0002")
     assert ep.adapter_version == "v0002" and ep.gold_answers == ["Paris"]
     assert ep.paragraphs == [{"title": "France", "text": "Paris is the capital of France."}]  # from the searches
     nogt = OnlineConfig(ground_truth=False)
-    ep2 = episode_from_output({"question": "Capital of France?"}, out, None, nogt, "ns", None)
+    ep2 = episode_from_result({"question": "Capital of France?"}, out, nogt, "ns", None)
     assert ep2.gold_answers == [] and ep2.reward == 0.9 + 0.1 and ep2.feedback == "matches"
-    unknown = served_reward({"answer": "x", "judgement": None}, [], nogt)
+    unknown = served_reward(result(answer="x"), [], nogt)
     assert unknown == ("unknown", None, "")
-    assert paragraphs_from_steps([{"kind": "thought", "content": "[x] long enough text here ok"}]) == []
+    assert paragraphs_from_steps([TrajectoryStep(kind="thought", content="[x] long enough text here ok")]) == []
 
 
 class FakeGraph:
@@ -80,9 +94,10 @@ class FakeGraph:
     async def ainvoke(self, state, context=None, **kw):
         self.states.append(state)
         await asyncio.sleep(0)
-        verdict = "correct" if "gold_answers" in state else "incorrect"
-        return {"answer": "Paris", "plan": "1. search", "judgement": {"outcome": verdict, "feedback": "panel says"},
-                "trajectory": {"steps": []}, "used_memory_ids": [], "usage": {}}
+        outcome = "correct" if "gold_answers" in state else "incorrect"
+        return {"question": state["question"], "answer": "Paris", "plan": "1. search",
+                "judgement": verdict(outcome, "panel says", "Paris"),
+                "trajectory": {"question": state["question"], "steps": []}, "used_memory_ids": [], "usage": {}}
 
 
 def _example(i):
@@ -132,7 +147,7 @@ def test_session_resumes_serving_the_latest_version(tmp_path) -> None:
     ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path))
     first = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), trainer=GatedTrainer(),
                             served_planner=FakePlanner())
-    first.submit({"question": "q?", "gold_answers": ["a"]}, {"answer": "a", "plan": "p"})
+    first.submit({"question": "q?", "gold_answers": ["a"]}, result())
     assert first.learner.drain(30)
     first.close()
     planner, trainer = FakePlanner(), GatedTrainer()
@@ -174,7 +189,7 @@ def test_start_learning_for_the_agent_commands(tmp_path) -> None:
     ctx = Context(planner_model="anthropic:claude-x", memory_mode="none", data_dir=str(tmp_path))
     session = start_learning(ctx, ground_truth=False, echo=said.append, batch_questions=1)
     assert session.context.judge_mode == "reviewers" and "memory-only" in said[0]
-    session.submit({"question": "q?"}, {"answer": "a", "plan": "p", "judgement": {"outcome": "correct"}})
+    session.submit({"question": "q?"}, result(judgement=verdict("correct")))
     finish_learning(session, echo=said.append)
     assert session.learner.queue.cursor() == 1 and "pending episodes" in said[1]
 
@@ -190,8 +205,7 @@ def test_each_namespace_has_its_own_queue_and_adapter_history(tmp_path) -> None:
                                        served_planner=FakePlanner(), start=False)
     alice, bob = sessions["alice"], sessions["bob"]
     assert alice.folder != bob.folder and alice.registry.root != bob.registry.root
-    out = {"answer": "Paris", "plan": "1. search", "judgement": {"outcome": "correct", "feedback": ""},
-           "trajectory": {"steps": []}, "used_memory_ids": []}
+    out = result("Capital of France?", "Paris", "1. search", verdict("correct", "", "Paris"))
     alice.submit({"question": "Capital of France?", "gold_answers": ["Paris"]}, out)
     assert len(alice.learner.queue.pending()) == 1 and bob.learner.queue.pending() == []
     assert alice.learner.queue.pending()[0].namespace == "alice"

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 
-from mia.training.episodes import EpisodeOutcome, outcome_from_graph
+from mia.graph.result import RunResult
+from mia.training.episodes import EpisodeOutcome, outcome_from_result
 from mia.training.planner_stage import PlannerEpisodeReward, completion_text
 
 GOLD = ["Gian Carlo Menotti"]
 
 
-def _graph_output(first: str, final: str, replanned: bool) -> dict:
+def _graph_output(first: str, final: str, replanned: bool) -> RunResult:
     steps = [{"kind": "tool_call", "content": "", "tool": "search", "args": {"query_list": ["Maria Golovin"]}},
              {"kind": "observation", "content": "Maria Golovin is an opera by Gian Carlo Menotti."},
              {"kind": "answer", "content": first}]
@@ -24,16 +25,17 @@ def _graph_output(first: str, final: str, replanned: bool) -> dict:
         steps += [{"kind": "reflection", "content": "no"}]
     traj = {"question": "Who wrote Maria Golovin?", "plan": "1. Search.", "steps": steps, "answer": final,
             "replan": "1. Search again." if replanned else ""}
-    return {"answer": final, "trajectory": traj, "replan": traj["replan"]}
+    return RunResult.from_output({"question": traj["question"], "answer": final, "trajectory": traj,
+                                  "replan": traj["replan"], "tool_calls": 1})
 
 
-def test_outcome_from_graph_reads_first_and_final_answers() -> None:
-    fixed = outcome_from_graph(_graph_output("Puccini", "Gian Carlo Menotti", True), GOLD, "em")
+def test_outcome_from_result_reads_first_and_final_answers() -> None:
+    fixed = outcome_from_result(_graph_output("Puccini", "Gian Carlo Menotti", True), GOLD, "em")
     assert (fixed.acc_first, fixed.acc_final, fixed.replanned, fixed.decision) == (0.0, 1.0, True, "yes")
     assert fixed.first_answer == "Puccini" and fixed.tool_calls == 1 and "Menotti" in fixed.trace
-    kept = outcome_from_graph(_graph_output("Gian Carlo Menotti", "Gian Carlo Menotti", False), GOLD, "em")
+    kept = outcome_from_result(_graph_output("Gian Carlo Menotti", "Gian Carlo Menotti", False), GOLD, "em")
     assert (kept.acc_first, kept.acc_final, kept.replanned, kept.decision) == (1.0, 1.0, False, "no")
-    empty = outcome_from_graph({"answer": ""}, GOLD, "f1")
+    empty = outcome_from_result(RunResult.from_output({"question": "Q?", "answer": ""}), GOLD, "f1")
     assert empty.acc_final == 0.0 and empty.answer is None
 
 

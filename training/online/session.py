@@ -2,8 +2,8 @@
 
     session = LearningSession(context, OnlineConfig(ground_truth=False))
     graph = session.graph()                      # build_graph(deps=...) whose planner is swappable
-    out = graph.invoke(state, context=session.context)
-    session.submit(state, out)                   # the episode goes to the learner; returns at once
+    result = run_question(graph, state, session.context)   # a RunResult
+    session.submit(state, result)                # the episode goes to the learner; returns at once
     session.close()
 
 The planner role of the graph is one `LocalChatModel` owned by the session; every update the
@@ -19,11 +19,12 @@ import logging
 import re
 import threading
 from pathlib import Path
-from types import SimpleNamespace
 from typing import Any
 
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps, default_deps
+from mia.graph.result import RunResult
+from mia.memory.trajectory import TrajectoryStep
 from mia.training.online.config import OnlineConfig, is_closed_model
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.learner import OnlineLearner
@@ -74,15 +75,14 @@ def namespace_folder(namespace: str) -> str:
     return namespace
 
 
-def paragraphs_from_steps(steps: list[dict[str, Any]], limit: int = 12) -> list[dict[str, str]]:
+def paragraphs_from_steps(steps: list[TrajectoryStep], limit: int = 12) -> list[dict[str, str]]:
     """Without a sandbox (`mia ask`/`chat`), the rollouts search what the answer's own searches
     found: each `[title] text` block of its observations becomes a paragraph."""
     out: list[dict[str, str]] = []
     for step in steps:
-        if (step.get("kind") if isinstance(step, dict) else getattr(step, "kind", None)) != "observation":
+        if step.kind != "observation":
             continue
-        content = str(step.get("content") if isinstance(step, dict) else getattr(step, "content", ""))
-        for block in content.split("\n"):
+        for block in step.content.split("\n"):
             block = block.strip()
             if len(block) < 20:
                 continue
@@ -163,14 +163,14 @@ class LearningSession:
         log.info("planner now serves adapter %s", version)
 
     # ---------------------------------------------------------------- episodes
-    def episode(self, state: dict[str, Any], out: dict[str, Any], version: str | None = None) -> OnlineEpisode:
-        """An answered question as the learner's episode (see `episode_from_output`)."""
-        return episode_from_output(state, out, self.store, self.cfg, self.context.namespace,
-                                   version or self.served_version)
+    def episode(self, state: dict[str, Any], result: RunResult, version: str | None = None) -> OnlineEpisode:
+        """An answered question as the learner's episode (see `episode_from_result`)."""
+        return episode_from_result(state, result, self.cfg, self.context.namespace, version or self.served_version)
 
-    def submit(self, state: dict[str, Any], out: dict[str, Any], version: str | None = None) -> OnlineEpisode:
-        """Hand one answered question to the learner (returns at once; durable on return)."""
-        episode = self.episode(state, out, version)
+    def submit(self, state: dict[str, Any], result: RunResult, version: str | None = None) -> OnlineEpisode:
+        """Hand one answered question (the graph's input state and its `RunResult`) to the learner
+        (returns at once; durable on return)."""
+        episode = self.episode(state, result, version)
         self.learner.submit(episode)
         return episode
 
@@ -181,30 +181,15 @@ class LearningSession:
         self.learner.close()
 
 
-def memory_text_of(store: Any, ids: list[str]) -> str:
-    """The memory block the planner saw, rebuilt from the ids it used (re-retrieving would show
-    the question's own, just stored, episode)."""
-    if store is None or not ids:
-        return ""
-    from mia.graph.nodes.retrieve import render_memories
-
-    records = [r for r in (store.get(i) for i in ids) if r is not None]
-    got = SimpleNamespace(positives=[r for r in records if r.outcome == "correct"],
-                          negatives=[r for r in records if r.outcome != "correct"])
-    return render_memories(got)
-
-
-def served_reward(out: dict[str, Any], gold: list[str], cfg: OnlineConfig) -> tuple[str, float | None, str]:
+def served_reward(result: RunResult, gold: list[str], cfg: OnlineConfig) -> tuple[str, float | None, str]:
     """(outcome, reward, feedback) of the answer the user got: the graph's verdict (ground truth,
     or the reviewer panel without it) turned into the planner reward used for rollback."""
     from mia.training.rewards import answer_accuracy, plan_format_ok
 
-    judgement = out.get("judgement") or {}
-    outcome = str(judgement.get("outcome") or "unknown")
-    feedback = str(judgement.get("feedback") or "")
-    fmt = float(plan_format_ok(str(out.get("plan") or "")))
+    outcome, feedback = result.outcome, result.feedback
+    fmt = float(plan_format_ok(result.plan))
     if cfg.ground_truth and gold:
-        acc = answer_accuracy(str(out.get("answer") or ""), gold, cfg.metric)
+        acc = answer_accuracy(result.answer, gold, cfg.metric)
         if outcome == "unknown":
             outcome = "correct" if acc >= 0.5 else "incorrect"
         w = cfg.weights
@@ -215,25 +200,19 @@ def served_reward(out: dict[str, Any], gold: list[str], cfg: OnlineConfig) -> tu
     return outcome, v * float(outcome == "correct") + (1 - v) * fmt, feedback
 
 
-def episode_from_output(state: dict[str, Any], out: dict[str, Any], store: Any, cfg: OnlineConfig,
-                        namespace: str, version: str | None) -> OnlineEpisode:
-    """Build the learner's episode from the graph's input and output states."""
-    traj = out.get("trajectory") or {}
-    traj = traj.model_dump(mode="json") if hasattr(traj, "model_dump") else dict(traj)
+def episode_from_result(state: dict[str, Any], result: RunResult, cfg: OnlineConfig, namespace: str,
+                        version: str | None) -> OnlineEpisode:
+    """Build the learner's episode from the graph's input state and its typed result. The memory
+    block is the one the planner was shown (the result keeps it), so the learner trains on the
+    prompt that was served."""
     gold = [g for g in (state.get("gold_answers") or []) if isinstance(g, str) and g.strip()]
     paragraphs = [{"title": str(p.get("title", "")), "text": str(p.get("text", ""))}
-                  for p in (state.get("paragraphs") or [])] or paragraphs_from_steps(traj.get("steps") or [])
-    ids = [str(i) for i in (out.get("used_memory_ids") or traj.get("used_memory_ids") or [])]
-    try:
-        memories = memory_text_of(store, ids)
-    except Exception as exc:  # noqa: BLE001 - the episode is still worth learning from
-        log.warning("could not rebuild the memory block: %s", exc)
-        memories = ""
-    outcome, reward, feedback = served_reward(out, gold, cfg)
+                  for p in (state.get("paragraphs") or [])] or paragraphs_from_steps(result.steps)
+    outcome, reward, feedback = served_reward(result, gold, cfg)
     return OnlineEpisode(question=str(state["question"]), gold_answers=gold if cfg.ground_truth else [],
-                         paragraphs=paragraphs, memories=memories, used_memory_ids=ids,
-                         plan=str(out.get("plan") or ""), answer=str(out.get("answer") or ""), outcome=outcome,
-                         feedback=feedback, reward=reward, adapter_version=version, namespace=namespace)
+                         paragraphs=paragraphs, memories=result.memory_block,
+                         used_memory_ids=list(result.used_memory_ids), plan=result.plan, answer=result.answer,
+                         outcome=outcome, feedback=feedback, reward=reward, adapter_version=version, namespace=namespace)
 
 
 def served_placement(planner: Any) -> tuple[str, str]:
