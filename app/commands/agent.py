@@ -353,9 +353,15 @@ class LiveReply:
         self._view: Any = None
         self._message: str | None = None
         self._started = False
+        self._streaming = False  # the backend streams tokens: whole "ai" messages are repeats
 
     def token(self, chunk: Any, metadata: dict[str, Any]) -> None:
-        if metadata.get("langgraph_node") not in STREAMED_NODES or getattr(chunk, "type", "") not in ("AIMessageChunk", "ai"):
+        kind = getattr(chunk, "type", "")
+        if metadata.get("langgraph_node") not in STREAMED_NODES or kind not in ("AIMessageChunk", "ai"):
+            return
+        if kind == "AIMessageChunk":
+            self._streaming = True
+        elif self._streaming:  # a whole message (the node's state update) of a reply already shown token by token
             return
         if chunk.id != self._message:
             self.end()

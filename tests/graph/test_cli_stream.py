@@ -60,6 +60,7 @@ def test_ask_streams_the_reply_without_tags(streaming: StreamingModel, tmp_path:
     thought, call, second, answer = (out.index("I need the capital first."), out.index("tool search("),
                                      out.index("The search says Paris."), out.index("final answer"))
     assert thought < call < second < answer  # each streamed reply comes before its node's summary
+    assert out.count("I need the capital first.") == 1 and out.count("The search says Paris.") == 1  # no repeats
 
 
 def test_json_output_streams_nothing(streaming: StreamingModel, tmp_path: Path) -> None:
