@@ -206,3 +206,18 @@ def test_store_round_trip_on_each_index(any_store, ns):
     (best,) = st.search_trajectories("Who was the author of Hamlet?", ns, k=1)
     assert best.trajectory.question == "Who wrote Hamlet?" and best.similarity > 0.5
     assert st.reset(ns) == 3 and st.count(ns) == 0 and ns not in st.namespaces()
+
+
+def test_chroma_reads_trajectory_entries_written_before_the_index(tmp_path, embedder):
+    """Trajectory-index rows of older stores kept their fields as plain metadata keys: a store
+    opened now still finds those trajectories."""
+    st = MemoryStore.open(tmp_path / "memory", embedder=embedder)
+    traj = make_trajectory("Who painted the Mona Lisa?", answer="Leonardo")
+    (offset,) = st.trajectory_log.append_many([traj])
+    col = st.index.collections.handle("default", "traj", create=True)
+    col.upsert(ids=[traj.id], embeddings=[embedder.embed_query(traj.question)], documents=[traj.question],
+               metadatas=[{"offset": offset, "outcome": "correct", "created_at": traj.created_at}])
+    st._synced_traj.add("default")  # noqa: SLF001 - the row above is the index, as an old store left it
+    (found,) = st.search_trajectories("Mona Lisa painter", "default", k=1)
+    assert found.trajectory.id == traj.id
+    st.close()
