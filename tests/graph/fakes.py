@@ -110,8 +110,9 @@ class FakeVerdict(SimpleNamespace):
 
 
 def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = None, tools: list[Any] | None = None,
-              judge_outcome: str = "correct") -> tuple[Deps, dict[str, Any]]:
-    """Deps over fakes; `seen` records judge and compressor calls."""
+              judge_outcome: str = "correct", compressor_factory: Any = None) -> tuple[Deps, dict[str, Any]]:
+    """Deps over fakes; `seen` records judge and compressor calls. `compressor_factory` (e.g.
+    mia.memory.Compressor) replaces the stand-in compressor, for a real store's memorise."""
     seen: dict[str, Any] = {"judge": [], "compressor": []}
     store = store or FakeStore()
     tools = tools if tools is not None else [search_tool()]
@@ -125,12 +126,12 @@ def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = No
         return FakeVerdict(outcome=judge_outcome, score=1.0 if judge_outcome == "correct" else 0.0,
                            feedback="fake judge", mode=kwargs["mode"])
 
-    def compressor_factory(model: BaseChatModel) -> Any:
+    def compressor(model: BaseChatModel) -> Any:
         seen["compressor"].append(model)
-        return SimpleNamespace(model=model)
+        return compressor_factory(model) if compressor_factory is not None else SimpleNamespace(model=model)
 
     deps = Deps(model_factory=model_factory, store_factory=lambda path: store,
                 tools_factory=lambda ctx, paragraphs: tools, judge_fn=judge_fn,
-                compressor_factory=compressor_factory)
+                compressor_factory=compressor)
     seen["store"] = store
     return deps, seen
