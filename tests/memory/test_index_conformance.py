@@ -21,14 +21,28 @@ KINDS = ["numpy", "chroma-embedded", "chroma-server"]
 DIM = 4
 
 
+CONFORMANCE_DB = "mia-index-conformance"
+
+
 def _chroma_client(kind: str, tmp_path, request):
+    """An embedded client in the test's folder, or a client of the session's server on a
+    database of its own: the index checks below use 4-d vectors, and a store opened on the
+    server's default database refuses collections of another embedder."""
     import chromadb
     from chromadb.config import Settings
 
+    settings = Settings(anonymized_telemetry=False)
     if kind == "chroma-embedded":
-        return chromadb.PersistentClient(path=str(tmp_path / "chroma"), settings=Settings(anonymized_telemetry=False))
+        return chromadb.PersistentClient(path=str(tmp_path / "chroma"), settings=settings)
     server = request.getfixturevalue("chroma_server")
-    return chromadb.HttpClient(host=server["host"], port=server["port"], settings=Settings(anonymized_telemetry=False))
+    admin = chromadb.AdminClient(Settings(anonymized_telemetry=False, chroma_api_impl="chromadb.api.fastapi.FastAPI",
+                                          chroma_server_host=server["host"],
+                                          chroma_server_http_port=server["port"]))
+    try:
+        admin.get_database(CONFORMANCE_DB)
+    except Exception:  # noqa: BLE001 - absent: the first test creates it
+        admin.create_database(CONFORMANCE_DB)
+    return chromadb.HttpClient(host=server["host"], port=server["port"], settings=settings, database=CONFORMANCE_DB)
 
 
 @pytest.fixture(params=KINDS)
