@@ -14,11 +14,8 @@ from typing import Any
 
 from mia.memory.errors import MemoryStoreError, SchemaMismatchError
 from mia.memory.handles import CollectionHandle, is_not_found
+from mia.memory.index import MEMORY_BUCKETS as LABELS
 from mia.memory.records import SCHEMA_VERSION
-from mia.memory.trajectory import Outcome
-
-LABELS: dict[str, Outcome] = {"pos": "correct", "neg": "incorrect", "unk": "unknown"}
-LABEL_OF: dict[str, str] = {v: k for k, v in LABELS.items()}
 KIND_MEMORY, KIND_TRAJ = "memory", "trajectory-index"
 
 

@@ -86,16 +86,15 @@ class MemoryRecord(BaseModel):
         """The text whose embedding indexes the record: the question (the caption has its own vector)."""
         return embed_text(self.question)
 
-    def to_metadata(self) -> dict[str, Any]:
-        """Chroma metadata: the record as one JSON string."""
-        return {META_KEY: self.model_dump_json(exclude={"id"})}
+    def to_json(self) -> str:
+        """The record as the one JSON string an index stores (the id is the index's key)."""
+        return self.model_dump_json(exclude={"id"})
 
     @classmethod
-    def from_chroma(cls, record_id: str, document: str | None = None, metadata: dict[str, Any] | None = None) -> MemoryRecord:
-        """Rebuild from a Chroma row (raises pydantic.ValidationError when the row is damaged)."""
-        raw = (metadata or {}).get(META_KEY)
-        if not isinstance(raw, str):
-            raise ValueError(f"memory {record_id}: no {META_KEY!r} metadata")
+    def from_json(cls, record_id: str, raw: str) -> MemoryRecord:
+        """Rebuild from an index entry (raises pydantic.ValidationError or ValueError when damaged)."""
+        if not isinstance(raw, str) or not raw:
+            raise ValueError(f"memory {record_id}: no record stored")
         record = cls.model_validate_json(raw)
         record.id = record_id
         return record

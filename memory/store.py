@@ -1,11 +1,12 @@
-"""MemoryStore: MIA's workflow memory on Chroma, embedded (PersistentClient) or shared (HttpClient).
+"""MemoryStore: MIA's workflow memory, a service over a vector index (`MemoryIndex`, index.py):
+Chroma embedded (PersistentClient), Chroma server (HttpClient), or NumPy in memory.
 
-Layout: one Chroma collection per (namespace, outcome), like MIA's buckets, so a retrieval is a
-plain HNSW query with no metadata filter (filters are what make Chroma slow at 1M records).
+Layout: one bucket per (namespace, outcome), like MIA's buckets, so a retrieval is a plain
+nearest-neighbour query with no metadata filter (filters are what make Chroma slow at 1M records).
 Candidates are the ANN top-N of the positive and of the negative collection of the namespace;
 they are then rescored exactly (cosine recomputed from the stored vectors, min-max over the
 candidate pool, win rate from the raw counts). Raw trajectories go to an append-only JSONL log
-beside the store, indexed by question in one more collection per namespace.
+beside the store, indexed by question in one more bucket per namespace.
 """
 
 from __future__ import annotations
@@ -25,12 +26,14 @@ from mia.memory import config
 from mia.memory.compression import CompressionResult, Compressor, extractive_workflow
 from mia.memory.embeddings import count_tokens, resolve_embedder
 from mia.memory.errors import MemoryStoreError, StoreLockedError
-from mia.memory.chroma_collections import LABEL_OF, LABELS, ChromaCollections, collection_name
-from mia.memory.handles import CollectionHandle
+from mia.memory.chroma_collections import collection_name
+from mia.memory.index import BUCKET_OF as LABEL_OF
+from mia.memory.index import MEMORY_BUCKETS as LABELS
+from mia.memory.index import TRAJECTORY_BUCKET, MemoryIndex
 from mia.memory.namespaces import check_namespace, resolve_namespace
 from mia.memory.locking import FolderLock, WriteLock
 from mia.memory.caption import DEFAULT_CAPTION_WEIGHT, encode_vector, mixed_similarity
-from mia.memory.records import META_KEY, MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory, embed_text
 from mia.memory.screening import WorkflowScreen
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
 from mia.memory.trajectory import Outcome, Trajectory
@@ -47,12 +50,16 @@ class ScoredTrajectory(BaseModel):
 
 
 class MemoryStore:
-    """The non-parametric memory. Open with `open`, `open_http` or `from_env`; close when done."""
+    """The non-parametric memory. Open with `open`, `open_http`, `from_env` or `in_memory`;
+    close when done. Built on a Chroma `client`, or on any `index=` (a MemoryIndex)."""
 
-    def __init__(self, client: Any, *, log_dir: Path, embedder: Any, location: str, mode: str,
+    def __init__(self, client: Any = None, *, log_dir: Path, embedder: Any, location: str, mode: str,
                  weights: ScoringWeights | None = None, policy: UpkeepPolicy | None = None,
                  n_candidates: int = 50, ef_search: int = 128, hnsw_sync_threshold: int = 1000,
-                 folder_lock: FolderLock | None = None, screen: WorkflowScreen | None = None) -> None:
+                 folder_lock: FolderLock | None = None, screen: WorkflowScreen | None = None,
+                 index: MemoryIndex | None = None) -> None:
+        if (client is None) == (index is None):
+            raise TypeError("MemoryStore needs a Chroma client or an index=, not both")
         self.client = client
         self.log_dir = Path(log_dir)
         self.embedder = embedder
@@ -73,12 +80,16 @@ class MemoryStore:
         self.screen = screen or WorkflowScreen()
         self._folder_lock = folder_lock
         self._snapshot: Any = None  # the private copy a read-only store reads (see `open`)
+        self._log_tmp: Any = None  # the temporary log folder of an `in_memory` store
         self._write_lock = WriteLock(self.log_dir)
-        self.collections = ChromaCollections(client, embedder, location, ef_search=ef_search,
-                                             hnsw_sync_threshold=hnsw_sync_threshold)
+        if index is None:
+            from mia.memory.chroma_index import ChromaIndex
+
+            index = ChromaIndex(client, embedder, location, ef_search=ef_search,
+                                hnsw_sync_threshold=hnsw_sync_threshold)
+        self.index: MemoryIndex = index
         self._synced_traj: set[str] = set()
         self._threads: ThreadPoolExecutor | None = None
-        self.collections.check_existing()
 
     # ------------------------------------------------------------------ opening
     @classmethod
@@ -151,6 +162,23 @@ class MemoryStore:
                    mode="http", **options)
 
     @classmethod
+    def in_memory(cls, *, embedder: Any = None, log_dir: str | Path | None = None, **options: Any) -> MemoryStore:
+        """A store over the in-process NumPy index (exact cosine): for tests and small
+        deployments. Memories vanish with the process; the trajectory log goes to `log_dir`
+        (default: a temporary folder removed at close)."""
+        import tempfile
+
+        from mia.memory.numpy_index import NumpyIndex
+
+        tmp = tempfile.TemporaryDirectory(prefix="mia-memory-") if log_dir is None else None
+        folder = Path(tmp.name if tmp is not None else log_dir).expanduser()
+        folder.mkdir(parents=True, exist_ok=True)
+        store = cls(log_dir=folder, embedder=resolve_embedder(embedder), location=f"memory:{folder}",
+                    mode="memory", index=NumpyIndex(f"memory:{folder}"), **options)
+        store._log_tmp = tmp
+        return store
+
+    @classmethod
     def from_env(cls, data_dir: str | Path | None = None, *, mode: str | None = None, host: str | None = None,
                  port: int | None = None, **options: Any) -> MemoryStore:
         """Open as the environment says (MIA_CHROMA_MODE, MIA_CHROMA_HOST/PORT, MIA_DATA_DIR)."""
@@ -170,6 +198,9 @@ class MemoryStore:
         if self._snapshot is not None:
             self._snapshot.cleanup()
             self._snapshot = None
+        if self._log_tmp is not None:
+            self._log_tmp.cleanup()
+            self._log_tmp = None
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -177,17 +208,13 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    # ------------------------------------------------------------------ collections
-    def _collection(self, namespace: str, suffix: str, create: bool) -> CollectionHandle | None:
-        """The handle of one (namespace, suffix) collection (see chroma_collections.py)."""
-        return self.collections.handle(namespace, suffix, create)
-
+    # ------------------------------------------------------------------ buckets
     def namespaces(self) -> list[str]:
         """Every namespace that has memories or logged trajectories in the store."""
-        return self.collections.namespaces()
+        return self.index.namespaces()
 
     def _dim(self) -> int:
-        return self.collections.dim
+        return int(self.embedder.dim)
 
     @property
     def read_only(self) -> bool:
@@ -203,12 +230,12 @@ class MemoryStore:
         """One valid namespace, or every namespace in the store when None."""
         return [check_namespace(namespace)] if namespace is not None else self.namespaces()
 
-    def _memory_collections(self, namespace: str | None) -> Iterator[tuple[str, Any]]:
+    def _memory_buckets(self, namespace: str | None, outcome: Outcome | None = None) -> Iterator[tuple[str, str]]:
+        """(namespace, bucket) of every memory bucket in scope (of one outcome when given)."""
         for ns in self._scope(namespace):
-            for suffix in LABELS:
-                col = self._collection(ns, suffix, create=False)
-                if col is not None:
-                    yield suffix, col
+            for suffix, label in LABELS.items():
+                if outcome is None or label == outcome:
+                    yield ns, suffix
 
     # ------------------------------------------------------------------ writing
     def _embed_records(self, records: list[MemoryRecord]) -> np.ndarray:
@@ -254,12 +281,10 @@ class MemoryStore:
             bar = tqdm(total=len(records), desc="adding memories", unit="mem")
         with self._write_lock():
             for (ns, suffix), indices in groups.items():
-                col = self._collection(ns, suffix, create=True)
                 for start in range(0, len(indices), batch_size):
                     chunk = indices[start:start + batch_size]
-                    col.upsert(ids=[records[i].id for i in chunk], embeddings=vectors[chunk],
-                               documents=[records[i].question for i in chunk],
-                               metadatas=[records[i].to_metadata() for i in chunk])
+                    self.index.put(ns, suffix, [records[i].id for i in chunk], vectors[chunk],
+                                   [records[i].to_json() for i in chunk])
                     if bar:
                         bar.update(len(chunk))
             for ns in {ns for ns, _ in groups}:
@@ -274,10 +299,10 @@ class MemoryStore:
         wanted = list(dict.fromkeys(ids))
         removed = 0
         with self._write_lock():
-            for _, col in self._memory_collections(namespace):
-                found = col.get(ids=wanted, include=[])["ids"]
+            for ns, suffix in self._memory_buckets(namespace):
+                found = [e.id for e in self.index.get(ns, suffix, wanted, with_records=False)]
                 if found:
-                    col.delete(ids=found)
+                    self.index.delete(ns, suffix, found)
                     removed += len(found)
         return removed
 
@@ -292,24 +317,25 @@ class MemoryStore:
         now = time.time()
         updated = 0
         with self._write_lock():
-            for _, col in self._memory_collections(namespace):
-                got = col.get(ids=wanted, include=["metadatas"])
-                if not got["ids"]:
+            for ns, suffix in self._memory_buckets(namespace):
+                got = self.index.get(ns, suffix, wanted)
+                if not got:
                     continue
-                ids, metas = [], []
-                for rid, meta in zip(got["ids"], got["metadatas"]):
-                    rec = _parse(rid, None, meta)
+                ids, raws = [], []
+                for entry in got:
+                    rec = _parse(entry.id, entry.record)
                     if rec is None:
                         continue
                     rec.usage_count += 1
                     rec.success_count += int(bool(success))
                     rec.last_used_at = now
-                    ids.append(rid)
-                    metas.append(rec.to_metadata())
+                    ids.append(entry.id)
+                    raws.append(rec.to_json())
                 if ids:
-                    col.update(ids=ids, metadatas=metas)
+                    self.index.update(ns, suffix, ids, raws)
                 updated += len(ids)
-                wanted = [i for i in wanted if i not in set(got["ids"])]
+                seen = {e.id for e in got}
+                wanted = [i for i in wanted if i not in seen]
                 if not wanted:
                     break
         return updated
@@ -317,19 +343,18 @@ class MemoryStore:
     # ------------------------------------------------------------------ reading
     def get(self, memory_id: str, namespace: str | None = None) -> MemoryRecord | None:
         """One record by id (searching every namespace when none is given)."""
-        for _, col in self._memory_collections(namespace):
-            got = col.get(ids=[memory_id], include=["documents", "metadatas"])
-            if got["ids"]:
-                return _parse(got["ids"][0], got["documents"][0], got["metadatas"][0])  # None when damaged
+        for ns, suffix in self._memory_buckets(namespace):
+            got = self.index.get(ns, suffix, [memory_id])
+            if got:
+                return _parse(got[0].id, got[0].record)  # None when damaged
         return None
 
     def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]:
         """Which of these ids are stored (in one namespace or any)."""
         wanted = list(dict.fromkeys(ids))
         found: set[str] = set()
-        for _, col in self._memory_collections(namespace):
-            for start in range(0, len(wanted), 1000):
-                found.update(col.get(ids=wanted[start:start + 1000], include=[])["ids"])
+        for ns, suffix in self._memory_buckets(namespace):
+            found.update(e.id for e in self.index.get(ns, suffix, wanted, with_records=False))
         return found
 
     def get_with_embeddings(self, namespace: str, outcome: Outcome | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
@@ -337,15 +362,12 @@ class MemoryStore:
         check_namespace(namespace)
         records: list[MemoryRecord] = []
         vectors: list[np.ndarray] = []
-        for suffix, col in self._memory_collections(namespace):
-            if outcome is not None and LABELS[suffix] != outcome:
-                continue
-            got = col.get(include=["documents", "metadatas", "embeddings"])
-            for rid, doc, meta, vec in zip(got["ids"], got["documents"], got["metadatas"], got["embeddings"]):
-                rec = _parse(rid, doc, meta)
-                if rec is not None:
+        for ns, suffix in self._memory_buckets(namespace, outcome):
+            for entry in self.index.get(ns, suffix, with_vectors=True):
+                rec = _parse(entry.id, entry.record)
+                if rec is not None and entry.vector is not None:
                     records.append(rec)
-                    vectors.append(np.asarray(vec, dtype=np.float32))
+                    vectors.append(entry.vector)
         matrix = np.vstack(vectors) if vectors else np.zeros((0, self._dim()), dtype=np.float32)
         return records, matrix
 
@@ -353,17 +375,14 @@ class MemoryStore:
              offset: int = 0) -> list[MemoryRecord]:
         """Records, newest first."""
         records: list[MemoryRecord] = []
-        for suffix, col in self._memory_collections(namespace):
-            if outcome is not None and LABELS[suffix] != outcome:
-                continue
-            got = col.get(include=["documents", "metadatas"])
-            records += [r for r in (_parse(*row) for row in zip(got["ids"], got["documents"], got["metadatas"])) if r]
+        for ns, suffix in self._memory_buckets(namespace, outcome):
+            records += [r for r in (_parse(e.id, e.record) for e in self.index.get(ns, suffix)) if r]
         records.sort(key=lambda r: r.created_at, reverse=True)
         return records[offset: None if limit is None else offset + limit]
 
     def count(self, namespace: str | None = None) -> int:
         """Number of memories (in one namespace or all)."""
-        return sum(col.count() for _, col in self._memory_collections(namespace))
+        return sum(self.index.count(ns, suffix) for ns, suffix in self._memory_buckets(namespace))
 
     def retrieve(self, question: str, namespace: str | None = None, k_pos: int = 2, k_neg: int = 2, *,
                  caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
@@ -381,12 +400,12 @@ class MemoryStore:
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(embed_text(question)))
         n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
-        cols = [col for suffix, k in (("pos", k_pos), ("neg", k_neg)) if k > 0
-                for col in [self._collection(ns, suffix, create=False)] if col is not None]
-        if len(cols) > 1:  # Chroma releases the GIL: the two labels are looked up side by side
-            pool = [hit for part in self._pool().map(lambda col: self._candidates(col, query, n), cols) for hit in part]
+        buckets = [suffix for suffix, k in (("pos", k_pos), ("neg", k_neg)) if k > 0]
+        if len(buckets) > 1:  # Chroma releases the GIL: the two labels are looked up side by side
+            parts = list(self._pool().map(lambda suffix: self.index.query(ns, suffix, query, n), buckets))
         else:
-            pool = [hit for col in cols for hit in self._candidates(col, query, n)]
+            parts = [self.index.query(ns, suffix, query, n) for suffix in buckets]
+        pool = [(e.id, e.record, e.similarity) for part in parts for e in part]
         # score fields only for the pool; full records only for the k + k shown
         fields, kept = [], []
         for rid, raw, sim in pool:
@@ -408,7 +427,7 @@ class MemoryStore:
         scores, normalised, rates, pos, neg = self._rank(sims, outcomes, usage, success, k_pos, k_neg)
 
         def scored(i: int) -> ScoredMemory | None:
-            rec = _parse(kept[i][0], None, {META_KEY: kept[i][1]})
+            rec = _parse(kept[i][0], kept[i][1])
             if rec is None:
                 return None
             return ScoredMemory(record=rec, score=float(scores[i]), similarity=float(sims[i]),
@@ -416,17 +435,6 @@ class MemoryStore:
 
         return Retrieved(positives=[m for m in map(scored, pos) if m], negatives=[m for m in map(scored, neg) if m],
                          candidate_ids=[rid for rid, _, _ in kept])
-
-    def _candidates(self, col: Any, query: np.ndarray, n: int) -> list[tuple[str, str, float]]:
-        """One label's ANN top-n as (id, metadata JSON, cosine), with the counts as stored now."""
-        try:  # ids + distances only: fetching metadata inside an ANN query is several times slower
-            hits = col.query(query_embeddings=[query], n_results=n, include=["distances"])
-            ids, distances = hits["ids"][0], hits["distances"][0]
-            rows = col.get(ids=ids, include=["metadatas"]) if ids else {"ids": [], "metadatas": []}
-        except Exception as err:  # noqa: BLE001
-            raise MemoryStoreError(f"retrieval from {col.name} failed: {type(err).__name__}: {err}") from err
-        meta_of = dict(zip(rows["ids"], rows["metadatas"]))
-        return [(rid, (meta_of.get(rid) or {}).get(META_KEY, ""), 1.0 - float(dist)) for rid, dist in zip(ids, distances)]
 
     def _pool(self) -> ThreadPoolExecutor:
         if self._threads is None:
@@ -531,23 +539,18 @@ class MemoryStore:
         return found
 
     def _put(self, record: MemoryRecord, vector: np.ndarray) -> None:
-        col = self._collection(record.namespace, LABEL_OF[record.outcome], create=True)
-        col.upsert(ids=[record.id], embeddings=[np.asarray(vector, dtype=np.float32)], documents=[record.question],
-                   metadatas=[record.to_metadata()])
+        self.index.put(record.namespace, LABEL_OF[record.outcome], [record.id],
+                       np.asarray(vector, dtype=np.float32).reshape(1, -1), [record.to_json()])
 
     def _duplicate_of(self, record: MemoryRecord, vector: np.ndarray, n: int = 8) -> tuple[MemoryRecord, float] | None:
         """The stored memory of the same outcome that `record` duplicates, with its cosine: among
         the n nearest, the closest with the same question key and cosine >= the threshold. (The
         n nearest, not the nearest: a near-identical other question can sit closer.)"""
-        col = self._collection(record.namespace, LABEL_OF[record.outcome], create=False)
-        if col is None:
-            return None
-        got = col.query(query_embeddings=[vector], n_results=n, include=["documents", "metadatas", "embeddings"])
-        for rid, doc, meta, emb in zip(got["ids"][0], got["documents"][0], got["metadatas"][0], got["embeddings"][0]):
-            old = _parse(rid, doc, meta)
-            if old is None or old.flags or not same_question(record, old):
+        for entry in self.index.query(record.namespace, LABEL_OF[record.outcome], vector, n, with_vectors=True):
+            old = _parse(entry.id, entry.record)
+            if old is None or old.flags or not same_question(record, old) or entry.vector is None:
                 continue
-            sim = float(cosine(vector, np.asarray(emb, dtype=np.float32)[None, :])[0])
+            sim = float(cosine(vector, entry.vector[None, :])[0])
             if sim >= self.policy.dedup_threshold:
                 return old, sim
         return None
@@ -577,7 +580,7 @@ class MemoryStore:
                 for suffix in LABELS:
                     ids = [r.id for r in doomed if LABEL_OF[r.outcome] == suffix]
                     if ids:
-                        self._collection(ns, suffix, create=True).delete(ids=ids)
+                        self.index.delete(ns, suffix, ids)
                 evicted += [r.id for r in doomed]
         return evicted
 
@@ -599,7 +602,7 @@ class MemoryStore:
                         survivor = records[keep]
                         for j in absorbed:
                             survivor = merge_into(survivor, records[j], keep_id_of=survivor)
-                        self._collection(ns, suffix, create=True).delete(ids=[records[j].id for j in absorbed])
+                        self.index.delete(ns, suffix, [records[j].id for j in absorbed])
                         merged += len(absorbed)
                         self._put(survivor, vectors[keep])
                 evicted = len(self.prune(ns, now=now)) if self.policy.max_per_namespace else 0
@@ -615,7 +618,7 @@ class MemoryStore:
             check_namespace(namespace)
         removed = 0
         with self._write_lock():
-            removed = self.collections.drop(namespace)
+            removed = self.index.drop(namespace)
             self._synced_traj.clear()
             if include_log and self.trajectory_log.path.exists():
                 if namespace is None:
@@ -666,17 +669,16 @@ class MemoryStore:
         for ns, group in by_ns.items():
             if vectors is None or len(by_ns) > 1:
                 vectors = self.embedder.embed_documents([embed_text(t.question) for t, _ in group])
-            col = self._collection(ns, "traj", create=True)
             with self._write_lock():
-                col.upsert(ids=[t.id for t, _ in group], embeddings=vectors, documents=[t.question for t, _ in group],
-                           metadatas=[{"offset": offset, "outcome": t.outcome, "created_at": t.created_at} for t, offset in group])
+                self.index.put(ns, TRAJECTORY_BUCKET, [t.id for t, _ in group], np.asarray(vectors, dtype=np.float32),
+                               [orjson.dumps({"offset": offset, "outcome": t.outcome, "created_at": t.created_at}).decode()
+                                for t, offset in group])
 
     def _sync_trajectory_index(self, namespace: str, force: bool = False) -> int:
         """Index logged trajectories that the index lacks (after a crash between log and index)."""
         if (namespace in self._synced_traj and not force) or self.read_only:
             return 0
-        col = self._collection(namespace, "traj", create=False)
-        known = set(col.get(include=[])["ids"]) if col is not None else set()
+        known = {e.id for e in self.index.get(namespace, TRAJECTORY_BUCKET, with_records=False)}
         missing = [(t, off) for t, off in self.trajectory_log.read_with_offsets(namespace) if t.id not in known]
         for start in range(0, len(missing), 256):
             self._index_trajectories(missing[start:start + 256])
@@ -688,17 +690,20 @@ class MemoryStore:
         """The k logged raw trajectories whose questions are most similar (trajectory-RAG)."""
         ns = resolve_namespace(namespace)
         self._sync_trajectory_index(ns)
-        col = self._collection(ns, "traj", create=False)
-        if col is None or k <= 0:
+        if k <= 0 or not self.index.count(ns, TRAJECTORY_BUCKET):
             return []
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(question))
-        got = col.query(query_embeddings=[query], n_results=k, include=["metadatas", "distances"])
         found: list[ScoredTrajectory] = []
-        for tid, meta, dist in zip(got["ids"][0], got["metadatas"][0], got["distances"][0]):
-            traj = self.trajectory_log.read_at(int(meta["offset"]), tid)
+        for entry in self.index.query(ns, TRAJECTORY_BUCKET, query, k):
+            try:
+                offset = int(orjson.loads(entry.record)["offset"])
+            except (ValueError, TypeError, KeyError):
+                log.warning("trajectory %s skipped: damaged index entry", entry.id)
+                continue
+            traj = self.trajectory_log.read_at(offset, entry.id)
             if traj is not None:
-                found.append(ScoredTrajectory(trajectory=traj, similarity=1.0 - float(dist)))
+                found.append(ScoredTrajectory(trajectory=traj, similarity=entry.similarity))
         return found
 
     def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
@@ -772,9 +777,9 @@ def _caption_vector(raw: str) -> str:
     return value if isinstance(value, str) else ""
 
 
-def _parse(record_id: str, document: str | None, metadata: dict[str, Any] | None) -> MemoryRecord | None:
+def _parse(record_id: str, raw: str) -> MemoryRecord | None:
     try:
-        return MemoryRecord.from_chroma(record_id, document, metadata)
+        return MemoryRecord.from_json(record_id, raw)
     except (ValidationError, ValueError) as err:
         log.warning("memory %s skipped: damaged record (%s)", record_id, str(err).splitlines()[0])
         return None

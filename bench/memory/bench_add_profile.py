@@ -29,6 +29,7 @@ import numpy as np
 
 from mia.memory import MemoryRecord, MemoryStore, Trajectory, TrajectoryStep
 from mia.memory.embeddings import PrecomputedEmbedder
+from mia.memory.index import TRAJECTORY_BUCKET
 
 HERE = Path(__file__).resolve().parent
 DIM = 384
@@ -43,7 +44,6 @@ def unit(rng: np.random.Generator, n: int) -> np.ndarray:
 def build(store: MemoryStore, size: int) -> None:
     have = store.count("bench")
     rng = np.random.default_rng(have)
-    traj = store._collection("bench", "traj", create=True)  # noqa: SLF001 - a benchmark of the internals
     for start in range(have, size, 2000):
         n = min(2000, size - start)
         vec = unit(rng, n)
@@ -51,8 +51,8 @@ def build(store: MemoryStore, size: int) -> None:
                              workflow="1. Search the entity (query -> result)\n2. Answer (evidence -> answer)",
                              outcome="correct") for i in range(n)]
         store.add_many(recs, vec)
-        traj.upsert(ids=[f"t{start + i}" for i in range(n)], embeddings=vec, documents=[r.question for r in recs],
-                    metadatas=[{"offset": 0, "outcome": "correct", "created_at": 0.0} for _ in range(n)])
+        store.index.put("bench", TRAJECTORY_BUCKET, [f"t{start + i}" for i in range(n)], vec,
+                        ['{"offset": 0, "outcome": "correct", "created_at": 0.0}'] * n)
         print(f"built {start + n}/{size}", flush=True)
 
 

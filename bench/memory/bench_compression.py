@@ -70,7 +70,7 @@ def measure(traj: Trajectory, workflow: str, method: str) -> dict:
 
     rec = record_from_trajectory(traj, CompressionResult(workflow=workflow, method=method))
     trace = traj.to_trace_text()
-    stored = len(json.dumps(rec.to_metadata()).encode()) + len(rec.question.encode()) + 384 * 4
+    stored = len(rec.to_json().encode()) + len(rec.question.encode()) + 384 * 4
     return {"raw_json_bytes": len(traj.model_dump_json().encode()), "trace_bytes": len(trace.encode()),
             "trace_tokens": count_tokens(trace), "workflow_bytes": len(workflow.encode()),
             "workflow_tokens": count_tokens(workflow), "workflow_words": len(workflow.split()),

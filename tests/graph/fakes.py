@@ -14,6 +14,7 @@ from pydantic import Field
 
 from mia.graph.judge.verdict import JudgeMethod, Verdict
 from mia.graph.nodes.deps import Deps
+from mia.memory import MemoryRecord, Outcome, Retrieved, ScoredMemory, ScoredTrajectory, Trajectory
 
 
 class ScriptedChatModel(BaseChatModel):
@@ -50,38 +51,43 @@ class ScriptedChatModel(BaseChatModel):
 
 
 class FakeStore:
-    """An in-memory MemoryStore with the contract's methods."""
+    """A scripted MemoryStore: retrieve returns the memories it was given (as the real store's
+    `Retrieved`), memorise records the call and returns a real `MemoryRecord`."""
 
-    def __init__(self, positives: list[Any] | None = None, negatives: list[Any] | None = None) -> None:
+    def __init__(self, positives: list[ScoredMemory] | None = None,
+                 negatives: list[ScoredMemory] | None = None) -> None:
         self.positives = positives or []
         self.negatives = negatives or []
         self.memorised: list[Any] = []
-        self.logged: list[Any] = []
+        self.logged: list[Trajectory] = []
         self.stats: list[tuple[list[str], bool]] = []
         self.retrieve_calls: list[tuple] = []
 
-    def retrieve(self, question: str, namespace: str = "default", k_pos: int = 2, k_neg: int = 2) -> Any:
+    def retrieve(self, question: str, namespace: str = "default", k_pos: int = 2, k_neg: int = 2, *,
+                 caption: str = "", caption_weight: float = 0.2) -> Retrieved:
         self.retrieve_calls.append((question, namespace, k_pos, k_neg))
         pos, neg = self.positives[:k_pos], self.negatives[:k_neg]
-        return SimpleNamespace(positives=pos, negatives=neg, ids=[m.record.id for m in pos + neg])
+        return Retrieved(positives=pos, negatives=neg, candidate_ids=[m.record.id for m in pos + neg])
 
-    def memorise(self, trajectory: Any, compressor: Any = None) -> Any:
+    def memorise(self, trajectory: Trajectory, compressor: Any = None) -> MemoryRecord:
         self.memorised.append((trajectory, compressor))
-        return SimpleNamespace(id=f"mem-{len(self.memorised)}")
+        return MemoryRecord(id=f"mem-{len(self.memorised)}", namespace=trajectory.namespace,
+                            question=trajectory.question, workflow="1. Fake workflow (question -> answer)",
+                            outcome=trajectory.outcome, trajectory_id=trajectory.id)
 
-    def log_trajectory(self, trajectory: Any) -> None:
+    def log_trajectory(self, trajectory: Trajectory) -> None:
         self.logged.append(trajectory)
 
-    def search_trajectories(self, question: str, namespace: str, k: int) -> list[Any]:
-        return self.logged[:k]
+    def search_trajectories(self, question: str, namespace: str, k: int) -> list[ScoredTrajectory]:
+        return [ScoredTrajectory(trajectory=t, similarity=1.0) for t in self.logged[:k]]
 
     def update_stats(self, ids: list[str], success: bool) -> None:
         self.stats.append((list(ids), success))
 
 
-def memory(id_: str, question: str, workflow: str, outcome: str) -> Any:
-    return SimpleNamespace(record=SimpleNamespace(id=id_, question=question, caption="", workflow=workflow,
-                                                  outcome=outcome), score=0.5)
+def memory(id_: str, question: str, workflow: str, outcome: Outcome) -> ScoredMemory:
+    return ScoredMemory(record=MemoryRecord(id=id_, question=question, workflow=workflow, outcome=outcome),
+                        score=0.5, similarity=0.8, normalised_similarity=1.0, win_rate=0.5)
 
 
 def search_tool(results: dict[str, str] | None = None, fail: bool = False) -> StructuredTool:
@@ -107,8 +113,9 @@ class FakeVerdict(Verdict):
 
 
 def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = None, tools: list[Any] | None = None,
-              judge_outcome: str = "correct") -> tuple[Deps, dict[str, Any]]:
-    """Deps over fakes; `seen` records judge and compressor calls."""
+              judge_outcome: str = "correct", compressor_factory: Any = None) -> tuple[Deps, dict[str, Any]]:
+    """Deps over fakes; `seen` records judge and compressor calls. `compressor_factory` (e.g.
+    mia.memory.Compressor) replaces the stand-in compressor, for a real store's memorise."""
     seen: dict[str, Any] = {"judge": [], "compressor": []}
     store = store or FakeStore()
     tools = tools if tools is not None else [search_tool()]
@@ -122,12 +129,12 @@ def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = No
         return FakeVerdict(outcome=judge_outcome, score=1.0 if judge_outcome == "correct" else 0.0,
                            feedback="fake judge", mode=kwargs["mode"])
 
-    def compressor_factory(model: BaseChatModel) -> Any:
+    def compressor(model: BaseChatModel) -> Any:
         seen["compressor"].append(model)
-        return SimpleNamespace(model=model)
+        return compressor_factory(model) if compressor_factory is not None else SimpleNamespace(model=model)
 
     deps = Deps(model_factory=model_factory, store_factory=lambda path: store,
                 tools_factory=lambda ctx, paragraphs: tools, judge_fn=judge_fn,
-                compressor_factory=compressor_factory)
+                compressor_factory=compressor)
     seen["store"] = store
     return deps, seen

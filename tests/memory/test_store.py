@@ -230,8 +230,7 @@ def test_damaged_record_is_skipped_not_fatal(tmp_path):
     st = MemoryStore.open(tmp_path / "m", embedder=PrecomputedEmbedder(2, "two"))
     st.add(MemoryRecord(id="ok", question="q", workflow="1. w", outcome="correct"), np.array([1.0, 0.0]))
     st.add(MemoryRecord(id="bad", question="q2", workflow="1. w", outcome="correct"), np.array([0.9, 0.1]))
-    col = st._collection("default", "pos", create=False)
-    col.update(ids=["bad"], metadatas=[{"mia": '{"question": "q2", "usage_count": "lots"'}])
+    st.index.update("default", "pos", ["bad"], ['{"question": "q2", "usage_count": "lots"'])
     got = st.retrieve("q", query_embedding=np.array([1.0, 0.0]))
     assert got.ids == ["ok"]
     st.close()
