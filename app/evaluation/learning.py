@@ -17,7 +17,7 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mia.app.evaluation.runner import error_result, is_config_error, question_result
+from mia.app.evaluation.runner import error_result, input_state, is_config_error, question_result
 from mia.graph.result import RunResult
 from mia.training.online.config import OnlineConfig
 from mia.training.online.session import LearningSession
@@ -35,12 +35,7 @@ class LearningRunner:
     config: dict[str, Any] | None = None
 
     def input_state(self, example: Any) -> dict[str, Any]:
-        state: dict[str, Any] = {"question": example.question}
-        if self.ground_truth:
-            state["gold_answers"] = example.gold_answers
-        if self.setting == "distractor":
-            state["paragraphs"] = [p.model_dump() for p in example.paragraphs]
-        return state
+        return input_state(example, self.setting, gold=self.ground_truth)
 
     async def __call__(self, example: Any) -> Any:
         start = time.perf_counter()

@@ -99,6 +99,22 @@ def is_config_error(err: BaseException) -> bool:
     return isinstance(err, BackendError)
 
 
+def input_state(example: EvalExample, setting: str, gold: bool = True) -> dict[str, Any]:
+    """The graph input for one question: its image and caption when it has them, the gold answers
+    (unless the judge must go without), and in the distractor setting only the question's own
+    paragraphs (the paper's sandbox)."""
+    state: dict[str, Any] = {"question": example.question}
+    if gold:
+        state["gold_answers"] = example.gold_answers
+    if example.image:
+        state["image"] = example.image
+    if example.caption:
+        state["caption"] = example.caption
+    if setting == "distractor":
+        state["paragraphs"] = [p.model_dump() for p in example.paragraphs]
+    return state
+
+
 @dataclass
 class GraphRunner:
     """Runs one question through a compiled graph (real or fake) with a fixed context."""
@@ -110,15 +126,7 @@ class GraphRunner:
     config: dict[str, Any] | None = None  # LangGraph run config (recursion_limit for big budgets)
 
     def input_state(self, example: EvalExample) -> dict[str, Any]:
-        """The distractor setting searches only the question's own paragraphs (the paper's sandbox)."""
-        state: dict[str, Any] = {"question": example.question, "gold_answers": example.gold_answers}
-        if example.image:
-            state["image"] = example.image
-        if example.caption:
-            state["caption"] = example.caption
-        if self.setting == "distractor":
-            state["paragraphs"] = [p.model_dump() for p in example.paragraphs]
-        return state
+        return input_state(example, self.setting)
 
     async def __call__(self, example: EvalExample) -> QuestionResult:
         from mia.graph.result import RunResult
