@@ -13,6 +13,10 @@ import re
 _TAG = re.compile(r"<\s*(/?)\s*(think|tool_call|answer|tool_response)\s*>", re.I)
 _HIDDEN = {"tool_call", "tool_response"}
 _LONGEST_TAG = 24
+# A tool call written without its tags: what a reply continuing a prefilled "<tool_call>" streams
+# (the prefill is not part of the stream). It ends the turn, so everything from it on is hidden.
+_BARE_CALL = re.compile(r'\{\s*"name"\s*:')
+_LONGEST_BARE = 12
 
 
 class VisibleText:
@@ -34,8 +38,15 @@ class VisibleText:
             elif closing and name == self._hidden:
                 self._hidden = None
             text = text[match.end():]
+        if self._hidden is None and (bare := _BARE_CALL.search(text)) is not None:
+            out.append(text[:bare.start()])
+            self._hidden, self._pending = "bare_call", ""
+            return "".join(out)
         start = text.rfind("<")
         held = text[start:] if start != -1 and ">" not in text[start:] and len(text) - start < _LONGEST_TAG else ""
+        brace = text.rfind("{")
+        if not held and brace != -1 and len(text) - brace < _LONGEST_BARE and self._hidden is None:
+            held = text[brace:]  # maybe the start of a bare tool call: wait for the next token
         self._pending = held
         if self._hidden is None:
             out.append(text[:len(text) - len(held)])

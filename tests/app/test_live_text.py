@@ -28,6 +28,8 @@ def split(text: str, cuts: list[int]) -> list[str]:
     (ANSWER, "Found it.\nShakespeare wrote it; 3 < 4."),
     ('<think>ok</think><tool_call>{"name": "search"', "ok"),  # cut at the stop sequence
     ("plain text, no tags", "plain text, no tags"),
+    ('I must search first.\n{"name": "search", "arguments": {"query_list": ["x"]}}', "I must search first.\n"),
+    ("a set {1, 2} is shown", "a set {1, 2} is shown"),  # braces that are not a tool call stay
 ])
 def test_tags_are_removed_and_tool_calls_hidden(reply: str, visible: str) -> None:
     assert shown([reply]) == visible
@@ -36,5 +38,5 @@ def test_tags_are_removed_and_tool_calls_hidden(reply: str, visible: str) -> Non
 
 @given(st.lists(st.integers(min_value=0, max_value=200), max_size=12))
 def test_any_token_boundaries_give_the_same_text(cuts: list[int]) -> None:
-    for reply in (REPLY, ANSWER):
+    for reply in (REPLY, ANSWER, 'I must search first.\n{"name": "search", "arguments": {"query_list": ["x"]}}'):
         assert shown(split(reply, cuts)) == shown([reply])
