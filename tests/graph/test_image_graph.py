@@ -44,6 +44,14 @@ def minilm():
     return default_embedder()
 
 
+@pytest.fixture()
+def store(tmp_path, minilm):
+    """A real memory store on disk over the real MiniLM."""
+    st = MemoryStore.open(tmp_path / "memory", embedder=minilm)
+    yield st
+    st.close()
+
+
 def models(vision_executor: bool) -> dict[str, ScriptedChatModel]:
     vision = {"image_inputs": True}
     return {
@@ -109,46 +117,34 @@ def test_image_question_end_to_end(tmp_path, minilm) -> None:
         store.close()
 
 
-def test_given_caption_skips_the_captioner_and_text_executor_gets_no_image(tmp_path, minilm) -> None:
-    store = MemoryStore.open(tmp_path / "memory", embedder=minilm)
+def test_given_caption_skips_the_captioner_and_text_executor_gets_no_image(tmp_path, store) -> None:
     m = models(vision_executor=False)
-    try:
-        out = run(m, store, ctx(tmp_path), image=str(CHINA), caption="A given caption of a temple.")
-        assert out["trajectory"]["caption"] == "A given caption of a temple." and not m["fake:captioner"].prompts
-        question = next(x for x in m["fake:executor"].prompts[0] if isinstance(x, HumanMessage))
-        assert isinstance(question.content, str) and "A given caption of a temple." in question.content
-    finally:
-        store.close()
+    out = run(m, store, ctx(tmp_path), image=str(CHINA), caption="A given caption of a temple.")
+    assert out["trajectory"]["caption"] == "A given caption of a temple." and not m["fake:captioner"].prompts
+    question = next(x for x in m["fake:executor"].prompts[0] if isinstance(x, HumanMessage))
+    assert isinstance(question.content, str) and "A given caption of a temple." in question.content
 
 
-def test_no_vision_model_means_no_blind_answer(tmp_path, minilm) -> None:
-    store = MemoryStore.open(tmp_path / "memory", embedder=minilm)
+def test_no_vision_model_means_no_blind_answer(tmp_path, store) -> None:
     m = models(vision_executor=False)
-    try:
-        with pytest.raises(ImageQuestionError, match="no vision model is configured"):
-            run(m, store, ctx(tmp_path, captioner_model=""), image=str(CHINA))
-        assert not any(model.prompts for model in m.values())  # no model was asked anything
-        assert store.count("images") == 0  # and nothing was memorised
-        with pytest.raises(ImageQuestionError, match="does not accept images"):
-            m["fake:captioner"].profile = {"image_inputs": False}
-            run(m, store, ctx(tmp_path), image=str(CHINA))
-    finally:
-        store.close()
+    with pytest.raises(ImageQuestionError, match="no vision model is configured"):
+        run(m, store, ctx(tmp_path, captioner_model=""), image=str(CHINA))
+    assert not any(model.prompts for model in m.values())  # no model was asked anything
+    assert store.count("images") == 0  # and nothing was memorised
+    with pytest.raises(ImageQuestionError, match="does not accept images"):
+        m["fake:captioner"].profile = {"image_inputs": False}
+        run(m, store, ctx(tmp_path), image=str(CHINA))
 
 
-def test_bad_image_is_a_clear_error_before_any_model(tmp_path, minilm) -> None:
+def test_bad_image_is_a_clear_error_before_any_model(tmp_path, store) -> None:
     from mia.graph.images import ImageError
 
-    store = MemoryStore.open(tmp_path / "memory", embedder=minilm)
     m = models(vision_executor=False)
     bad = tmp_path / "broken.png"
     bad.write_bytes(b"\x89PNG\r\n\x1a\n not really")
-    try:
-        with pytest.raises(ImageError, match="not a readable image"):
-            run(m, store, ctx(tmp_path), image=str(bad))
-        assert not any(model.prompts for model in m.values())
-    finally:
-        store.close()
+    with pytest.raises(ImageError, match="not a readable image"):
+        run(m, store, ctx(tmp_path), image=str(bad))
+    assert not any(model.prompts for model in m.values())
 
 
 def test_text_question_is_unaffected(tmp_path, minilm) -> None:
@@ -166,20 +162,16 @@ def test_text_question_is_unaffected(tmp_path, minilm) -> None:
         store.close()
 
 
-def test_image_does_not_leak_to_the_next_question_of_a_thread(tmp_path, minilm) -> None:
+def test_image_does_not_leak_to_the_next_question_of_a_thread(tmp_path, store) -> None:
     from langgraph.checkpoint.memory import InMemorySaver
 
-    store = MemoryStore.open(tmp_path / "memory", embedder=minilm)
     m = models(vision_executor=True)
     context = ctx(tmp_path, memory_mode="none")
     graph = build_graph(checkpointer=InMemorySaver(), deps=deps_for(m, store))
     config = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(context)}
-    try:
-        first = graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)},
-                             context=context, config=config)
-        second = graph.invoke({"question": "Who wrote Hamlet?"}, context=context, config=config)
-    finally:
-        store.close()
+    first = graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)},
+                         context=context, config=config)
+    second = graph.invoke({"question": "Who wrote Hamlet?"}, context=context, config=config)
     assert first["trajectory"]["caption"] == CAPTION and second["trajectory"]["caption"] == ""
     assert len(m["fake:captioner"].prompts) == 1  # the second question was not captioned again
     second_turn = [x for x in m["fake:executor"].prompts[-1] if isinstance(x, HumanMessage)][0]
