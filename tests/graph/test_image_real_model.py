@@ -37,9 +37,11 @@ def test_real_model_answers_an_image_question_from_its_caption(tmp_path: Path) -
         assert stored.caption == caption and stored.caption_vector
         again = store.retrieve(RECORD["question"], namespace="images", caption=caption, k_pos=2, k_neg=2)
         scored = (again.positives + again.negatives)[0]
-        text_only = store.retrieve(RECORD["question"], namespace="images", k_pos=2, k_neg=2)
-        # identical question and caption: both cosines are 1, with or without the caption term
+        other = store.retrieve(RECORD["question"], namespace="images", caption="A red flower in a garden.",
+                               k_pos=2, k_neg=2)
+        # identical question and caption: both cosines are 1; another caption pulls the mix below 1
+        # by 0.2 x (1 - its cosine to the stored caption)
         assert scored.similarity == pytest.approx(1.0, abs=1e-2)
-        assert (text_only.positives + text_only.negatives)[0].similarity == pytest.approx(1.0, abs=1e-2)
+        assert (other.positives + other.negatives)[0].similarity < 0.95
     finally:
         store.close()
