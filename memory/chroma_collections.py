@@ -17,6 +17,11 @@ from mia.memory.handles import CollectionHandle, is_not_found
 from mia.memory.index import MEMORY_BUCKETS as LABELS
 from mia.memory.records import SCHEMA_VERSION
 KIND_MEMORY, KIND_TRAJ = "memory", "trajectory-index"
+# Chroma writes a collection's HNSW files every `sync_threshold` writes (what is not yet written is
+# replayed from its write-ahead log at open). Its default, 1000, is the only value the store uses:
+# with 100,000 (tried for bulk loads) every later single write cost 0.4-2 s instead of ~35 ms,
+# because each write handles the whole unsynced backlog (bench/memory/add_profile.md).
+HNSW_SYNC_THRESHOLD = 1000
 
 
 def collection_name(namespace: str, suffix: str) -> str:
@@ -30,13 +35,11 @@ class ChromaCollections:
     """Opens, creates, validates, caches and drops the store's collections on one Chroma client
     (embedded or server)."""
 
-    def __init__(self, client: Any, embedder: Any, location: str, *, ef_search: int = 128,
-                 hnsw_sync_threshold: int = 1000) -> None:
+    def __init__(self, client: Any, embedder: Any, location: str, *, ef_search: int = 128) -> None:
         self.client = client
         self.embedder = embedder
         self.location = location
         self.ef_search = ef_search
-        self.hnsw_sync_threshold = hnsw_sync_threshold
         self._handles: dict[str, CollectionHandle] = {}
         self._ef: Any = None
 
@@ -52,7 +55,8 @@ class ChromaCollections:
         return self._ef
 
     def check_existing(self) -> None:
-        """Fail early, with a message, on a store of another schema version or embedder."""
+        """Fail early, with a message, on a store of another schema version or embedder; set back
+        a collection's HNSW sync threshold if another was used."""
         try:
             collections = self.client.list_collections()
         except Exception as err:  # noqa: BLE001
@@ -60,6 +64,7 @@ class ChromaCollections:
         for col in collections:
             if col.name.startswith("mia-"):
                 self.validate(col)
+                _restore_sync_threshold(col)
 
     def validate(self, col: Any) -> None:
         meta = col.metadata or {}
@@ -108,7 +113,7 @@ class ChromaCollections:
             col = self.client.get_or_create_collection(
                 name, metadata=meta, embedding_function=self.embedding_function(),
                 configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128,
-                                        "sync_threshold": self.hnsw_sync_threshold}})
+                                        "sync_threshold": HNSW_SYNC_THRESHOLD}})
         self.validate(col)
         return col
 
@@ -138,3 +143,12 @@ class ChromaCollections:
                 continue
             removed += count
         return removed
+
+
+def _restore_sync_threshold(col: Any) -> None:
+    """Set a collection created with another HNSW sync threshold (mia's former bulk-load option)
+    back to HNSW_SYNC_THRESHOLD, so that its single writes are fast again. A read-only store
+    changes only its private copy."""
+    hnsw = (getattr(col, "configuration_json", None) or {}).get("hnsw") or {}
+    if hnsw.get("sync_threshold", HNSW_SYNC_THRESHOLD) != HNSW_SYNC_THRESHOLD:
+        col.modify(configuration={"hnsw": {"sync_threshold": HNSW_SYNC_THRESHOLD}})

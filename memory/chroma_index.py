@@ -31,12 +31,10 @@ def _record(meta: dict[str, Any] | None) -> str:
 class ChromaIndex:
     """The store's index on one Chroma client; `client` stays reachable for tests and tools."""
 
-    def __init__(self, client: Any, embedder: Any, location: str, *, ef_search: int = 128,
-                 hnsw_sync_threshold: int = 1000) -> None:
+    def __init__(self, client: Any, embedder: Any, location: str, *, ef_search: int = 128) -> None:
         self.client = client
         self.location = location
-        self.collections = ChromaCollections(client, embedder, location, ef_search=ef_search,
-                                             hnsw_sync_threshold=hnsw_sync_threshold)
+        self.collections = ChromaCollections(client, embedder, location, ef_search=ef_search)
         self.collections.check_existing()
 
     def _col(self, namespace: str, bucket: str, create: bool) -> CollectionHandle | None:

@@ -55,7 +55,7 @@ class MemoryStore:
 
     def __init__(self, client: Any = None, *, log_dir: Path, embedder: Any, location: str, mode: str,
                  weights: ScoringWeights | None = None, policy: UpkeepPolicy | None = None,
-                 n_candidates: int = 50, ef_search: int = 128, hnsw_sync_threshold: int = 1000,
+                 n_candidates: int = 50, ef_search: int = 128,
                  folder_lock: FolderLock | None = None, screen: WorkflowScreen | None = None,
                  index: MemoryIndex | None = None) -> None:
         if (client is None) == (index is None):
@@ -69,11 +69,6 @@ class MemoryStore:
         self.policy = policy or UpkeepPolicy()
         self.n_candidates = n_candidates
         self.ef_search = ef_search
-        # Chroma writes a collection's HNSW files every `sync_threshold` adds (what is not yet
-        # written is replayed from its write-ahead log at open: nothing is lost either way).
-        # 1000 is Chroma's default; the benchmark's 1M bulk load used 100k so as not to rewrite
-        # a growing index file a thousand times (the gain itself was not measured).
-        self.hnsw_sync_threshold = hnsw_sync_threshold
         self.trajectory_log = TrajectoryLog(self.log_dir / "trajectories.jsonl")
         # what makes a workflow unsafe to show the planner; pass the graph's prompt templates
         # (WorkflowScreen(prompt_templates=...)) so copies of their examples are caught too
@@ -85,8 +80,7 @@ class MemoryStore:
         if index is None:
             from mia.memory.chroma_index import ChromaIndex
 
-            index = ChromaIndex(client, embedder, location, ef_search=ef_search,
-                                hnsw_sync_threshold=hnsw_sync_threshold)
+            index = ChromaIndex(client, embedder, location, ef_search=ef_search)
         self.index: MemoryIndex = index
         self._synced_traj: set[str] = set()
         self._threads: ThreadPoolExecutor | None = None

@@ -174,10 +174,9 @@ def pct(values: list[float], q: float) -> float:
 
 
 def open_store(source: Source, workdir: Path, n_candidates: int = 50) -> MemoryStore:
-    # a bulk load: persist the HNSW graph every 100k adds, not every 1000 (see MemoryStore)
     folder = workdir / (f"n{source.n}" if source.name == "random" else f"n{source.n}-{source.name}")
     return MemoryStore.open(folder, embedder=PrecomputedEmbedder(DIM, f"bench-{source.name}-384"),
-                            n_candidates=n_candidates, hnsw_sync_threshold=100_000 if source.n >= 100_000 else 1000)
+                            n_candidates=n_candidates)
 
 
 def bench_size(source: Source, workdir: Path, queries: int, n_candidates: int, budget_s: float | None = None,

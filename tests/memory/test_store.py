@@ -163,15 +163,41 @@ def test_other_process_reads_what_this_one_wrote(tmp_path, embedder):
     assert out.stdout.split() == [mem.id, "1"]
 
 
-def test_bulk_load_with_a_large_sync_threshold_loses_nothing(tmp_path):
-    """Vectors Chroma has not yet written to its HNSW files (sync_threshold not reached) are
-    replayed from its write-ahead log: another process, opening later, finds all of them."""
+def test_a_collection_built_with_a_large_sync_threshold_is_set_back_on_a_write_open(tmp_path):
+    """Former mia versions could create collections with sync_threshold 100,000 (a bulk-load
+    option), which made every later single add cost 0.4-2 s. Opening the store sets it back to
+    1000."""
+    from mia.memory.chroma_collections import HNSW_SYNC_THRESHOLD
+
+    path = tmp_path / "old"
+    vectors = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
+    with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8")) as st:
+        st.add_many([MemoryRecord(id=f"m{i}", question=f"q{i}", workflow="1. w", outcome="correct")
+                     for i in range(4)], vectors)
+        col = next(c for c in st.client.list_collections() if c.name.endswith("-pos"))
+        col.modify(configuration={"hnsw": {"sync_threshold": 100_000}})  # as the old option left it
+
+    def threshold(store: MemoryStore) -> int:
+        col = next(c for c in store.client.list_collections() if c.name.endswith("-pos"))
+        return store.client.get_collection(col.name).configuration["hnsw"]["sync_threshold"]
+
+        assert threshold(st) == 100_000
+    with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8")) as st:
+        assert threshold(st) == HNSW_SYNC_THRESHOLD == 1000
+        st.add(MemoryRecord(id="m9", question="q9", workflow="1. w", outcome="correct"), vectors[1] + 0.5)
+        assert st.count() == 5
+
+
+def test_writes_not_yet_synced_to_the_hnsw_files_are_not_lost(tmp_path):
+    """Vectors Chroma has not yet written to its HNSW files (300 writes, under the sync threshold
+    of 1000) are replayed from its write-ahead log: another process, opening later, finds all of
+    them."""
     path = tmp_path / "bulk"
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((300, 8)).astype(np.float32)
     recs = [MemoryRecord(id=f"m{i}", question=f"q{i}", workflow="1. w", outcome="correct" if i % 2 else "incorrect")
             for i in range(300)]
-    with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8"), hnsw_sync_threshold=100_000) as st:
+    with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8")) as st:
         st.add_many(recs, vectors)
     code = textwrap.dedent("""
         import sys
