@@ -107,13 +107,29 @@ def plot_reward_curve(records: Sequence[dict[str, Any]], out: Path, title: str =
     return out
 
 
+def adapter_spec(base_spec: str, base_folder: str | Path, adapter_dir: Path) -> str:
+    """The model spec that serves a trained adapter. On an embedded base it is served the way the
+    defaults are, by llama.cpp (`llamacpp:<name>+<adapter>`, converted to a GGUF LoRA on first
+    load); on any other base by transformers (`hf:<base>+<adapter>`)."""
+    from mia.graph.models.errors import UnknownBackendError
+    from mia.graph.models.spec import parse_model_spec
+
+    try:
+        parsed = parse_model_spec(base_spec)
+    except UnknownBackendError:  # a bare model folder
+        parsed = None
+    if parsed is not None and parsed.embedded:
+        return f"llamacpp:{parsed.model}+{adapter_dir.resolve()}"
+    return f"hf:{base_folder}+{adapter_dir.resolve()}"
+
+
 def write_adapter_meta(adapter_dir: Path, **meta: Any) -> Path:
     """Write mia_adapter.json (base model, data, steps, reward, ...) next to the adapter weights."""
     from mia import __version__
 
     record = {"format": 1, "mia_version": __version__, "created_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())}
     record.update(meta)
-    record["spec"] = f"hf:{meta['base_model']}+{adapter_dir.resolve()}"
+    record["spec"] = adapter_spec(str(meta.get("base_spec") or meta["base_model"]), meta["base_model"], adapter_dir)
     path = adapter_dir / ADAPTER_META
     path.write_text(json.dumps(record, indent=2, default=str) + "\n", encoding="utf-8")
     return path

@@ -12,7 +12,7 @@ from dataclasses import asdict, field, fields, is_dataclass
 from pathlib import Path
 from typing import Any, Literal, get_type_hints
 
-from pydantic import ConfigDict, TypeAdapter, ValidationError
+from pydantic import ConfigDict, PositiveInt, TypeAdapter, ValidationError
 from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from mia.training.rewards import AccuracyMetric, ExecutorRewardWeights, PlannerRewardWeights
@@ -52,6 +52,9 @@ class PlannerStageConfig:
     numbered_steps: bool = True  # format term: the plan is numbered steps, as the prompt asks
     max_replans: int = 0  # graph backend: reflection rounds (the paper's 1)
     graph_context: dict[str, Any] = field(default_factory=dict)  # extra Context fields (graph backend)
+    # graph backend: a step's rollouts run this many at a time, so a llama.cpp executor batches
+    # them on its parallel slots (the live policy still generates one reflection at a time)
+    parallel_episodes: PositiveInt = 1
 
 
 @dataclass

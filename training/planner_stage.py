@@ -8,6 +8,7 @@ import json
 import logging
 import time
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -39,10 +40,11 @@ class PlannerEpisodeReward:
 
     def __init__(self, runner: EpisodeRunner, weights: PlannerRewardWeights = PlannerRewardWeights(),
                  log_path: Path | None = None, max_words: int | None = None, numbered: bool = True,
-                 policy: PolicyHandle | None = None) -> None:
+                 policy: PolicyHandle | None = None, parallel: int = 1) -> None:
         self.runner, self.weights, self.log_path = runner, weights, log_path
         self.max_words, self.numbered = max_words, numbered
         self.policy = policy
+        self.parallel = max(1, int(parallel))
 
     def bind_trainer(self, trainer: Any) -> None:
         """Called by run_trainer once the trainer exists: the graph's planner role is the live policy."""
@@ -58,15 +60,25 @@ class PlannerEpisodeReward:
 
     def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], question: Sequence[str],
                  gold_answers: Sequence[Sequence[str]], paragraphs: Sequence[Sequence[dict]], **kwargs: Any) -> list[float]:
-        rewards, outcomes = [], []
-        for completion, q, golds, paras in zip(completions, question, gold_answers, paragraphs, strict=True):
-            text = completion_text(completion)
+        items = list(zip(completions, question, gold_answers, paragraphs, strict=True))
+
+        def episode(item: tuple[Any, str, Sequence[str], Sequence[dict]]) -> tuple[EpisodeOutcome, float]:
+            completion, q, golds, paras = item
             started = time.perf_counter()
-            outcome = self.runner.run(q, strip_think(text), paras, golds)
+            return self.runner.run(q, strip_think(completion_text(completion)), paras, golds), time.perf_counter() - started
+
+        if self.parallel > 1 and len(items) > 1:
+            with ThreadPoolExecutor(max_workers=min(self.parallel, len(items)), thread_name_prefix="rollout") as pool:
+                done = list(pool.map(episode, items))
+        else:
+            done = [episode(item) for item in items]
+        rewards, outcomes = [], []
+        for (completion, q, golds, _), (outcome, seconds) in zip(items, done):
+            text = completion_text(completion)
             reward = self.score(text, outcome)
             rewards.append(reward)
             outcomes.append(outcome)
-            self._log(q, golds, text, outcome, reward, time.perf_counter() - started, kwargs.get("trainer_state"))
+            self._log(q, golds, text, outcome, reward, seconds, kwargs.get("trainer_state"))
         log_metric = kwargs.get("log_metric")
         if log_metric and outcomes:
             n = len(outcomes)
@@ -134,7 +146,8 @@ def train_planner(cfg: TrainConfig, *, executor_spec: str | None = None, resume:
     runner = make_runner(cfg, executor_spec, policy)
     reward = PlannerEpisodeReward(runner, cfg.reward.planner, log_path=out / "rollouts.jsonl",
                                   max_words=cfg.planner.plan_max_words, numbered=cfg.planner.numbered_steps,
-                                  policy=policy)
+                                  policy=policy,
+                                  parallel=cfg.planner.parallel_episodes if cfg.planner.episode_backend == "graph" else 1)
     return run_trainer(cfg, "planner", out, reward_funcs=[reward, *extra_reward_funcs], dataset=dataset, model=model,
                        tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume, max_steps=max_steps,
                        extra_meta={"role": "planner", "frozen_executor": executor_spec or cfg.planner.executor_model,

@@ -26,11 +26,11 @@ def resolve_weights(spec: str) -> tuple[Path, Path | None]:
         raise BackendError(
             f"training needs local weights, not {text!r}: use local:<embedded> (e.g. local:qwen-coder-1.5b), "
             "llamacpp:<embedded>, hf:<model-dir> or hf:<model-dir>+<adapter-dir>")
+    adapter = check_adapter_dir(parsed.adapter) if parsed.adapter else None  # <base>[+<peft-adapter>]
     if parsed.embedded:
         from mia.graph.models.convert import ensure_converted
 
-        return ensure_converted(parsed.model).resolve(), None
-    adapter = check_adapter_dir(parsed.adapter) if parsed.adapter else None  # hf:<dir>[+<adapter>]
+        return ensure_converted(parsed.model).resolve(), adapter
     return check_model_dir(parsed.model), adapter
 
 

@@ -8,7 +8,8 @@ filled once the trainer exists; `PolicyChatModel` generates with whatever policy
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import threading
+from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import ConfigDict, Field
@@ -25,6 +26,8 @@ class PolicyHandle:
 
     model: Any = None
     tokenizer: Any = None
+    #: one generation at a time: parallel episodes share the policy (and its train/eval mode)
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
 
     def bind(self, trainer: Any) -> None:
         """Take the trainer's model (LoRA included) and tokenizer."""
@@ -58,13 +61,14 @@ class PolicyChatModel(TextChatModel):
             kwargs.update(temperature=params.temperature, top_p=params.top_p)
         if params.stop:
             kwargs.update(stop_strings=list(params.stop), tokenizer=tok)
-        was_training = model.training
-        model.eval()
-        try:
-            with torch.inference_mode():
-                out = model.generate(**enc, **kwargs)
-        finally:
-            if was_training:
-                model.train()
+        with self.handle.lock:
+            was_training = model.training
+            model.eval()
+            try:
+                with torch.inference_mode():
+                    out = model.generate(**enc, **kwargs)
+            finally:
+                if was_training:
+                    model.train()
         new_ids = out[0, n_in:].tolist()
         return Completion(tok.decode(new_ids, skip_special_tokens=True), n_in, len(new_ids))

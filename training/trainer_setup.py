@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mia.training.artifacts import CURVE_FILE, METRICS_FILE, metrics_callback, plot_reward_curve, read_metrics, \
+from mia.training.artifacts import CURVE_FILE, adapter_spec, METRICS_FILE, metrics_callback, plot_reward_curve, read_metrics, \
     reward_series, time_limit_callback, write_adapter_meta
 from mia.training.config import TrainConfig
 from mia.training.policy import load_model, load_tokenizer, resolve_weights
@@ -30,11 +30,12 @@ class StageResult:
     final_reward: float | None
     metrics_path: Path
     curve_path: Path | None
+    base_spec: str = ""
 
     @property
     def spec(self) -> str:
-        """The model spec that loads this adapter anywhere: hf:<base>+<adapter>."""
-        return f"hf:{self.base_model}+{self.adapter_dir.resolve()}"
+        """The model spec that serves this adapter (see artifacts.adapter_spec)."""
+        return adapter_spec(self.base_spec or str(self.base_model), self.base_model, self.adapter_dir)
 
 
 def lora_config(cfg: TrainConfig) -> Any:
@@ -117,4 +118,5 @@ def run_trainer(cfg: TrainConfig, stage: str, output_dir: Path, *, reward_funcs:
                        lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
                        config_name=cfg.name, **(extra_meta or {}))
     curve = plot_reward_curve(records, output_dir / CURVE_FILE, title=f"{cfg.name}: {stage} GRPO reward")
-    return StageResult(stage, adapter_dir, base, trainer.state.global_step, final_reward, metrics_path, curve)
+    return StageResult(stage, adapter_dir, base, trainer.state.global_step, final_reward, metrics_path, curve,
+                       base_spec=cfg.base_model)

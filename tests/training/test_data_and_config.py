@@ -149,6 +149,10 @@ def test_metrics_curve_and_adapter_metadata(tmp_path: Path) -> None:
     write_adapter_meta(tmp_path, base_model="/models/base", stage="planner", steps=7, reward=0.7)
     meta = read_adapter_meta(tmp_path)
     assert meta["spec"] == f"hf:/models/base+{tmp_path.resolve()}" and meta["steps"] == 7
+    # an adapter trained on an embedded model is served the way the defaults are: by llama.cpp
+    write_adapter_meta(tmp_path, base_model="/data/qwen-coder-1.5b-hf", base_spec="local:qwen-coder-1.5b",
+                       stage="planner", steps=3)
+    assert read_adapter_meta(tmp_path)["spec"] == f"llamacpp:qwen-coder-1.5b+{tmp_path.resolve()}"
     with pytest.raises(FileNotFoundError, match="mia train"):
         read_adapter_meta(tmp_path / "elsewhere")
 
@@ -192,3 +196,21 @@ def test_training_reads_only_the_chosen_namespace(tmp_path: Path) -> None:
                               gold_answers=["Paris"], namespace=ns))
     cfg = TrainConfig.from_dict({"data": {"trajectories": str(tmp_path), "namespace": "alice"}})
     assert [e.question for e in load_training_examples(cfg)] == ["Alice's question?"]
+
+
+def test_resolve_weights_keeps_the_adapter_of_an_embedded_spec(tmp_path: Path, monkeypatch) -> None:
+    """`llamacpp:<embedded>+<adapter>` (what a finished stage prints) trains and freezes with its
+    adapter: the adapter used to be dropped, so an alternate run's planner stage faced the base
+    executor instead of the trained one."""
+    import mia.graph.models.convert as convert
+    from mia.training.policy import resolve_weights
+
+    base = tmp_path / "smollm2-hf"
+    base.mkdir()
+    monkeypatch.setattr(convert, "ensure_converted", lambda name: base)
+    adapter = tmp_path / "adapter"
+    adapter.mkdir()
+    (adapter / "adapter_config.json").write_text("{}")
+    (adapter / "adapter_model.safetensors").write_bytes(b"x")
+    assert resolve_weights(f"llamacpp:smollm2+{adapter}") == (base.resolve(), adapter.resolve())
+    assert resolve_weights("local:smollm2") == (base.resolve(), None)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -71,6 +72,34 @@ def test_planner_episode_reward_scores_plans_by_their_outcome(tmp_path: Path) ->
     assert metrics["episode/acc_final"] == pytest.approx(1 / 3)
     logged = [json.loads(line) for line in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
     assert [r["reward"] for r in logged] == pytest.approx(rewards)
+
+
+class _SlowRunner(_StubRunner):
+    """The stub, but each episode waits until `width` episodes run at once (or times out)."""
+
+    def __init__(self, width: int) -> None:
+        super().__init__()
+        self.barrier = threading.Barrier(width, timeout=5)
+        self.threads: set[str] = set()
+
+    def run(self, question, plan, paragraphs, gold_answers) -> EpisodeOutcome:
+        self.threads.add(threading.current_thread().name)
+        self.barrier.wait()  # raises BrokenBarrierError when the episodes run one at a time
+        return super().run(question, plan, paragraphs, gold_answers)
+
+
+def test_parallel_episodes_run_together_and_keep_the_order(tmp_path: Path) -> None:
+    """parallel=4: the four rollouts of a question run at once (a llama.cpp executor batches them
+    on its slots), and rewards and log lines stay in the completions' order."""
+    runner = _SlowRunner(width=4)
+    reward = PlannerEpisodeReward(runner, log_path=tmp_path / "rollouts.jsonl", max_words=20, parallel=4)
+    plans = ["1. Search the opera.", "1. Search the singer.", "1. Search the opera's composer.", "1. Search x."]
+    rewards = reward(prompts=[None] * 4, completions=[[{"role": "assistant", "content": p}] for p in plans],
+                     question=["Who wrote Maria Golovin?"] * 4, gold_answers=[GOLD] * 4, paragraphs=[[]] * 4)
+    assert rewards == pytest.approx([1.0, 0.05, 1.0, 0.05])
+    assert len(runner.threads) == 4
+    logged = [json.loads(line) for line in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
+    assert [r["plan"] for r in logged] == plans
 
 
 def test_completion_text_accepts_both_formats() -> None:
