@@ -20,10 +20,12 @@ from mia.memory.upkeep import UpkeepPolicy
 if TYPE_CHECKING:
     from mia.memory.compression import CompressionResult, Compressor
     from mia.memory.embeddings import default_embedder
-    from mia.memory.store import MemoryStore, ScoredTrajectory
+    from mia.memory.store import MemoryStore
+    from mia.memory.trajectory_index import ScoredTrajectory
 
 __getattr__, _dir, _lazy = lazy_loader.attach(__name__, submod_attrs={
-    "store": ["MemoryStore", "ScoredTrajectory"],
+    "store": ["MemoryStore"],
+    "trajectory_index": ["ScoredTrajectory"],
     "compression": ["Compressor", "CompressionResult"],
     "embeddings": ["default_embedder"],
 })

@@ -8,10 +8,12 @@ record at 1.0; see docs/memory.md).
 
 from __future__ import annotations
 
+import logging
 import time
-from typing import Any
+from typing import Any, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+import orjson
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
 from mia.memory.trajectory import Outcome, new_id
 
@@ -150,3 +152,41 @@ class Retrieved(BaseModel):
                     lines.append(f"Judge feedback: {rec.judge_feedback}")
                 lines.append(f"Workflow Summary:\n{rec.workflow}")
         return "\n".join(lines) + "\n"
+
+
+# ---- reading stored record JSON (the index keeps each record as one JSON string)
+log = logging.getLogger(__name__)
+_OUTCOMES = frozenset(get_args(Outcome))
+
+
+def score_fields(raw: str) -> tuple[str, int, int, bool] | None:
+    """(outcome, usage, success, flagged) from a record's JSON, without building the whole
+    record; None when it is damaged."""
+    try:
+        data = orjson.loads(raw)  # ~100 candidates are parsed per retrieval
+        outcome, usage, success = data["outcome"], data.get("usage_count", 0), data.get("success_count", 0)
+        flagged = bool(data.get("flags"))
+    except (ValueError, TypeError, KeyError, AttributeError):
+        return None
+    if outcome not in _OUTCOMES or not isinstance(usage, int) or not isinstance(success, int):
+        return None
+    return outcome, usage, success, flagged
+
+
+def caption_vector_of(raw: str) -> str:
+    """A record's encoded caption vector from its JSON ("" when it has none)."""
+    try:
+        value = orjson.loads(raw).get("caption_vector", "")
+    except (ValueError, TypeError, AttributeError):
+        return ""
+    return value if isinstance(value, str) else ""
+
+
+def parse_record(record_id: str, raw: str) -> MemoryRecord | None:
+    """The record, or None (with a warning) when its JSON is damaged: one bad record never
+    breaks a retrieval."""
+    try:
+        return MemoryRecord.from_json(record_id, raw)
+    except (ValidationError, ValueError) as err:
+        log.warning("memory %s skipped: damaged record (%s)", record_id, str(err).splitlines()[0])
+        return None

@@ -6,7 +6,7 @@ nearest-neighbour query with no metadata filter (filters are what make Chroma sl
 Candidates are the ANN top-N of the positive and of the negative collection of the namespace;
 they are then rescored exactly (cosine recomputed from the stored vectors, min-max over the
 candidate pool, win rate from the raw counts). Raw trajectories go to an append-only JSONL log
-beside the store, indexed by question in one more bucket per namespace.
+beside the store, indexed by question in one more bucket per namespace (trajectory_index.py).
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from typing import Any
 
 import numpy as np
 import orjson
-from pydantic import BaseModel, ValidationError
 
 from mia.memory import config
 from mia.memory.compression import CompressionResult, Compressor, extractive_workflow
@@ -29,25 +28,20 @@ from mia.memory.errors import MemoryStoreError, StoreLockedError
 from mia.memory.chroma_collections import collection_name
 from mia.memory.index import BUCKET_OF as LABEL_OF
 from mia.memory.index import MEMORY_BUCKETS as LABELS
-from mia.memory.index import TRAJECTORY_BUCKET, MemoryIndex
+from mia.memory.index import MemoryIndex
 from mia.memory.namespaces import check_namespace, resolve_namespace
 from mia.memory.locking import FolderLock, WriteLock
 from mia.memory.caption import DEFAULT_CAPTION_WEIGHT, encode_vector, mixed_similarity
-from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory, embed_text
+from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory, caption_vector_of, embed_text, parse_record, \
+    score_fields
 from mia.memory.screening import WorkflowScreen
 from mia.memory.scoring import ScoringWeights, combined_scores, cosine, top_k_split, win_rates
 from mia.memory.trajectory import Outcome, Trajectory
+from mia.memory.trajectory_index import ScoredTrajectory, TrajectoryIndex
 from mia.memory.trajectory_log import TrajectoryLog
 from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_into, same_question, target_size
 
 log = logging.getLogger(__name__)
-
-class ScoredTrajectory(BaseModel):
-    """A past raw trajectory found by question similarity (the trajectory-RAG baseline)."""
-
-    trajectory: Trajectory
-    similarity: float
-
 
 class MemoryStore:
     """The non-parametric memory. Open with `open`, `open_http`, `from_env` or `in_memory`;
@@ -82,7 +76,8 @@ class MemoryStore:
 
             index = ChromaIndex(client, embedder, location, ef_search=ef_search)
         self.index: MemoryIndex = index
-        self._synced_traj: set[str] = set()
+        self.trajectories = TrajectoryIndex(index, self.trajectory_log, embedder, self._write_lock,
+                                            lambda: self.read_only)
         self._threads: ThreadPoolExecutor | None = None
 
     # ------------------------------------------------------------------ opening
@@ -317,7 +312,7 @@ class MemoryStore:
                     continue
                 ids, raws = [], []
                 for entry in got:
-                    rec = _parse(entry.id, entry.record)
+                    rec = parse_record(entry.id, entry.record)
                     if rec is None:
                         continue
                     rec.usage_count += 1
@@ -340,7 +335,7 @@ class MemoryStore:
         for ns, suffix in self._memory_buckets(namespace):
             got = self.index.get(ns, suffix, [memory_id])
             if got:
-                return _parse(got[0].id, got[0].record)  # None when damaged
+                return parse_record(got[0].id, got[0].record)  # None when damaged
         return None
 
     def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]:
@@ -358,7 +353,7 @@ class MemoryStore:
         vectors: list[np.ndarray] = []
         for ns, suffix in self._memory_buckets(namespace, outcome):
             for entry in self.index.get(ns, suffix, with_vectors=True):
-                rec = _parse(entry.id, entry.record)
+                rec = parse_record(entry.id, entry.record)
                 if rec is not None and entry.vector is not None:
                     records.append(rec)
                     vectors.append(entry.vector)
@@ -370,7 +365,7 @@ class MemoryStore:
         """Records, newest first."""
         records: list[MemoryRecord] = []
         for ns, suffix in self._memory_buckets(namespace, outcome):
-            records += [r for r in (_parse(e.id, e.record) for e in self.index.get(ns, suffix)) if r]
+            records += [r for r in (parse_record(e.id, e.record) for e in self.index.get(ns, suffix)) if r]
         records.sort(key=lambda r: r.created_at, reverse=True)
         return records[offset: None if limit is None else offset + limit]
 
@@ -403,7 +398,7 @@ class MemoryStore:
         # score fields only for the pool; full records only for the k + k shown
         fields, kept = [], []
         for rid, raw, sim in pool:
-            light = _score_fields(raw)
+            light = score_fields(raw)
             if light is None:
                 log.warning("memory %s skipped: damaged record", rid)
                 continue
@@ -414,14 +409,14 @@ class MemoryStore:
         if not kept:
             return Retrieved()
         sims = self._with_caption(np.array([sim for _, _, sim in kept]), caption, caption_weight,
-                                  [_caption_vector(raw) for _, raw, _ in kept])
+                                  [caption_vector_of(raw) for _, raw, _ in kept])
         outcomes = [f[0] for f in fields]
         usage = np.array([f[1] for f in fields], dtype=np.float64)
         success = np.array([f[2] for f in fields], dtype=np.float64)
         scores, normalised, rates, pos, neg = self._rank(sims, outcomes, usage, success, k_pos, k_neg)
 
         def scored(i: int) -> ScoredMemory | None:
-            rec = _parse(kept[i][0], kept[i][1])
+            rec = parse_record(kept[i][0], kept[i][1])
             if rec is None:
                 return None
             return ScoredMemory(record=rec, score=float(scores[i]), similarity=float(sims[i]),
@@ -541,7 +536,7 @@ class MemoryStore:
         the n nearest, the closest with the same question key and cosine >= the threshold. (The
         n nearest, not the nearest: a near-identical other question can sit closer.)"""
         for entry in self.index.query(record.namespace, LABEL_OF[record.outcome], vector, n, with_vectors=True):
-            old = _parse(entry.id, entry.record)
+            old = parse_record(entry.id, entry.record)
             if old is None or old.flags or not same_question(record, old) or entry.vector is None:
                 continue
             sim = float(cosine(vector, entry.vector[None, :])[0])
@@ -600,7 +595,7 @@ class MemoryStore:
                         merged += len(absorbed)
                         self._put(survivor, vectors[keep])
                 evicted = len(self.prune(ns, now=now)) if self.policy.max_per_namespace else 0
-                indexed = self._sync_trajectory_index(ns, force=True)
+                indexed = self.trajectories.sync(ns, force=True)
             report[ns] = {"merged": merged, "evicted": evicted, "kept": self.count(ns), "reindexed": indexed}
         return report
 
@@ -613,7 +608,7 @@ class MemoryStore:
         removed = 0
         with self._write_lock():
             removed = self.index.drop(namespace)
-            self._synced_traj.clear()
+            self.trajectories.mark_synced(None)
             if include_log and self.trajectory_log.path.exists():
                 if namespace is None:
                     self.trajectory_log.path.rename(self.trajectory_log.path.with_suffix(f".jsonl.bak-{int(time.time())}"))
@@ -650,55 +645,14 @@ class MemoryStore:
         """Append the raw trajectory to the JSONL log (durable), then index its question."""
         self._check_writable()
         check_namespace(trajectory.namespace)
-        offsets = self.trajectory_log.append_many([trajectory])
-        try:
-            self._index_trajectories([(trajectory, offsets[0])], None if vector is None else np.asarray(vector)[None, :])
-        except Exception as err:  # noqa: BLE001 - the log has it; consolidate() re-indexes
-            log.warning("trajectory %s logged but not indexed (%s); `consolidate` will index it", trajectory.id, err)
-
-    def _index_trajectories(self, items: list[tuple[Trajectory, int]], vectors: np.ndarray | None = None) -> None:
-        by_ns: dict[str, list[tuple[Trajectory, int]]] = {}
-        for traj, offset in items:
-            by_ns.setdefault(traj.namespace, []).append((traj, offset))
-        for ns, group in by_ns.items():
-            if vectors is None or len(by_ns) > 1:
-                vectors = self.embedder.embed_documents([embed_text(t.question) for t, _ in group])
-            with self._write_lock():
-                self.index.put(ns, TRAJECTORY_BUCKET, [t.id for t, _ in group], np.asarray(vectors, dtype=np.float32),
-                               [orjson.dumps({"offset": offset, "outcome": t.outcome, "created_at": t.created_at}).decode()
-                                for t, offset in group])
-
-    def _sync_trajectory_index(self, namespace: str, force: bool = False) -> int:
-        """Index logged trajectories that the index lacks (after a crash between log and index)."""
-        if (namespace in self._synced_traj and not force) or self.read_only:
-            return 0
-        known = {e.id for e in self.index.get(namespace, TRAJECTORY_BUCKET, with_records=False)}
-        missing = [(t, off) for t, off in self.trajectory_log.read_with_offsets(namespace) if t.id not in known]
-        for start in range(0, len(missing), 256):
-            self._index_trajectories(missing[start:start + 256])
-        self._synced_traj.add(namespace)
-        return len(missing)
+        self.trajectories.append(trajectory, vector)
 
     def search_trajectories(self, question: str, namespace: str | None = None, k: int = 3, *,
                             query_embedding: np.ndarray | None = None) -> list[ScoredTrajectory]:
         """The k logged raw trajectories whose questions are most similar (trajectory-RAG)."""
-        ns = resolve_namespace(namespace)
-        self._sync_trajectory_index(ns)
-        if k <= 0 or not self.index.count(ns, TRAJECTORY_BUCKET):
-            return []
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(question))
-        found: list[ScoredTrajectory] = []
-        for entry in self.index.query(ns, TRAJECTORY_BUCKET, query, k):
-            try:
-                offset = int(orjson.loads(entry.record)["offset"])
-            except (ValueError, TypeError, KeyError):
-                log.warning("trajectory %s skipped: damaged index entry", entry.id)
-                continue
-            traj = self.trajectory_log.read_at(offset, entry.id)
-            if traj is not None:
-                found.append(ScoredTrajectory(trajectory=traj, similarity=entry.similarity))
-        return found
+        return self.trajectories.search(resolve_namespace(namespace), k, query)
 
     def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
                          progress: bool = True) -> int:
@@ -746,37 +700,6 @@ def _release(lock: FolderLock | None, snapshot: Any) -> None:
         lock.release()
     if snapshot is not None:
         snapshot.cleanup()
-
-
-def _score_fields(raw: str) -> tuple[str, int, int, bool] | None:
-    """(outcome, usage, success, flagged) from a record's JSON, without building the whole
-    record; None when it is damaged."""
-    try:
-        data = orjson.loads(raw)  # ~100 candidates are parsed per retrieval
-        outcome, usage, success = data["outcome"], data.get("usage_count", 0), data.get("success_count", 0)
-        flagged = bool(data.get("flags"))
-    except (ValueError, TypeError, KeyError, AttributeError):
-        return None
-    if outcome not in LABEL_OF or not isinstance(usage, int) or not isinstance(success, int):
-        return None
-    return outcome, usage, success, flagged
-
-
-def _caption_vector(raw: str) -> str:
-    """A record's encoded caption vector from its JSON ("" when it has none)."""
-    try:
-        value = orjson.loads(raw).get("caption_vector", "")
-    except (ValueError, TypeError, AttributeError):
-        return ""
-    return value if isinstance(value, str) else ""
-
-
-def _parse(record_id: str, raw: str) -> MemoryRecord | None:
-    try:
-        return MemoryRecord.from_json(record_id, raw)
-    except (ValidationError, ValueError) as err:
-        log.warning("memory %s skipped: damaged record (%s)", record_id, str(err).splitlines()[0])
-        return None
 
 
 __all__ = ["MemoryStore", "ScoredTrajectory", "collection_name", "record_from_trajectory", "StoreLockedError"]

@@ -71,7 +71,7 @@ def profile(store: MemoryStore, adds: int) -> dict[str, list[float]]:
         t0 = time.perf_counter()
         offsets = store.trajectory_log.append_many([trajectory])
         t1 = time.perf_counter()
-        store._index_trajectories([(trajectory, offsets[0])], vector[None, :])  # noqa: SLF001
+        store.trajectories.put([(trajectory, offsets[0])], vector[None, :])
         t2 = time.perf_counter()
         record = store._screened(record)  # noqa: SLF001
         t3 = time.perf_counter()

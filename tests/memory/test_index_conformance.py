@@ -231,7 +231,7 @@ def test_chroma_reads_trajectory_entries_written_before_the_index(tmp_path, embe
     col = st.index.collections.handle("default", "traj", create=True)
     col.upsert(ids=[traj.id], embeddings=[embedder.embed_query(traj.question)], documents=[traj.question],
                metadatas=[{"offset": offset, "outcome": "correct", "created_at": traj.created_at}])
-    st._synced_traj.add("default")  # noqa: SLF001 - the row above is the index, as an old store left it
+    st.trajectories.mark_synced("default")  # the row above is the index, as an old store left it
     (found,) = st.search_trajectories("Mona Lisa painter", "default", k=1)
     assert found.trajectory.id == traj.id
     st.close()
