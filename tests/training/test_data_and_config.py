@@ -116,10 +116,14 @@ def test_trajectory_log_becomes_training_data(tmp_path: Path) -> None:
         read_trajectories(tmp_path / "nope.jsonl")
 
 
-@pytest.mark.parametrize("name", ["cpu-smollm2.yaml", "gpu-qwen.yaml", "test-tiny.yaml"])
+@pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")))
 def test_committed_configs_load(name: str) -> None:
     cfg = TrainConfig.from_yaml(CONFIGS / name)
     assert cfg.grpo["num_generations"] >= 2 and cfg.lora.r > 0
+
+
+def test_every_documented_config_is_committed() -> None:
+    assert {"cpu-smollm2.yaml", "cpu-qwen.yaml", "gpu-qwen.yaml", "test-tiny.yaml"} <= {p.name for p in CONFIGS.glob("*.yaml")}
 
 
 def test_config_overrides_typos_and_cpu_defaults(tmp_path: Path) -> None:
