@@ -163,7 +163,7 @@ def test_other_process_reads_what_this_one_wrote(tmp_path, embedder):
     assert out.stdout.split() == [mem.id, "1"]
 
 
-def test_a_collection_built_with_a_large_sync_threshold_is_set_back_on_a_write_open(tmp_path):
+def test_a_collection_built_with_a_large_sync_threshold_is_set_back_when_the_store_opens(tmp_path):
     """Former mia versions could create collections with sync_threshold 100,000 (a bulk-load
     option), which made every later single add cost 0.4-2 s. Opening the store sets it back to
     1000."""
