@@ -113,8 +113,9 @@ class RunResult(BaseModel):
 
 
 def _usage(counts: Mapping[str, Any]) -> Usage:
-    calls, inp, outp = (int(counts.get(k) or 0) for k in ("calls", "input_tokens", "output_tokens"))
-    return Usage(calls=calls, input_tokens=inp, output_tokens=outp, total_tokens=inp + outp)
+    usage = Usage(**{key: int(counts.get(key) or 0) for key in Usage().counts()})
+    usage.total_tokens = usage.input_tokens + usage.output_tokens
+    return usage
 
 
 def run_question(graph: Any, inputs: Mapping[str, Any], context: Any, config: Mapping[str, Any] | None = None) -> RunResult:

@@ -456,8 +456,10 @@ def show_result(console: Any, result: RunResult, thread: str) -> None:
     from rich.table import Table
 
     console.print(Panel(result.answer or "(no answer)", title="final answer", border_style="green"))
-    table = Table("role", "calls", "input tokens", "output tokens", title="usage", title_justify="left")
+    table = Table("role", "calls", "input tokens", "of which cached", "output tokens", "model s", title="usage",
+                  title_justify="left")
     for role, usage in result.usage.items():
-        table.add_row(role, str(usage.calls), str(usage.input_tokens), str(usage.output_tokens))
+        table.add_row(role, str(usage.calls), str(usage.input_tokens), str(usage.cached_tokens),
+                      str(usage.output_tokens), f"{usage.ms / 1000:.1f}")
     console.print(table)
     console.print(f"[dim]thread {thread} (resume or continue with --thread)[/]")

@@ -49,6 +49,8 @@ class RoleUsage(BaseModel):
     calls: int = 0
     input_tokens: int = 0
     output_tokens: int = 0
+    cached_tokens: int = 0  # prompt tokens the backend's prompt cache served (0 in runs before it was recorded)
+    ms: int = 0  # wall milliseconds inside this role's model calls (0 in runs before it was recorded)
 
 
 class QuestionResult(BaseModel):

@@ -65,8 +65,7 @@ def question_result(example: EvalExample, result: RunResult, wall_s: float, judg
         judge_correct=correct,
         judge_grade=grade,
         tool_calls=result.tool_calls,
-        usage={role: RoleUsage(calls=u.calls, input_tokens=u.input_tokens, output_tokens=u.output_tokens)
-               for role, u in result.usage.items()},
+        usage={role: RoleUsage(**u.counts()) for role, u in result.usage.items()},
         wall_s=wall_s,
         memories_used=list(result.used_memory_ids),
         memories=[m.model_dump() for m in result.memories],

@@ -23,6 +23,9 @@ class RoleSummary(BaseModel):
     completion_tokens: float
     total_prompt_tokens: int
     total_completion_tokens: int
+    # None for runs recorded before the cache hits and call times were kept
+    cached_prompt_tokens: float | None = None
+    model_seconds: float | None = None
 
 
 class RunSummary(BaseModel):
@@ -82,6 +85,8 @@ def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSumma
             completion_tokens=sum(u.output_tokens for u in used) / n,
             total_prompt_tokens=sum(u.input_tokens for u in used),
             total_completion_tokens=sum(u.output_tokens for u in used),
+            cached_prompt_tokens=sum(u.cached_tokens for u in used) / n if any(u.ms for u in used) else None,
+            model_seconds=sum(u.ms for u in used) / 1000 / n if any(u.ms for u in used) else None,
         )
     return RunSummary(
         label=run_label(config),
@@ -129,11 +134,17 @@ def markdown_table(summaries: list[RunSummary]) -> str:
     return head + "\n".join(rows) + "\n"
 
 
+def _opt(value: float | None, digits: int) -> str:
+    return "n/a" if value is None else f"{value:,.{digits}f}"
+
+
 def markdown_roles(summaries: list[RunSummary]) -> str:
     """Mean calls and tokens per question, per role: where each configuration spends its budget."""
-    head = "| run | role | calls/q | prompt tokens/q | completion tokens/q |\n|---|---|---|---|---|\n"
+    head = ("| run | role | calls/q | prompt tokens/q | of which cached/q | completion tokens/q | model s/q |\n"
+            "|---|---|---|---|---|---|---|\n")
     rows = [
-        f"| {s.label} | {role} | {r.calls:.2f} | {r.prompt_tokens:.0f} | {r.completion_tokens:.0f} |"
+        f"| {s.label} | {role} | {r.calls:.2f} | {r.prompt_tokens:.0f} | {_opt(r.cached_prompt_tokens, 0)} | "
+        f"{r.completion_tokens:.0f} | {_opt(r.model_seconds, 1)} |"
         for s in summaries
         for role, r in s.per_role.items()
     ]

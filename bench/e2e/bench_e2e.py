@@ -38,6 +38,7 @@ def _pct(values: list[float], q: float) -> float:
 def measure(run_dir: Path) -> dict:
     """Per-question seconds and tokens of one run folder (the first question includes model loading)."""
     from mia.app.evaluation import runlog
+    from mia.app.evaluation.summary import summarise
 
     config = runlog.read_config(run_dir) or {}
     results = runlog.read_results(run_dir)
@@ -60,6 +61,7 @@ def measure(run_dir: Path) -> dict:
         "completion_tok_per_s": completion / max(1e-9, sum(walls)),
         "models": sorted(set((config.get("models") or {}).values())),
         "budget": {k: config.get(k) for k in ("max_tool_calls", "context_overrides")},
+        "summary": summarise(results, {**config, "label": config.get("label") or config.get("memory_mode", run_dir.name)}),
     }
 
 
@@ -94,6 +96,11 @@ def render(rows: list[dict], source: str) -> str:
             f"{r['prompt_tok']:.0f} | {r['completion_tok']:.0f} | {r['llm_calls']:.2f} | {r['tool_calls']:.2f} | "
             f"{r['completion_tok_per_s']:.2f} |"
         )
+    from mia.app.evaluation.summary import markdown_roles
+
+    lines += ["", "Per role, means per question (model s: wall time inside the role's model calls; cached: prompt",
+              "tokens llama.cpp's prompt cache served; n/a for runs recorded before these were kept):", "",
+              markdown_roles([r["summary"] for r in rows]).rstrip()]
     return "\n".join(lines) + "\n"
 
 

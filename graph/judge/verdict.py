@@ -23,15 +23,27 @@ class Usage(BaseModel):
     input_tokens: int = 0
     output_tokens: int = 0
     total_tokens: int = 0
+    # where the time goes: prompt tokens the backend's prompt cache served (LangChain's
+    # input_token_details.cache_read: llama.cpp, OpenAI), and wall milliseconds inside model calls
+    cached_tokens: int = 0
+    ms: int = 0
 
-    def add(self, usage_metadata: dict[str, Any] | None) -> None:
-        """Count one call and add the tokens an AIMessage reported (0 when it reported none)."""
+    def add(self, usage_metadata: dict[str, Any] | None, *, input_estimate: int = 0, output_estimate: int = 0,
+            ms: float = 0.0) -> None:
+        """Count one call and add the tokens an AIMessage reported (the estimates when it reported none)."""
         self.calls += 1
         meta = usage_metadata or {}
-        inp, out = int(meta.get("input_tokens") or 0), int(meta.get("output_tokens") or 0)
+        inp = int(meta.get("input_tokens") or input_estimate)
+        out = int(meta.get("output_tokens") or output_estimate)
         self.input_tokens += inp
         self.output_tokens += out
         self.total_tokens += int(meta.get("total_tokens") or inp + out)
+        self.cached_tokens += int((meta.get("input_token_details") or {}).get("cache_read") or 0)
+        self.ms += round(ms)
+
+    def counts(self) -> dict[str, int]:
+        """The graph's per-role usage entry (the `usage` channel sums these keys)."""
+        return self.model_dump(exclude={"total_tokens"})
 
 
 class Review(BaseModel):

@@ -44,6 +44,12 @@ def _check(result: Any) -> dict[str, Any]:
     return result
 
 
+def _completion(text: str, usage: dict[str, Any], finish: str, timings: dict[str, Any]) -> Completion:
+    """A Completion from llama.cpp's usage and timings (cache_n: prompt tokens the slot's cache served)."""
+    return Completion(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), finish,
+                      timings=timings, cached_tokens=int(timings.get("cache_n") or 0))
+
+
 class LlamaCppChatModel(TextChatModel):
     """Chat model over a GGUF file (and optionally a GGUF LoRA adapter) through llama.cpp."""
 
@@ -120,8 +126,7 @@ class LlamaCppChatModel(TextChatModel):
         out = _check(server.handle_chat_completions(self._request(chat, prefill, params, stream=False)))
         choice, usage = out["choices"][0], out.get("usage") or {}
         text = self._strip_prefill(choice["message"].get("content") or "", prefill)
-        return Completion(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)),
-                          choice.get("finish_reason") or "stop", timings=out.get("timings") or {})
+        return _completion(text, usage, choice.get("finish_reason") or "stop", out.get("timings") or {})
 
     def _complete_stream(
         self, chat: list[dict[str, str]], prefill: str, params: GenParams
@@ -170,5 +175,4 @@ class LlamaCppChatModel(TextChatModel):
                         yield delta
         finally:
             cancelled.set()
-        yield Completion("", int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), finish,
-                         timings=timings)
+        yield _completion("", usage, finish, timings)

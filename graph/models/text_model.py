@@ -49,6 +49,15 @@ class Completion:
     output_tokens: int
     finish_reason: str = "stop"
     timings: dict[str, Any] = field(default_factory=dict)  # backend timings (llama.cpp: prompt_n, cache_n, ms)
+    cached_tokens: int = 0  # prompt tokens served from the backend's prompt cache (llama.cpp's cache_n)
+
+    def usage(self) -> dict[str, Any]:
+        """LangChain's usage_metadata, with the prompt-cache hits as `input_token_details.cache_read`."""
+        usage: dict[str, Any] = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
+                                 "total_tokens": self.input_tokens + self.output_tokens}
+        if self.cached_tokens:
+            usage["input_token_details"] = {"cache_read": self.cached_tokens}
+        return usage
 
 
 @dataclass
@@ -107,7 +116,7 @@ class TextChatModel(BaseChatModel):
         """Yield text deltas, then one Completion (its text may be empty). Default: no streaming."""
         done = self._complete(chat, prefill, params)
         yield done.text
-        yield Completion("", done.input_tokens, done.output_tokens, done.finish_reason)
+        yield Completion("", done.input_tokens, done.output_tokens, done.finish_reason, done.timings, done.cached_tokens)
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _params(self, stop: list[str] | None, kwargs: dict[str, Any]) -> GenParams:
@@ -150,11 +159,7 @@ class TextChatModel(BaseChatModel):
     def _message(self, text: str, done: Completion, names: list[str], params: GenParams) -> AIMessage:
         text, cut = truncate_at_stop(text, params.stop)
         finish = "stop" if cut else done.finish_reason
-        usage = {
-            "input_tokens": done.input_tokens,
-            "output_tokens": done.output_tokens,
-            "total_tokens": done.input_tokens + done.output_tokens,
-        }
+        usage = done.usage()
         meta: dict[str, Any] = {"model_name": self.model_name, "finish_reason": finish}
         if done.timings:
             meta["timings"] = done.timings
@@ -271,8 +276,7 @@ class TextChatModel(BaseChatModel):
         finally:
             pieces.close()  # type: ignore[attr-defined]
         tail = truncate_at_stop(emitted + pending, params.stop)[0][len(emitted):]
-        usage = {"input_tokens": done.input_tokens, "output_tokens": done.output_tokens,
-                 "total_tokens": done.input_tokens + done.output_tokens}
+        usage = done.usage()
         yield ChatGenerationChunk(message=AIMessageChunk(
             content=tail, usage_metadata=usage,  # type: ignore[arg-type]
             response_metadata={"model_name": self.model_name, "finish_reason": finish or done.finish_reason,

@@ -6,44 +6,53 @@ other components (the judge, the memory Compressor) are counted for the right ro
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from typing import Any
+from uuid import UUID
 
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.outputs import LLMResult
 from langchain_core.tracers.context import register_configure_hook
 
+from mia.graph.judge.verdict import Usage
 from mia.graph.protocol import clean_text, clean_value, estimate_tokens
 
 
 class UsageCounter(BaseCallbackHandler):
-    """Counts chat-model calls and tokens (estimated when a backend reports none)."""
+    """Counts chat-model calls, tokens (estimated when a backend reports none), prompt-cache hits
+    and the wall time spent inside each call."""
 
     def __init__(self) -> None:
-        self.calls = 0
-        self.input_tokens = 0
-        self.output_tokens = 0
-        self._prompt_estimates: list[int] = []
+        self.usage = Usage()
+        self._started: dict[UUID, tuple[float, int]] = {}
 
-    def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], **kwargs: Any) -> None:
-        for batch in messages:
-            self._prompt_estimates.append(sum(estimate_tokens(str(m.content)) for m in batch))
+    def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], *, run_id: UUID,
+                            **kwargs: Any) -> None:
+        estimate = sum(estimate_tokens(str(m.content)) for batch in messages for m in batch)
+        self._started[run_id] = (time.perf_counter(), estimate)
 
-    def on_llm_end(self, response: LLMResult, **kwargs: Any) -> None:
+    def on_llm_end(self, response: LLMResult, *, run_id: UUID, **kwargs: Any) -> None:
+        started, estimate = self._started.pop(run_id, (None, 0))
+        ms = (time.perf_counter() - started) * 1000 if started is not None else 0.0
         for generations in response.generations:
             for gen in generations[:1]:
-                self.calls += 1
                 message = getattr(gen, "message", None)
-                meta = getattr(message, "usage_metadata", None) or {}
-                estimate = self._prompt_estimates.pop(0) if self._prompt_estimates else 0
-                self.input_tokens += int(meta.get("input_tokens") or estimate)
-                self.output_tokens += int(meta.get("output_tokens") or estimate_tokens(gen.text or ""))
+                self.usage.add(getattr(message, "usage_metadata", None), input_estimate=estimate,
+                               output_estimate=estimate_tokens(gen.text or ""), ms=ms)
+
+    def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
+        self._started.pop(run_id, None)
+
+    @property
+    def calls(self) -> int:
+        return self.usage.calls
 
     def as_dict(self) -> dict[str, int]:
-        return {"calls": self.calls, "input_tokens": self.input_tokens, "output_tokens": self.output_tokens}
+        return self.usage.counts()
 
 
 _COUNTER: ContextVar[UsageCounter | None] = ContextVar("mia_usage_counter", default=None)

@@ -57,8 +57,12 @@ def seen(monkeypatch: pytest.MonkeyPatch) -> list[RunResult]:
 
 
 def same_run(result: RunResult) -> RunResult:
-    """Two runs of one script differ only in the trajectory's id and creation time."""
-    return result.model_copy(update={"trajectory": result.trajectory.model_copy(update={"id": "", "created_at": 0.0})})
+    """Two runs of one script differ only in the trajectory's id and creation time, and in the
+    wall time of their model calls (usage `ms`)."""
+    usage = {role: u.model_copy(update={"ms": 0}) for role, u in result.usage.items()}
+    steps_usage = {role: {**counts, "ms": 0} for role, counts in result.trajectory.usage.items()}
+    trajectory = result.trajectory.model_copy(update={"id": "", "created_at": 0.0, "usage": steps_usage})
+    return result.model_copy(update={"trajectory": trajectory, "usage": usage})
 
 
 def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
@@ -113,5 +117,7 @@ def test_to_output_round_trips_and_keeps_the_cli_json_keys() -> None:
     keys = ["question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
             "tool_calls", "stop_reason", "warnings", "trajectory", "memory_text", "caption"]
     assert list(out) == keys
-    assert out["usage"]["executor"] == {"calls": 2, "input_tokens": result.usage["executor"].input_tokens,
-                                        "output_tokens": result.usage["executor"].output_tokens}
+    executor = result.usage["executor"]
+    assert out["usage"]["executor"] == {"calls": 2, "input_tokens": executor.input_tokens,
+                                        "output_tokens": executor.output_tokens, "cached_tokens": executor.cached_tokens,
+                                        "ms": executor.ms}

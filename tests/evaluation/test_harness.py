@@ -92,7 +92,7 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     assert saved["accuracy"]["value"] == 0.5 and saved["total_prompt_tokens"] == 2830
     md = (out / "summary.md").read_text()
     assert "agrees with cover match on 0.50 [0.15, 0.85]" in md
-    assert "0.500 [0.150, 0.850]" in md and "| executor | 2.50 | 450 | 50 |" in md
+    assert "0.500 [0.150, 0.850]" in md and "| executor | 2.50 | 450 | n/a | 50 | n/a |" in md
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert not (out / ".lock").exists()
 
@@ -249,3 +249,25 @@ async def test_fresh_store_per_run_and_memory_from(tiny: Path, tmp_path: Path):
     with pytest.raises(runlog.RunDirError, match="--memory none"):  # that run has no memory to start from
         await run_evaluation(cfg(tiny, n=1, memory_from=str(tmp_path / "n")), tmp_path / "d", runner_factory=make,
                              progress=False)
+
+
+def test_per_role_table_gives_model_seconds_and_cache_hits() -> None:
+    """A run that recorded call times shows them per role; an older run's lines (no `ms`) say n/a
+    instead of a misleading 0."""
+    from mia.app.evaluation.records import QuestionResult, RoleUsage
+    from mia.app.evaluation.summary import markdown_roles, summarise
+
+    def row(i: int, usage: dict[str, RoleUsage]) -> QuestionResult:
+        return QuestionResult(id=f"q{i}", question="?", gold_answers=["a"], usage=usage)
+
+    new = summarise([
+        row(1, {"planner": RoleUsage(calls=2, input_tokens=1000, output_tokens=50, cached_tokens=300, ms=4000)}),
+        row(2, {"planner": RoleUsage(calls=1, input_tokens=600, output_tokens=30, cached_tokens=100, ms=2000)}),
+    ], {"label": "new"})
+    old = summarise([row(1, {"planner": RoleUsage.model_validate({"calls": 1, "input_tokens": 5, "output_tokens": 1})})],
+                    {"label": "old"})
+    assert new.per_role["planner"].model_seconds == 3.0 and new.per_role["planner"].cached_prompt_tokens == 200
+    assert old.per_role["planner"].model_seconds is None
+    table = markdown_roles([new, old])
+    assert "| new | planner | 1.50 | 800 | 200 | 40 | 3.0 |" in table
+    assert "| old | planner | 1.00 | 5 | n/a | 1 | n/a |" in table

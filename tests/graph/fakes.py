@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Sequence
 from types import SimpleNamespace
 from typing import Any
@@ -28,6 +29,7 @@ class ScriptedChatModel(BaseChatModel):
     call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
     bind_kwargs: list[dict[str, Any]] = Field(default_factory=list)
     supports_prefill: bool = False  # like the local backends: continue a prefilled assistant turn
+    delay_s: float = 0.0  # seconds each reply takes (the usage counter times model calls)
 
     @property
     def _llm_type(self) -> str:
@@ -41,7 +43,10 @@ class ScriptedChatModel(BaseChatModel):
         if callable(item):
             item = item(messages)
         message = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
-        message.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15}
+        message.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
+                                  "input_token_details": {"cache_read": 4}}  # as llama.cpp and OpenAI report it
+        if self.delay_s:
+            time.sleep(self.delay_s)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
     def bind_tools(self, tools: Sequence[Any], **kwargs: Any) -> ScriptedChatModel:

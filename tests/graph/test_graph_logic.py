@@ -74,7 +74,10 @@ def test_tool_call_then_answer_and_no_replan() -> None:
     assert traj.outcome == "correct" and traj.answer == "Shakespeare" and compressor.model is m["fake:manager"]
     assert store.stats == [(["p1", "n1"], True)]
     assert set(out["usage"]) == {"planner", "executor", "manager", "judge"}
-    assert out["usage"]["executor"] == {"calls": 2, "input_tokens": 20, "output_tokens": 10}
+    executor = out["usage"]["executor"]
+    assert {k: executor[k] for k in ("calls", "input_tokens", "output_tokens", "cached_tokens")} == {
+        "calls": 2, "input_tokens": 20, "output_tokens": 10, "cached_tokens": 8}
+    assert executor["ms"] >= 0
     assert out["usage"]["planner"]["calls"] == 2 and out["usage"]["judge"]["calls"] == 1
 
 
@@ -302,3 +305,19 @@ def test_the_graphs_store_flags_copies_of_its_own_prompt_examples(tmp_path, monk
         assert [m.record.id for m in got.positives] == [clean.id]
     finally:
         store.close()
+
+
+def test_the_extractive_manager_stores_a_workflow_without_a_model_call() -> None:
+    """`manager_model="extractive"`: the trajectory is compressed by the deterministic workflow,
+    no manager model is built or called (the embedded models copied the prompt's format instead of
+    summarising: bench/memory/manager*.md)."""
+    from mia.memory import Compressor
+
+    m = models(planner=["1. Search the author.", "no"], executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    del m["fake:manager"]  # building it would fail the test
+    deps, seen = make_deps(m, compressor_factory=Compressor)
+    out = run(deps, ctx(manager_model="extractive"), question="Who wrote Hamlet?", gold_answers=["Shakespeare"])
+    assert seen["compressor"] == [None]
+    traj, compressor = seen["store"].memorised[0]
+    assert compressor.model is None and compressor.compress(traj).method == "extractive"
+    assert out["usage"]["manager"]["calls"] == 0 and out["memory_id"] == "mem-1" and not out.get("warnings")

@@ -35,6 +35,20 @@ def test_a_run_returns_the_trajectory_verdict_memory_block_and_usage() -> None:
     assert result.tool_calls == 1 and result.stop_reason == "answered" and result.memory_id == "mem-1"
 
 
+def test_usage_keeps_each_roles_model_time_and_prompt_cache_hits() -> None:
+    """Where a question's seconds go: the counter times every model call of a role and sums the
+    prompt tokens the backend's cache served (LangChain's input_token_details.cache_read)."""
+    m = models(planner=["1. Search the author.", "no"],
+               executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    m["fake:executor"].delay_s = 0.06
+    deps, _ = make_deps(m)
+    result = run_question(build_graph(deps=deps), {"question": "Who wrote Hamlet?"}, ctx(judge_mode="off"))
+    executor, planner = result.usage["executor"], result.usage["planner"]
+    assert executor.calls == 2 and executor.cached_tokens == 8 and executor.ms >= 120
+    assert planner.calls == 2 and planner.ms < executor.ms  # the planner's scripted replies are instant
+    assert set(executor.counts()) == {"calls", "input_tokens", "output_tokens", "cached_tokens", "ms"}
+
+
 def test_judge_off_gives_no_verdict() -> None:
     m = models(planner=["1.", "no"], executor=["<answer>x</answer>"])
     deps, _ = make_deps(m)

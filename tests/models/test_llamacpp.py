@@ -50,6 +50,11 @@ def test_generates_with_usage_and_timings(cpp) -> None:
     assert again.content == msg.content  # greedy
     # the prompt cache: the second identical prompt re-uses the first one's KV cache
     assert again.response_metadata["timings"]["cache_n"] > 0
+    # ... and says so in LangChain's standard field, which the graph's usage counter reads
+    cached = again.usage_metadata["input_token_details"]["cache_read"]
+    assert cached == again.response_metadata["timings"]["cache_n"] and 0 < cached <= again.usage_metadata["input_tokens"]
+    streamed = list(cpp.stream(QUESTION))[-1]
+    assert streamed.usage_metadata["input_token_details"]["cache_read"] > 0
 
 
 def test_stop_and_stream(cpp) -> None:
