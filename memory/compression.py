@@ -12,6 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
+from mia.memory.examples import PromptExample
 from mia.memory.trajectory import Trajectory
 
 log = logging.getLogger(__name__)
@@ -21,8 +22,9 @@ _NUMBERED = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:step\s*)?(\d{1,2})\s*[.):\-]\
 _BULLET = re.compile(r"^\s*[-*\u2022]\s+(.+)$")
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 _ECHO = re.compile(r"^\s*(round \d+|thought:|tool call:|tool result:|question:|plan:|final answer:|judgement:|"
-                   r"transcript:|image caption:|revised plan:|answer:)", re.IGNORECASE)
-_EXAMPLE_MARKERS = ('"entity a"', "entity a founded", "year of a")
+                   r"transcript:|image caption:|revised plan:|answer:|summari[sz]e what the agent did)", re.IGNORECASE)
+_VERDICT = re.compile(r"\b(?:judged|graded|marked)\s+(?:as\s+)?(in)?correct\b", re.IGNORECASE)
+_OUTCOME_WORDS = {"correct": "judged correct", "incorrect": "judged incorrect", "unknown": "not judged"}
 MAX_WORDS_PER_STEP = 60
 
 
@@ -87,6 +89,10 @@ def parse_steps(text: str) -> tuple[list[str], list[str]]:
             numbered += 1
             echo = False
         elif match := _BULLET.match(line):
+            if _ECHO.match(match.group(1)):  # "- Tool result: ..." is the transcript again
+                echo = True
+                repairs.append("transcript echo dropped")
+                continue
             steps.append(match.group(1))
             bullets += 1
             echo = False
@@ -112,6 +118,21 @@ def parse_steps(text: str) -> tuple[list[str], list[str]]:
             repairs.append("long step cut")
         normalised.append(step)
     return normalised, sorted(set(repairs))
+
+
+def state_outcome(steps: list[str], outcome: str) -> tuple[list[str], str]:
+    """The verdict is a fact the store already has: a model's claim about it ("judged correct"
+    copied into a failed episode's workflow) is replaced by the true one, and a workflow that
+    never says it gets it on its last step. Returns (steps, repair or '')."""
+    truth = _OUTCOME_WORDS[outcome]
+    claims = [m for step in steps for m in _VERDICT.finditer(step)]
+    if claims and all(m.group(0).lower() == truth for m in claims):
+        return steps, ""
+    if claims:
+        return [_VERDICT.sub(truth, step) for step in steps], "outcome claim corrected"
+    last = steps[-1]
+    last = last[:-1] + f"; {truth})" if last.endswith(")") else f"{last} ({truth})"
+    return steps[:-1] + [last], "outcome added"
 
 
 def render_steps(steps: list[str]) -> str:
@@ -151,6 +172,7 @@ class Compressor:
         self.max_attempts = max_attempts
         self.max_words_per_observation = max_words_per_observation
         self.prompts = prompts or load_prompts()
+        self.example = PromptExample.whole(self.prompts["compress"]["example"])
 
     def compress(self, trajectory: Trajectory) -> CompressionResult:
         """Return a workflow of at most `max_words` words; never raises for bad model output."""
@@ -188,7 +210,8 @@ class Compressor:
                 trace=trace, max_words=self.max_words, problem=problem or "the model call failed",
                 previous=previous[:2000] or "(nothing)")
         else:
-            user = self.prompts["compress"]["user"].format(trace=trace, max_words=self.max_words)
+            user = self.prompts["compress"]["user"].format(trace=trace, max_words=self.max_words,
+                                                           example=self.prompts["compress"]["example"])
         messages = [SystemMessage(self.prompts["compress"]["system"]), HumanMessage(user)]
         return _message_text(self.model.invoke(messages))
 
@@ -199,7 +222,7 @@ class Compressor:
             return "", [], "no numbered steps found"
         lowered = " ".join(steps).lower()
         trace_lower = trajectory.to_trace_text(self.max_words_per_observation).lower()
-        if any(marker in lowered and marker not in trace_lower for marker in _EXAMPLE_MARKERS):
+        if self.example and self.example.copied_in("\n".join(steps), context=trace_lower):
             return "", [], "it copied the format example instead of describing this transcript"
         plan_lines = {ln.strip().lstrip("0123456789.)- ").strip(" .").lower() for ln in trajectory.plan.splitlines() if ln.strip()}
         if plan_lines and sum(step.lower().strip(" .:") in plan_lines for step in steps) * 2 >= len(steps):
@@ -214,6 +237,9 @@ class Compressor:
             quoted = "; ".join(f'"{q}"' for q in queries[:3])
             steps.insert(max(len(steps) - 1, 0), f"Key searches (queries {quoted} -> evidence)")
             repairs.append("key search queries added")
+        steps, fixed = state_outcome(steps, trajectory.outcome)
+        if fixed == "outcome claim corrected":  # adding a missing verdict is not a repair of the output
+            repairs.append(fixed)
         steps, cut = fit_budget(steps, self.max_words)
         if cut:
             repairs.append("cut to the word budget")

@@ -114,11 +114,11 @@ def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner
     """The real agent: the compiled MIA graph with this run's context."""
     from mia import build_graph
     from mia.graph.builder import recursion_limit
-    from mia.graph.models import check_model_spec
+    from mia.graph.models import check_role_spec
 
     for role in roles_used(config["memory_mode"], config["judge"]):  # fail before question 1, not at it
         try:
-            check_model_spec(config["models"][role])
+            check_role_spec(role, config["models"][role])
         except ValueError as err:
             err.args = (f"--{role}-model {config['models'][role]!r}: {err}",)
             raise

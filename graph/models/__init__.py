@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import lazy_loader
 
 if TYPE_CHECKING:  # pragma: no cover
-    from mia.graph.models.check import SpecStatus, check_model_spec, spec_status
+    from mia.graph.models.check import SpecStatus, check_model_spec, check_role_spec, spec_status
     from mia.graph.models.errors import (
         BackendError,
         BackendNotInstalledError,
@@ -26,14 +26,14 @@ if TYPE_CHECKING:  # pragma: no cover
     )
     from mia.graph.models.local import LocalChatModel
     from mia.graph.models.loader import load_chat_model
-    from mia.graph.models.spec import BACKENDS, ModelSpec, parse_model_spec
+    from mia.graph.models.spec import BACKENDS, EXTRACTIVE, ModelSpec, parse_model_spec
 
 # Everything lazy: `import mia.graph.models.defaults` (the CLI's role list) must not load the backends.
 __getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "check": ["SpecStatus", "check_model_spec", "spec_status"],
+    "check": ["SpecStatus", "check_model_spec", "check_role_spec", "spec_status"],
     "errors": ["BackendError", "BackendNotInstalledError", "ContextLengthError", "MissingAPIKeyError",
                "ModelFileNotFoundError", "UnknownBackendError"],
-    "spec": ["BACKENDS", "ModelSpec", "parse_model_spec"],
+    "spec": ["BACKENDS", "EXTRACTIVE", "ModelSpec", "parse_model_spec"],
     "loader": ["load_chat_model"],
     "local": ["LocalChatModel"],
 })

@@ -9,7 +9,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mia.graph.models.errors import BackendError, BackendNotInstalledError, MissingAPIKeyError, ModelFileNotFoundError
+from mia.graph.models.errors import BackendError, BackendNotInstalledError, MissingAPIKeyError, ModelFileNotFoundError, \
+    UnknownBackendError
 from mia.graph.models.embedded import embedded, is_assembled
 from mia.graph.models.paths import is_converted
 from mia.graph.models.providers import chat_providers
@@ -99,6 +100,8 @@ def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None
     `env` defaults to the environment plus the settings (which may come from `.env`).
     """
     parsed = parse_model_spec(spec)
+    if not parsed.has_model:
+        return parsed
     env = {**os.environ, **read_settings().as_environ()} if env is None else env
     if parsed.backend in API_KEYS and not (env.get(API_KEYS[parsed.backend]) or "").strip():
         raise MissingAPIKeyError(API_KEYS[parsed.backend], parsed.raw)
@@ -117,6 +120,14 @@ def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None
     return parsed
 
 
+def check_role_spec(role: str, spec: str | ModelSpec, env: Mapping[str, str | None] | None = None) -> ModelSpec:
+    """check_model_spec for one role: only the memory manager may be `extractive` (no model)."""
+    parsed = check_model_spec(spec, env)
+    if not parsed.has_model and role != "manager":
+        raise UnknownBackendError(f"{parsed.raw!r} is a memory-manager setting; the {role} needs a chat model")
+    return parsed
+
+
 def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecStatus:
     """check_model_spec as a (ok, human detail) pair, for reports."""
     try:
@@ -127,7 +138,9 @@ def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecS
         return SpecStatus(spec, False, "not installed: " + str(err).split(": ", 1)[-1])
     except BackendError as err:
         return SpecStatus(spec, False, str(err).splitlines()[0])
-    if parsed.backend == "local":
+    if not parsed.has_model:
+        detail = "no model: extractive workflows"
+    elif parsed.backend == "local":
         base = Path(env["MIA_DATA_DIR"]).expanduser() if env and env.get("MIA_DATA_DIR") else None
         done = is_converted(embedded(parsed.model).converted_dir(base))
         detail = "ready (de-quantised)" if done else "GGUF found; de-quantised on first use"
@@ -155,7 +168,7 @@ def check_role_models(settings: Settings, roles: tuple[str, ...] | None = None) 
         if roles is not None and role not in roles:
             continue
         try:
-            check_model_spec(spec, env)
+            check_role_spec(role, spec, env)
         except BackendError as err:
             err.args = (f"MIA_{role.upper()}_MODEL={spec!r}: {err}",)
             raise

@@ -1,12 +1,14 @@
 """The roles and their default models: the one place that says which model a role gets when
 nothing is configured (Context, Settings, the CLI and the eval harness all read it).
 
-Why these (bench/models/results.md, bench/e2e/): on a 2-core CPU, Qwen-1.5B reads prompts at about
-43 tokens/s and Qwen-0.5B at about 104. With 1.5B in every role the whole MIA loop took 212 s per
-question (median of 5), a third of its prompt tokens and two thirds of its generated tokens in the
-memory manager; the manager's output is validated and falls back to an extractive workflow, so it
-gets the 2.4x faster 0.5B, while the roles whose output decides the answer (planner, executor,
-judge) keep the 1.5B.
+Why these (bench/models/results.md, bench/e2e/, bench/memory/manager*.md): on a 2-core CPU,
+Qwen-1.5B reads prompts at about 43 tokens/s. The roles whose output decides the answer (planner,
+executor, judge) get it. The memory manager gets no model (`extractive`): on 16 real agent
+trajectories both embedded Qwen models copied the compression prompt's worked example into 31 of
+32 first outputs; with a template instead, 10 of 16 outputs were usable by the validator, but
+most of the 0.5B's replayed the transcript or the prompt, and each compression cost 36-39 s a
+question (mean). The extractive workflow is built from the trajectory itself: faithful, and free.
+A capable manager (a hosted model, a vLLM-served one) is one setting away: MIA_MANAGER_MODEL.
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ OPTIONAL_ROLES = ("captioner",)
 DEFAULT_MODELS: dict[str, str] = {
     "planner": "llamacpp:qwen-coder-1.5b",
     "executor": "llamacpp:qwen-coder-1.5b",
-    "manager": "llamacpp:qwen-coder-0.5b",
+    "manager": "extractive",  # spec.EXTRACTIVE: no model, see above
     "judge": "llamacpp:qwen-coder-1.5b",
 }
 #: The spec of the planner role, for docs and error messages.

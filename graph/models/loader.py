@@ -9,7 +9,7 @@ from langchain_core.language_models import BaseChatModel
 from mia.graph.models.defaults import DEFAULT_MODEL
 from mia.graph.models.check import check_model_spec, gguf_for
 from mia.graph.models.device import resolve_device
-from mia.graph.models.errors import BackendError, BackendNotInstalledError
+from mia.graph.models.errors import BackendError, BackendNotInstalledError, UnknownBackendError
 from mia.graph.models.settings import read_settings
 from mia.graph.models.spec import ModelSpec
 
@@ -37,6 +37,9 @@ def load_chat_model(
     """Build the chat model a spec names. Fails at once (BackendError subclasses) on a bad spec,
     a missing key, file or package. Local weights load lazily on first use, once per process."""
     parsed = check_model_spec(spec)
+    if not parsed.has_model:
+        raise UnknownBackendError(f"{parsed.raw!r} names no chat model: it is a memory-manager setting "
+                                  "(trajectories stored as extractive workflows, without a model call)")
     settings = read_settings()
     sampling = _sampling(temperature, max_tokens, top_p)
     if parsed.backend in ("local", "hf"):

@@ -25,6 +25,10 @@ BACKENDS: dict[str, str] = {
     "openai-compatible": "openai-compatible:<model>@<base-url> (any OpenAI-compatible server)",
     "llamacpp": "llamacpp:<embedded>|<gguf-path>[+<lora.gguf>|+<peft-adapter-dir>] (llama.cpp in-process)",
 }
+#: The memory manager without a model: each trajectory is stored as the deterministic extractive
+#: workflow (its plan, queries, answer and verdict; memory/compression.py). Only the manager
+#: role takes it.
+EXTRACTIVE = "extractive"
 #: The form of every other LangChain provider (passed to init_chat_model as it is).
 PROVIDER_FORM = ("<provider>:<model> (any init_chat_model provider, e.g. ollama:llama3, groq:llama-3.1-8b-instant, "
                  "mistralai:mistral-small-latest; needs its langchain-<provider> package and its key)")
@@ -43,6 +47,11 @@ class ModelSpec:
 
     def __str__(self) -> str:
         return self.raw or f"{self.backend}:{self.model}"
+
+    @property
+    def has_model(self) -> bool:
+        """Names a chat model (False for the model-less `extractive` memory manager)."""
+        return self.backend != EXTRACTIVE
 
     @property
     def embedded(self) -> bool:
@@ -72,7 +81,7 @@ def _is_provider(name: str) -> bool:
 
 
 def _unknown(spec: str, why: str) -> UnknownBackendError:
-    forms = "\n  ".join([*BACKENDS.values(), PROVIDER_FORM])
+    forms = "\n  ".join([*BACKENDS.values(), PROVIDER_FORM, f"{EXTRACTIVE} (the memory manager only: no model)"])
     return UnknownBackendError(f"Unknown model spec {spec!r}: {why}. Valid forms:\n  {forms}")
 
 
@@ -81,6 +90,8 @@ def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     if isinstance(spec, ModelSpec):
         return spec
     text = (spec or "").strip()
+    if text == EXTRACTIVE:
+        return ModelSpec(EXTRACTIVE, EXTRACTIVE, raw=text)
     backend, sep, rest = text.partition(":")
     backend, rest = backend.strip(), rest.strip()
     if not sep:

@@ -23,7 +23,7 @@ ModelFactory = Callable[[str, float, int], "BaseChatModel"]
 StoreFactory = Callable[[Path], Any]
 ToolsFactory = Callable[["Context", "Sequence[dict] | None"], "list[BaseTool]"]
 JudgeFn = Callable[..., Any]
-CompressorFactory = Callable[["BaseChatModel"], Any]
+CompressorFactory = Callable[["BaseChatModel | None"], Any]
 
 
 def _default_model(spec: str, temperature: float, max_tokens: int) -> BaseChatModel:
@@ -42,7 +42,7 @@ def _default_store(data_dir: Path) -> Any:
     return MemoryStore.from_env(data_dir, screen=WorkflowScreen(prompt_templates=all_templates()))
 
 
-def _default_compressor(model: BaseChatModel) -> Any:
+def _default_compressor(model: BaseChatModel | None) -> Any:
     from mia.memory import Compressor
 
     return Compressor(model)
@@ -143,8 +143,8 @@ class Deps:
         """mia.graph.judge.judge(model=, question=, answer=, trace_text=, gold_answers=, mode=)."""
         return self._judge(**kwargs)
 
-    def compressor(self, model: BaseChatModel) -> Any:
-        """A memory Compressor over the manager model."""
+    def compressor(self, model: BaseChatModel | None) -> Any:
+        """A memory Compressor over the manager model (None: extractive workflows, no model call)."""
         return self._compressor(model)
 
 

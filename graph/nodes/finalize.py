@@ -8,6 +8,7 @@ from typing import Any
 from langgraph.runtime import Runtime
 
 from mia.graph.context import Context
+from mia.graph.models.spec import EXTRACTIVE
 from mia.graph.nodes.calls import count_usage
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
@@ -67,8 +68,9 @@ def make_memorise(deps: Deps):
                 store.log_trajectory(trajectory)
                 update["memory_id"] = None
             else:
-                with count_usage() as counter:
-                    compressor = deps.compressor(deps.chat_model(ctx, "manager"))
+                extractive = ctx.model_for("manager")[0].strip() == EXTRACTIVE
+                with count_usage() as counter:  # no model call for the `extractive` manager
+                    compressor = deps.compressor(None if extractive else deps.chat_model(ctx, "manager"))
                     record = store.memorise(trajectory, compressor=compressor)
                 update["usage"] = {"manager": counter.as_dict()}
                 update["memory_id"] = getattr(record, "id", None) if record is not None else None

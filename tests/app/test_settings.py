@@ -33,7 +33,7 @@ def test_defaults(clean_env: pytest.MonkeyPatch) -> None:
     s = Settings()
     assert s.data_dir == Path("~/.local/share/mia").expanduser()
     assert s.role_models() == {"planner": "llamacpp:qwen-coder-1.5b", "executor": "llamacpp:qwen-coder-1.5b",
-                               "manager": "llamacpp:qwen-coder-0.5b", "judge": "llamacpp:qwen-coder-1.5b"}
+                               "manager": "extractive", "judge": "llamacpp:qwen-coder-1.5b"}
     assert (s.device, s.embedding_model, s.chroma_mode, s.memory_namespace) == ("auto", "minilm", "persistent", "default")
     assert s.openai_api_key is None and s.openai_base_url is None
     check_role_models(s)  # the offline default is usable

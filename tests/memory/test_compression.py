@@ -24,8 +24,9 @@ class BrokenModel(FakeListChatModel):
 
 def test_prompt_is_data_and_formats():
     prompts = load_prompts()
-    text = prompts["compress"]["user"].format(trace="TRACE", max_words=300)
+    text = prompts["compress"]["user"].format(trace="TRACE", max_words=300, example=prompts["compress"]["example"])
     assert "TRACE" in text and "300" in text and "purpose (input -> output)" in text
+    assert prompts["compress"]["example"] in text
 
 
 def test_good_output_is_kept():
@@ -47,7 +48,7 @@ def test_messy_output_is_repaired():
     assert lines[0] == "1. Identify the magazines (question -> titles)"
     assert len(lines) == 4  # the repeated step dropped, the key queries step added
     assert "Arthur's Magazine founded" in result.workflow  # key searches kept even if the model dropped them
-    assert lines[-1].endswith("Answer (years -> earlier one)")
+    assert lines[-1].endswith("Answer (years -> earlier one; judged correct)")
     assert {"bullets renumbered", "repeated step dropped", "key search queries added"} <= set(result.problems)
 
 
@@ -62,7 +63,7 @@ def test_over_long_output_is_cut_to_budget():
 
 def test_garbage_is_retried_then_falls_back_to_extractive():
     model = FakeListChatModel(responses=["1. the the the the the the the the the the the the the the the the the the the the",
-                                         "1. Identify the two entities to compare (question -> \"entity A\", \"entity B\")"])
+                                         "1. Look up the dates (query \"<the exact query used>\" -> a year)"])
     result = Compressor(model).compress(TRAJ)
     assert result.attempts == 2 and result.method == "extractive"
     assert result.problems == ["it repeats itself", "it copied the format example instead of describing this transcript"]
@@ -74,7 +75,7 @@ def test_transcript_echo_and_copied_plan_are_handled():
             "Round 1\nThought: I should search.\nTool call: search(...)\nmore echoed text")
     result = Compressor(FakeListChatModel(responses=[echo])).compress(TRAJ)
     assert result.method == "repaired" and "transcript echo dropped" in result.problems
-    assert result.workflow.splitlines()[-1] == "2. Answer (dates -> Arthur's)"
+    assert result.workflow.splitlines()[-1] == "2. Answer (dates -> Arthur's; judged correct)"  # the verdict added
     plan_copy = "1. Search for the entities.\n2. Compare."
     result = Compressor(FakeListChatModel(responses=[plan_copy, plan_copy])).compress(TRAJ)
     assert result.method == "extractive"
@@ -94,6 +95,61 @@ def test_real_smollm2_output_that_replays_the_transcript_is_rejected():
     result = Compressor(FakeListChatModel(responses=[output, output])).compress(traj)
     assert result.method == "extractive"
     assert result.problems == ["it copied the plan instead of summarising what the agent did"] * 2
+
+
+def test_the_format_template_copied_with_its_slots_unfilled_is_rejected():
+    """The prompt's format is a template with <slots>. Before it was, it was a worked example for
+    another question, and both embedded Qwen models copied its steps into 31 of 32 first outputs
+    (bench/memory/manager-concrete-example.md). A copy of the template's step purposes or of its
+    quoted placeholder describes the template, not the transcript."""
+    traj = make_trajectory("Which Argentine telenovela starred Isabel Macedo as Jimena Benitez?", outcome="incorrect",
+                           queries=("Isabel Macedo Jimena Benitez telenovela",))
+    template = load_prompts()["compress"]["example"]
+    assert "<" in template and "(" in template  # slots, and the purpose (input -> output) form
+    unfilled = ("1. <what the step was for> (question -> the actress and the role)\n"
+                "2. Search <the thing looked up> (query \"Isabel Macedo Jimena Benitez telenovela\" -> Dulce amor)")
+    placeholder = '1. Search the actress (query "<the exact query used>" -> Dulce amor)\n2. Answer (Dulce amor -> Dulce amor)'
+    for output in (unfilled, placeholder):
+        result = Compressor(FakeListChatModel(responses=[output, output])).compress(traj)
+        assert result.method == "extractive"
+        assert result.problems == ["it copied the format example instead of describing this transcript"] * 2
+    filled = ('1. Identify the actress and her role (question -> "Isabel Macedo", "Jimena Benitez")\n'
+              '2. Search the actress and role together (query "Isabel Macedo Jimena Benitez telenovela" -> Dulce amor)\n'
+              "3. Answer (the search result -> Dulce amor)")
+    result = Compressor(FakeListChatModel(responses=[filled])).compress(traj)
+    assert result.method == "model" and result.workflow.endswith("(the search result -> Dulce amor; judged incorrect)")
+
+
+def test_the_verdict_in_a_workflow_is_the_stores_not_the_models():
+    traj = make_trajectory("Which magazine was started first?", outcome="incorrect", queries=("Arthur's Magazine founded",))
+    claims_success = ('1. Search the first magazine (query "Arthur\'s Magazine founded" -> 1844)\n'
+                      "2. Answer (years -> First for Women; judged correct)")
+    result = Compressor(FakeListChatModel(responses=[claims_success])).compress(traj)
+    assert result.method == "repaired" and "outcome claim corrected" in result.problems
+    assert result.workflow.endswith("(years -> First for Women; judged incorrect)")
+    silent = '1. Search the first magazine (query "Arthur\'s Magazine founded" -> 1844)\n2. Answer (years -> First for Women)'
+    result = Compressor(FakeListChatModel(responses=[silent])).compress(traj)
+    assert result.method == "model" and result.workflow.endswith("(years -> First for Women; judged incorrect)")
+    unjudged = make_trajectory("Which magazine was started first?", outcome="unknown", queries=("Arthur's Magazine founded",))
+    result = Compressor(FakeListChatModel(responses=[claims_success])).compress(unjudged)
+    assert result.workflow.endswith("(years -> First for Women; not judged)")
+
+
+def test_a_bulleted_replay_of_the_transcript_is_not_a_workflow():
+    # verbatim from the Qwen-0.5B manager (bench/memory/manager.json): our instruction echoed as
+    # step 1, then the transcript's tool call and raw tool result as bullets
+    traj = make_trajectory("Jamell Anderson plays for the basketball team from what city?", outcome="incorrect",
+                           queries=("Jamell Anderson",))
+    replay = ('1. Summarize what the agent did as numbered steps:\n'
+              '   - Search for the answer to the question "Jamell Anderson plays for the basketball team from what city? "\n'
+              '   - Tool call: search({"query_list": ["Jamell Anderson", "basketball team", "city"]})\n'
+              '   - Tool result: Results for "Jamell Anderson": Doc 1 (Title: Jamell Anderson) Jamell Anderson (born 6 July '
+              '1990) is a British professional basketball player')
+    steps, repairs = parse_steps(replay)
+    assert steps == ['Search for the answer to the question "Jamell Anderson plays for the basketball team from what city? "']
+    assert repairs == ["bullets renumbered", "transcript echo dropped"]
+    workflow = Compressor(FakeListChatModel(responses=[replay])).compress(traj).workflow
+    assert "Tool result" not in workflow and "born 6 July" not in workflow
 
 
 def test_retry_can_succeed():
@@ -150,3 +206,20 @@ def test_compression_with_the_real_embedded_model():
     assert len(result.workflow.split()) <= 100
     assert "Arthur's Magazine founded" in result.workflow or "First for Women magazine founded" in result.workflow
     print(f"\nreal model: method={result.method} attempts={result.attempts} problems={result.problems}\n{result.workflow}")
+
+
+@pytest.mark.real_model
+def test_the_embedded_qwen_manager_fills_the_format_template_instead_of_copying_it():
+    """With a worked example in the prompt, both embedded Qwen models copied it into 31 of 32 first
+    outputs (bench/memory/manager-concrete-example.md); with the template, 0 of 32 (manager.md)."""
+    from mia.graph.models import load_chat_model
+    from mia.memory.examples import PromptExample
+
+    model = load_chat_model("llamacpp:qwen-coder-0.5b", temperature=0.0, max_tokens=192)
+    compressor = Compressor(model, max_attempts=1)
+    result = compressor.compress(TRAJ)
+    assert result.raw_outputs and result.raw_outputs[0].strip()  # the model really answered
+    template = PromptExample.whole(compressor.prompts["compress"]["example"])
+    trace = TRAJ.to_trace_text(compressor.max_words_per_observation)
+    assert template.copied_in(result.raw_outputs[0], trace) is None, result.raw_outputs[0]
+    assert result.workflow.splitlines()[-1].endswith("judged correct)")  # the store's verdict, whoever wrote it

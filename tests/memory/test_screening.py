@@ -51,8 +51,15 @@ def test_copies_of_prompt_examples_are_flagged():
     copied = '1. Search "river A length".\n2. Search "river B length".\n3. Compare the two search results.'
     assert any("prompt example" in r for r in screen.reasons(copied))
     assert WorkflowScreen(include_own_prompts=True).reasons(copied) == []  # without the graph's templates
-    own = '1. Search each entity\'s founding date (query "entity A founded" -> year of A)'
-    assert any("prompt example" in r for r in WorkflowScreen().reasons(own))  # memory's own compression example
+    own = '1. Look it up (query "<the exact query used>" -> a year)'
+    assert any("prompt example" in r for r in WorkflowScreen().reasons(own))  # memory's own compression template
+    # the template's step purposes left unfilled, on two lines: a copy of the template
+    unfilled = ("1. <what the step was for> (question -> the film)\n"
+                "2. Search <the thing looked up> (query \"Hot Lead and Cold Feet release date\" -> 1978)")
+    assert any("prompt example" in r for r in WorkflowScreen().reasons(unfilled))
+    assert WorkflowScreen().reasons('1. Identify the two genera (question -> "Crowea", "Dracula")\n'
+                                    '2. Search each genus (query "Crowea genus" -> 3 species)\n'
+                                    "3. Answer (species counts -> Dracula)") == []
 
 
 def test_a_poisoned_memory_is_stored_flagged_never_retrieved_and_removable(tmp_path, embedder):

@@ -63,3 +63,24 @@ def test_error_hierarchy() -> None:
     for cls in (UnknownBackendError, MissingAPIKeyError, ModelFileNotFoundError):
         assert issubclass(cls, BackendError)
     assert issubclass(BackendError, ValueError)
+
+
+def test_extractive_is_a_manager_setting_not_a_chat_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mia.app.settings import Settings, check_role_models
+    from mia.graph.models import EXTRACTIVE, check_role_spec, load_chat_model, spec_status
+
+    spec = parse_model_spec(EXTRACTIVE)
+    assert spec.backend == "extractive" and not spec.has_model and not spec.is_local and not spec.trainable
+    assert parse_model_spec("llamacpp:qwen-coder-0.5b").has_model
+    assert check_role_spec("manager", " extractive ").raw == "extractive"
+    assert spec_status(EXTRACTIVE).ok and "no model" in spec_status(EXTRACTIVE).detail
+    with pytest.raises(UnknownBackendError, match="the planner needs a chat model"):
+        check_role_spec("planner", "extractive")
+    with pytest.raises(UnknownBackendError, match="names no chat model"):
+        load_chat_model("extractive")
+    monkeypatch.setenv("MIA_JUDGE_MODEL", "extractive")
+    with pytest.raises(UnknownBackendError, match="MIA_JUDGE_MODEL='extractive'.*memory-manager setting"):
+        check_role_models(Settings())
+    monkeypatch.setenv("MIA_JUDGE_MODEL", "llamacpp:qwen-coder-1.5b")
+    monkeypatch.setenv("MIA_MANAGER_MODEL", "extractive")
+    check_role_models(Settings())
