@@ -12,6 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from mia.graph.protocol import cut_plan_overrun
 from mia.training.config import TrainConfig
 from mia.training.episodes import Accuracy, EpisodeOutcome, EpisodeRunner
 from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
@@ -65,7 +66,9 @@ class PlannerEpisodeReward:
         def episode(item: tuple[Any, str, Sequence[str], Sequence[dict]]) -> tuple[EpisodeOutcome, float]:
             completion, q, golds, paras = item
             started = time.perf_counter()
-            return self.runner.run(q, strip_think(completion_text(completion)), paras, golds), time.perf_counter() - started
+            # the episode runs the plan as serving would keep it (the format reward still sees all of it)
+            plan = cut_plan_overrun(strip_think(completion_text(completion)))
+            return self.runner.run(q, plan, paras, golds), time.perf_counter() - started
 
         if self.parallel > 1 and len(items) > 1:
             with ThreadPoolExecutor(max_workers=min(self.parallel, len(items)), thread_name_prefix="rollout") as pool:

@@ -13,7 +13,7 @@ from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts.builder import planner_messages
-from mia.graph.protocol import strip_think
+from mia.graph.protocol import PLAN_STOP, cut_plan_overrun, strip_think
 from mia.graph.state import State
 
 
@@ -21,12 +21,6 @@ def to_messages(conversation: list[dict[str, str]]) -> list[BaseMessage]:
     """Planner conversation (kept in state as plain dicts) to chat messages."""
     kinds = {"system": SystemMessage, "user": HumanMessage, "assistant": AIMessage}
     return [kinds[m["role"]](content=m["content"]) for m in conversation]
-
-
-def cut_invented_question(plan: str) -> str:
-    """Small models continue past the plan with a new "Question: ... Plan:" of their own: cut it."""
-    match = re.search(r"(?im)^\s*(question|plan)\s*:", plan)
-    return plan[: match.start()].rstrip() if match and match.start() > 0 else plan
 
 
 def make_plan(deps: Deps):
@@ -39,9 +33,9 @@ def make_plan(deps: Deps):
             conversation.append({"role": "assistant", "content": preset})
             return {"plan": preset, "planner_messages": conversation}
         model = deps.chat_model(ctx, "planner")
-        reply, usage = invoke(model, to_messages(conversation), "planner")
+        reply, usage = invoke(model, to_messages(conversation), "planner", stop=PLAN_STOP)
         raw = text_of(reply)
-        text = cut_invented_question(strip_think(raw) or raw.strip())
+        text = cut_plan_overrun(strip_think(raw) or raw.strip())
         conversation.append({"role": "assistant", "content": text})
         update: dict[str, Any] = {"plan": text, "planner_messages": conversation, "usage": usage}
         if not text:

@@ -15,6 +15,7 @@ from mia.graph.protocol.json_span import (
                                           lenient_json,
                                           parse_json_loose,
 )
+from mia.graph.protocol.plans import PLAN_STOP, cut_plan_overrun
 from mia.graph.protocol.schemas import tool_schema_lines
 from mia.graph.protocol.tags import (
                                           after_last_think,
@@ -52,7 +53,8 @@ from mia.graph.protocol.turn import (
 )
 
 __all__ = [
-    "MAX_DEPTH", "MAX_JSON_CHARS", "MAX_TEXT_CHARS", "JSONRepairError", "ToolCall", "Turn", "TurnKind",
+    "MAX_DEPTH", "MAX_JSON_CHARS", "MAX_TEXT_CHARS", "JSONRepairError", "PLAN_STOP", "ToolCall", "Turn", "TurnKind",
+    "cut_plan_overrun",
     "after_last_think", "bounded", "clean_text", "clean_value", "closed_blocks", "count_tags", "cut_before_answer", "escape_untrusted",
     "estimate_tokens", "extract_final_answer", "final_answer", "json_values", "last_answer", "lenient_json",
     "normalise_search_args", "parse", "parse_calls", "parse_json_loose", "parse_turn", "parse_yes_no", "read_call",

@@ -9,6 +9,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from mia.graph.context import Context
 from mia.graph.nodes.search_policy import required_searches, with_query
 from mia.graph.prompts import render
+from mia.graph.protocol import PLAN_STOP
 
 from .fakes import make_deps, search_tool
 from .test_graph_logic import CALL, ctx, models, run
@@ -173,6 +174,22 @@ def test_invented_question_is_cut_from_plan_and_replan() -> None:
     deps, _ = make_deps(m)
     out = run(deps, ctx(max_replans=1))
     assert out["plan"] == out["replan"] == "1. Search \"A\".\n2. Answer."
+
+
+def test_a_replan_that_replays_the_transcript_is_cut_and_the_planner_is_told_to_stop_there() -> None:
+    # the shape of a real Qwen-1.5B replan (bench/e2e, 593 tokens): the plan again, then the trace
+    replay = ('1. Search "Isabel Macedo telenovela".\n2. Answer with the name of the show.\n\nRound 1\n'
+              'Tool call: search({"query_list": ["Isabel Macedo telenovela"]})\n'
+              'Tool result: Results for "Isabel Macedo telenovela": Doc 1 (Title: Patricia Longo) ...')
+    m = models(planner=["1. Search the show.", "yes", replay],
+               executor=[CALL.format(q="a"), "<answer>x</answer>", "<answer>Graduados</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(max_replans=1))
+    assert out["replan"] == '1. Search "Isabel Macedo telenovela".\n2. Answer with the name of the show.'
+    assert "Tool result" not in m["fake:executor"].prompts[-1][-1].content  # the executor got the plan only
+    planner_calls = m["fake:planner"].call_kwargs
+    assert planner_calls[0]["stop"] == planner_calls[2]["stop"] == PLAN_STOP  # plan and replan
+    assert "\nRound " in PLAN_STOP and len(PLAN_STOP) <= 4  # OpenAI takes four stop sequences
 
 
 def test_unclear_reflection_is_recorded_in_the_step() -> None:

@@ -74,6 +74,18 @@ def test_planner_episode_reward_scores_plans_by_their_outcome(tmp_path: Path) ->
     assert [r["reward"] for r in logged] == pytest.approx(rewards)
 
 
+def test_the_episode_runs_the_plan_as_serving_keeps_it() -> None:
+    """A sampled plan that replays a transcript is run cut, as the served planner's would be
+    (graph.protocol.cut_plan_overrun), so training's executor never sees what serving drops."""
+    runner = _StubRunner()
+    reward = PlannerEpisodeReward(runner, max_words=20)
+    overrun = "1. Search the opera's composer.\n\nRound 1\nTool call: search(...)\nTool result: Doc 1 ..."
+    rewards = reward(prompts=[None], completions=[[{"role": "assistant", "content": overrun}]],
+                     question=["Who wrote Maria Golovin?"], gold_answers=[GOLD], paragraphs=[[]])
+    assert runner.calls == ["1. Search the opera's composer."]
+    assert rewards[0] == pytest.approx(1.0)
+
+
 class _SlowRunner(_StubRunner):
     """The stub, but each episode waits until `width` episodes run at once (or times out)."""
 

@@ -1,0 +1,22 @@
+"""Where a planner's plan ends, for serving and training alike.
+
+Small models go on past the plan with a new "Question: ... Plan:" of their own, or replay the
+executor's transcript they were shown ("Round 1 / Tool call: / Tool result:", the format of
+`Trajectory.to_trace_text`). Measured: a Qwen-1.5B replan of 593 tokens, the first plan
+again and then 238 words of the transcript (bench/e2e/results-extractive-manager.md, question 2).
+The same markers are the planner's
+stop sequences (four: OpenAI's limit), so that the overrun is not even generated.
+"""
+
+from __future__ import annotations
+
+import re
+
+PLAN_STOP = ["\nQuestion:", "\nRound ", "\nTool call:", "\nTool result:"]
+_OVERRUN = re.compile(r"(?im)^[ \t]*(question[ \t]*:|plan[ \t]*:|round \d+\b|tool call[ \t]*:|tool result[ \t]*:)")
+
+
+def cut_plan_overrun(plan: str) -> str:
+    """The plan without what a model wrote after it (an invented question, a transcript replay)."""
+    match = _OVERRUN.search(plan)
+    return plan[: match.start()].rstrip() if match and match.start() > 0 else plan
