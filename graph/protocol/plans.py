@@ -2,10 +2,10 @@
 
 Small models go on past the plan with a new "Question: ... Plan:" of their own, or replay the
 executor's transcript they were shown ("Round 1 / Tool call: / Tool result:", the format of
-`Trajectory.to_trace_text`). Measured: a Qwen-1.5B replan of 593 tokens, the first plan
-again and then 238 words of the transcript (bench/e2e/results-extractive-manager.md, question 2).
-The same markers are the planner's
-stop sequences (four: OpenAI's limit), so that the overrun is not even generated.
+`Trajectory.to_trace_text`). Measured: a Qwen-1.5B replan of 593 tokens, the first plan again
+and then 238 words of the transcript (bench/e2e/extractive-manager-run/results.jsonl, question 2).
+The same markers are the planner's stop sequences (four: OpenAI's limit), so that the overrun is
+not even generated.
 """
 
 from __future__ import annotations
