@@ -10,6 +10,7 @@ a Verdict, since the graph stores whatever comes back.
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Generator, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
@@ -49,8 +50,8 @@ def message_text(message: Any) -> str:
     return content if isinstance(content, str) else str(content)
 
 
-def _to_reply(message: Any, usage: Usage) -> Reply:
-    usage.add(getattr(message, "usage_metadata", None))
+def _to_reply(message: Any, usage: Usage, started: float) -> Reply:
+    usage.add(getattr(message, "usage_metadata", None), ms=(time.perf_counter() - started) * 1000)
     return Reply(text=clean_text(message_text(message)))  # the judge model's text enters here
 
 
@@ -60,8 +61,9 @@ def _error(exc: BaseException) -> str:
 
 def invoke(model: BaseChatModel, conversation: Conversation, usage: Usage) -> Reply:
     """Call the model once; an exception becomes an error reply (and still counts as a call)."""
+    started = time.perf_counter()
     try:
-        return _to_reply(model.invoke(conversation), usage)
+        return _to_reply(model.invoke(conversation), usage, started)
     except Exception as exc:  # any backend failure: network, quota, context length, parse
         usage.calls += 1
         return Reply(text=None, error=_error(exc))
@@ -69,8 +71,9 @@ def invoke(model: BaseChatModel, conversation: Conversation, usage: Usage) -> Re
 
 async def ainvoke(model: BaseChatModel, conversation: Conversation, usage: Usage) -> Reply:
     """Async twin of `invoke`."""
+    started = time.perf_counter()
     try:
-        return _to_reply(await model.ainvoke(conversation), usage)
+        return _to_reply(await model.ainvoke(conversation), usage, started)
     except Exception as exc:
         usage.calls += 1
         return Reply(text=None, error=_error(exc))
