@@ -1,6 +1,7 @@
 """Where a planner's plan ends, for serving and training alike.
 
-Small models go on past the plan with a new "Question: ... Plan:" of their own, or replay the
+Small models go on past the plan with a new "Question: ... Plan:" of their own, a "Final answer:"
+(a plan holds no facts; `make demo`'s replan ended with one), or replay the
 executor's transcript they were shown ("Round 1 / Tool call: / Tool result:", the format of
 `Trajectory.to_trace_text`). Measured: a Qwen-1.5B replan of 593 tokens, the first plan again
 and then 238 words of the transcript (bench/e2e/extractive-manager-run/results.jsonl, question 2).
@@ -13,7 +14,8 @@ from __future__ import annotations
 import re
 
 PLAN_STOP = ["\nQuestion:", "\nRound ", "\nTool call:", "\nTool result:"]
-_OVERRUN = re.compile(r"(?im)^[ \t]*(question[ \t]*:|plan[ \t]*:|round \d+\b|tool call[ \t]*:|tool result[ \t]*:)")
+_OVERRUN = re.compile(
+    r"(?im)^[ \t]*(question[ \t]*:|plan[ \t]*:|final answer[ \t]*:|round \d+\b|tool call[ \t]*:|tool result[ \t]*:)")
 
 
 def cut_plan_overrun(plan: str) -> str:

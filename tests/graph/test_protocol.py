@@ -78,3 +78,16 @@ def test_yes_no_and_helpers() -> None:
     assert extract_final_answer("blah\nAnswer: 7") == "7"
     assert extract_final_answer('<tool_call>{"name": "search"}</tool_call>') == ""
     assert truncate_words("a b c d", 2).startswith("a b ...")
+
+
+def test_a_plan_ends_where_the_model_goes_on_with_something_else() -> None:
+    from mia.graph.protocol import cut_plan_overrun
+
+    plan = '1. Search "Arthur\'s Magazine founding year".\n2. Compare the two search results.'
+    # verbatim from `make demo` (Qwen-1.5B's replan): an answer after the plan
+    assert cut_plan_overrun(plan + "\n\nFinal answer: Arthur's Magazine") == plan
+    assert cut_plan_overrun(plan + "\n\nRound 1\nTool call: search(...)") == plan
+    assert cut_plan_overrun(plan + "\nQuestion: Which is older?\nPlan:") == plan
+    assert cut_plan_overrun(plan + "\n3. Answer: the earlier one.") == plan + "\n3. Answer: the earlier one."  # a step
+    assert cut_plan_overrun("Final answer: X") == "Final answer: X"  # nothing before it: kept for the caller to judge
+
