@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.memory.examples import PromptExample
-from mia.memory.trajectory import Trajectory
+from mia.memory.trajectory import TRACE_LABELS, Trajectory
 
 log = logging.getLogger(__name__)
 
@@ -21,8 +21,11 @@ PROMPTS_FILE = Path(__file__).with_name("prompts.toml")
 _NUMBERED = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:step\s*)?(\d{1,2})\s*[.):\-]\s*(?:\*\*)?\s*(.+)$", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*[-*\u2022]\s+(.+)$")
 _THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
-_ECHO = re.compile(r"^\s*(round \d+|thought:|tool call:|tool result:|question:|plan:|final answer:|judgement:|"
-                   r"transcript:|image caption:|revised plan:|answer:|summari[sz]e what the agent did)", re.IGNORECASE)
+# A line that replays the transcript (its labels, TRACE_LABELS) or echoes our own prompt.
+_ECHO = re.compile(r"^\s*(" + "|".join(
+    [re.escape(TRACE_LABELS["round"]) + r" \d+"]
+    + [re.escape(label) for key, label in TRACE_LABELS.items() if key != "round"]
+    + ["transcript:", "summari[sz]e what the agent did"]) + ")", re.IGNORECASE)
 _VERDICT = re.compile(r"\b(?:judged|graded|marked)\s+(?:as\s+)?(in)?correct\b", re.IGNORECASE)
 _OUTCOME_WORDS = {"correct": "judged correct", "incorrect": "judged incorrect", "unknown": "not judged"}
 MAX_WORDS_PER_STEP = 60
@@ -120,19 +123,18 @@ def parse_steps(text: str) -> tuple[list[str], list[str]]:
     return normalised, sorted(set(repairs))
 
 
-def state_outcome(steps: list[str], outcome: str) -> tuple[list[str], str]:
+def state_outcome(steps: list[str], outcome: str) -> tuple[list[str], bool]:
     """The verdict is a fact the store already has: a model's claim about it ("judged correct"
     copied into a failed episode's workflow) is replaced by the true one, and a workflow that
-    never says it gets it on its last step. Returns (steps, repair or '')."""
+    never says it gets it on its last step. Returns (steps, whether a wrong claim was corrected)."""
     truth = _OUTCOME_WORDS[outcome]
-    claims = [m for step in steps for m in _VERDICT.finditer(step)]
-    if claims and all(m.group(0).lower() == truth for m in claims):
-        return steps, ""
+    claims = [m.group(0).lower() for step in steps for m in _VERDICT.finditer(step)]
     if claims:
-        return [_VERDICT.sub(truth, step) for step in steps], "outcome claim corrected"
+        wrong = any(claim != truth for claim in claims)
+        return ([_VERDICT.sub(truth, step) for step in steps] if wrong else steps), wrong
     last = steps[-1]
     last = last[:-1] + f"; {truth})" if last.endswith(")") else f"{last} ({truth})"
-    return steps[:-1] + [last], "outcome added"
+    return steps[:-1] + [last], False
 
 
 def render_steps(steps: list[str]) -> str:
@@ -237,9 +239,9 @@ class Compressor:
             quoted = "; ".join(f'"{q}"' for q in queries[:3])
             steps.insert(max(len(steps) - 1, 0), f"Key searches (queries {quoted} -> evidence)")
             repairs.append("key search queries added")
-        steps, fixed = state_outcome(steps, trajectory.outcome)
-        if fixed == "outcome claim corrected":  # adding a missing verdict is not a repair of the output
-            repairs.append(fixed)
+        steps, corrected = state_outcome(steps, trajectory.outcome)
+        if corrected:  # adding a missing verdict is not a repair of the model's output
+            repairs.append("outcome claim corrected")
         steps, cut = fit_budget(steps, self.max_words)
         if cut:
             repairs.append("cut to the word budget")

@@ -14,6 +14,17 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+#: The line labels of `Trajectory.to_trace_text`, defined once: the compressor (memory) and the
+#: planner's stop sequences (graph.protocol.plans) recognise a model replaying a transcript by them.
+TRACE_LABELS: dict[str, str] = {
+    "question": "Question:", "caption": "Image caption:", "plan": "Plan:", "round": "Round",
+    "thought": "Thought:", "tool_call": "Tool call:", "tool_result": "Tool result:",
+    "revised_plan": "Revised plan:", "reflection": "Reflection:", "answer": "Answer:",
+    "final_answer": "Final answer:", "judgement": "Judgement:",
+}
+_L = TRACE_LABELS
+
+
 Outcome = Literal["correct", "incorrect", "unknown"]
 StepKind = Literal["thought", "tool_call", "observation", "answer", "replan", "reflection"]
 
@@ -86,36 +97,36 @@ class Trajectory(BaseModel):
         Tool observations are cut to `max_words_per_observation` words, as in MIA's memory
         service; the initial prompt is not part of a trajectory, so it never appears here.
         """
-        lines = [f"Question: {self.question.strip()}"]
+        lines = [f"{_L['question']} {self.question.strip()}"]
         if self.caption.strip():
-            lines.append(f"Image caption: {self.caption.strip()}")
+            lines.append(f"{_L['caption']} {self.caption.strip()}")
         if self.plan.strip():
-            lines += ["", "Plan:", self.plan.strip()]
+            lines += ["", _L["plan"], self.plan.strip()]
         round_no = 0
         for index, step in enumerate(self.steps):
             previous = self.steps[index - 1].kind if index else None
             if step.kind == "thought" or (step.kind == "tool_call" and previous != "thought"):
                 round_no += 1
-                lines += ["", f"Round {round_no}"]
+                lines += ["", f"{_L['round']} {round_no}"]
             if step.kind == "thought":
-                lines.append(f"Thought: {step.content.strip()}")
+                lines.append(f"{_L['thought']} {step.content.strip()}")
             elif step.kind == "tool_call":
                 args = json.dumps(step.args or {}, ensure_ascii=False)
-                lines.append(f"Tool call: {step.tool or 'tool'}({args})")
+                lines.append(f"{_L['tool_call']} {step.tool or 'tool'}({args})")
             elif step.kind == "observation":
-                lines.append(f"Tool result: {truncate_words(step.content, max_words_per_observation)}")
+                lines.append(f"{_L['tool_result']} {truncate_words(step.content, max_words_per_observation)}")
             elif step.kind == "replan":
-                lines += ["", f"Revised plan: {step.content.strip()}"]
+                lines += ["", f"{_L['revised_plan']} {step.content.strip()}"]
             elif step.kind == "reflection":
-                lines.append(f"Reflection: {step.content.strip()}")
+                lines.append(f"{_L['reflection']} {step.content.strip()}")
             elif step.kind == "answer":
-                lines.append(f"Answer: {step.content.strip()}")
+                lines.append(f"{_L['answer']} {step.content.strip()}")
         if self.replan.strip() and not any(s.kind == "replan" for s in self.steps):
-            lines += ["", f"Revised plan: {self.replan.strip()}"]
+            lines += ["", f"{_L['revised_plan']} {self.replan.strip()}"]
         if self.answer.strip():
-            lines += ["", f"Final answer: {self.answer.strip()}"]
+            lines += ["", f"{_L['final_answer']} {self.answer.strip()}"]
         if include_judgement and (self.outcome != "unknown" or self.judge_feedback.strip()):
-            verdict = f"Judgement: {self.outcome}"
+            verdict = f"{_L['judgement']} {self.outcome}"
             if self.judge_feedback.strip():
                 verdict += f" ({self.judge_feedback.strip()})"
             lines.append(verdict)

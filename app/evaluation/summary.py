@@ -79,14 +79,15 @@ def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSumma
         used = [r.role(role) for r in results]
         if not any(u.calls for u in used):
             continue
+        timed = any(u.ms for u in used)  # runs logged before call times were kept have none
         per_role[role] = RoleSummary(
             calls=sum(u.calls for u in used) / n,
             prompt_tokens=sum(u.input_tokens for u in used) / n,
             completion_tokens=sum(u.output_tokens for u in used) / n,
             total_prompt_tokens=sum(u.input_tokens for u in used),
             total_completion_tokens=sum(u.output_tokens for u in used),
-            cached_prompt_tokens=sum(u.cached_tokens for u in used) / n if any(u.ms for u in used) else None,
-            model_seconds=sum(u.ms for u in used) / 1000 / n if any(u.ms for u in used) else None,
+            cached_prompt_tokens=sum(u.cached_tokens for u in used) / n if timed else None,
+            model_seconds=sum(u.ms for u in used) / 1000 / n if timed else None,
         )
     return RunSummary(
         label=run_label(config),
