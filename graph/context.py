@@ -85,6 +85,10 @@ class Context:
     tool_protocol: ToolProtocol = _f("auto",
         "text: <tool_call> tags parsed from the reply; native: the backend's tool calling; auto: "
         "native where the backend has it, text for local models.")
+    turn_grammar: bool = _f(True,
+        "In the text protocol, constrain each executor turn to the protocol's grammar (an optional "
+        "<think>, then one <tool_call> or <answer>) on backends that support it (llama.cpp). Off: the "
+        "reply is parsed and a malformed one re-asked, as on other backends.")
 
     judge_mode: JudgeMode = _f("auto",
         "auto: ground truth when gold answers are given, else reviewers; off: no judging (outcome"

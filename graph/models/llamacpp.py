@@ -17,7 +17,7 @@ import queue
 import threading
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 from pydantic import Field
 
@@ -60,6 +60,7 @@ class LlamaCppChatModel(TextChatModel):
     n_threads: int | None = Field(default=None, description="CPU threads; None: all cores")
     # llama.cpp's own presence penalty over the generated tokens; see penalties.py.
     presence_penalty: float = LOCAL_PRESENCE_PENALTY
+    supports_grammar: ClassVar[bool] = True  # llama.cpp's GBNF sampler
 
     @property
     def _llm_type(self) -> str:
@@ -112,6 +113,8 @@ class LlamaCppChatModel(TextChatModel):
         }
         if params.stop:
             request["stop"] = list(params.stop)
+        if params.grammar:
+            request["grammar"] = params.grammar
         if stream:
             request["stream_options"] = {"include_usage": True}
         return request

@@ -12,7 +12,7 @@ import json
 from collections.abc import AsyncIterator, Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
-from typing import Any
+from typing import Any, ClassVar
 
 from langchain_core.callbacks import CallbackManagerForLLMRun
 from langchain_core.exceptions import OutputParserException
@@ -70,6 +70,7 @@ class GenParams:
     stop: list[str]
     presence_penalty: float = 0.0
     no_repeat_ngram_size: int = 0
+    grammar: str | None = None  # GBNF the output must match (backends with `supports_grammar`)
 
 
 def truncate_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
@@ -101,6 +102,10 @@ class TextChatModel(BaseChatModel):
         default=0.0, description="subtracted from the logits of tokens already generated (paper: 1.1)")
     no_repeat_ngram_size: int = Field(default=0, description="ban repeating a generated n-gram of this size; 0: off")
 
+    #: Whether `_complete` honours `GenParams.grammar` (constrained decoding). A backend without it
+    #: refuses a grammar rather than ignore it: the caller relies on the output's shape.
+    supports_grammar: ClassVar[bool] = False
+
     @property
     def context_length(self) -> int | None:
         """Tokens one request may use, prompt and completion together (None: unknown)."""
@@ -123,6 +128,9 @@ class TextChatModel(BaseChatModel):
         max_tokens = kwargs.get("max_tokens") or kwargs.get("max_new_tokens") or self.max_tokens
         temperature = kwargs.get("temperature")
         top_p = kwargs.get("top_p")
+        grammar = kwargs.get("grammar") or None
+        if grammar and not self.supports_grammar:
+            raise ValueError(f"{type(self).__name__} cannot constrain decoding with a grammar")
         return GenParams(
             temperature=float(self.temperature if temperature is None else temperature),
             top_p=float(self.top_p if top_p is None else top_p),
@@ -130,6 +138,7 @@ class TextChatModel(BaseChatModel):
             stop=[s for s in [*(self.stop or []), *(stop or [])] if s],
             presence_penalty=float(kwargs.get("presence_penalty", self.presence_penalty) or 0.0),
             no_repeat_ngram_size=int(kwargs.get("no_repeat_ngram_size", self.no_repeat_ngram_size) or 0),
+            grammar=grammar,
         )
 
     def _prepare(

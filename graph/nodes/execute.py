@@ -16,11 +16,13 @@ from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
-from mia.graph.nodes.search_policy import accepts_prefill, force_search, required_searches, with_query
+from mia.graph.nodes.search_policy import (accepts_grammar, accepts_prefill, force_search, required_searches,
+                                          with_query)
 from mia.graph.images import load_image
 from mia.graph.prompts import render
 from mia.graph.prompts.builder import executor_messages, force_answer
 from mia.graph.protocol import ToolCall, Turn, estimate_tokens, extract_final_answer, parse_turn, render_call
+from mia.graph.protocol.grammar import turn_grammar
 from mia.graph.state import State
 
 TEXT_STOP = ["<tool_response>", "</tool_response>"]
@@ -85,10 +87,14 @@ def make_execute(deps: Deps):
             return forced_answer(model, conversation, new, reason)
 
         bound = model.bind_tools(tools) if native else model
-        kwargs = {} if native else {"stop": TEXT_STOP}
+        names = tuple(t.name for t in tools) or ("search",)
+        done = state.get("tool_calls", 0)
+        needed = required_searches(ctx.min_tool_calls, ctx.max_tool_calls, len(tools))
+        kwargs: dict[str, Any] = {} if native else {"stop": TEXT_STOP}
+        if not native and ctx.turn_grammar and accepts_grammar(model):
+            kwargs["grammar"] = turn_grammar(names, call=bool(tools), answer=done >= needed)
         reply, usage = invoke(bound, conversation, "executor", **kwargs)
         text = text_of(reply)
-        names = tuple(t.name for t in tools) or ("search",)
         if reply.tool_calls:  # native tool calling: the backend parsed the call; the same typed Turn
             call = reply.tool_calls[0]
             turn = Turn("tool_call", think=text.strip(), content=text,
@@ -102,8 +108,6 @@ def make_execute(deps: Deps):
         turn_kind, tool, args, think = turn.kind, turn.tool, turn.arguments, turn.think
 
         warnings: list[str] = []
-        done = state.get("tool_calls", 0)
-        needed = required_searches(ctx.min_tool_calls, ctx.max_tool_calls, len(tools))
         if turn_kind in ("answer", "malformed") and done < needed:
             forced_search = force_search(model, conversation, state["question"], tools, native, done, needed,
                                          premature=AIMessage(content=text or "(empty reply)"))

@@ -43,6 +43,11 @@ def accepts_prefill(model: Any) -> bool:
     return isinstance(model, TextChatModel)
 
 
+def accepts_grammar(model: Any) -> bool:
+    """Backends that constrain decoding to a grammar (llama.cpp); fakes may opt in."""
+    return bool(getattr(model, "supports_grammar", False))
+
+
 def with_query(tool: str, args: dict[str, Any], question: str) -> tuple[dict[str, Any], bool]:
     """A search's arguments with at least one query: the question when the model gave none.
     Returns (args, fell_back)."""

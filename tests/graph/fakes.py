@@ -29,6 +29,7 @@ class ScriptedChatModel(BaseChatModel):
     call_kwargs: list[dict[str, Any]] = Field(default_factory=list)
     bind_kwargs: list[dict[str, Any]] = Field(default_factory=list)
     supports_prefill: bool = False  # like the local backends: continue a prefilled assistant turn
+    supports_grammar: bool = False  # like llama.cpp: constrain decoding to a grammar (recorded, not applied)
     delay_s: float = 0.0  # seconds each reply takes (the usage counter times model calls)
 
     @property

@@ -198,3 +198,24 @@ def test_unclear_reflection_is_recorded_in_the_step() -> None:
     out = run(deps, ctx(max_replans=1))
     step = [s for s in out["trajectory"]["steps"] if s["kind"] == "reflection"][0]
     assert step["content"] == "no" and step["args"] == {"unclear": True, "raw": "1. 1.\n2. 2."}
+
+
+def test_grammar_allows_only_a_search_until_the_required_searches_are_made() -> None:
+    """On a backend that constrains decoding, the executor's turn is bound to the protocol's
+    grammar: call-only before the required search, call-or-answer after it; off with the context."""
+    m = models(planner=["1. Search the author."],
+               executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    m["fake:executor"].supports_grammar = True
+    deps, _ = make_deps(m, tools=[search_tool()])
+    out = run(deps, policy_ctx())
+    assert out["answer"] == "Shakespeare" and not out["warnings"]
+    first, second = (kw["grammar"] for kw in m["fake:executor"].call_kwargs)
+    assert '"<tool_call>"' in first and '"<answer>"' not in first
+    assert '"<tool_call>"' in second and '"<answer>"' in second
+    assert '"\\"search\\""' in first  # the bound tool's name, as a JSON string
+
+    m = models(planner=["1."], executor=[CALL.format(q="x"), "<answer>y</answer>"])
+    m["fake:executor"].supports_grammar = True
+    deps, _ = make_deps(m, tools=[search_tool()])
+    run(deps, policy_ctx(turn_grammar=False))
+    assert all("grammar" not in kw for kw in m["fake:executor"].call_kwargs)
