@@ -15,7 +15,7 @@ from mia.training.data import QAExample
 
 
 def generate_plans(spec: str, examples: Sequence[QAExample], cfg: TrainConfig, max_new_tokens: int) -> list[str]:
-    """Greedy plans of one planner (spec: local:smollm2, hf:<base>[+<adapter>])."""
+    """Greedy plans of one planner (any trainable spec: local:<embedded>, llamacpp:<embedded>+<adapter>, hf:<base>[+<adapter>])."""
     import torch
     from tqdm.auto import tqdm
 

@@ -12,6 +12,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from mia.graph.models.defaults import DEFAULT_MODELS
+
 
 class Memory(str, Enum):
     none = "none"
@@ -37,10 +39,10 @@ def eval_command(
     memory: Annotated[Memory, typer.Option(help="none: plain executor; trajectory-rag: raw past trajectories; mia: memory + planner.")] = Memory.mia,
     seed: Annotated[int, typer.Option(help="Sampling seed: same seed, same questions in the same order.")] = 0,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default eval-runs/<dataset>-<memory>-seed<seed>). Re-running resumes it.")] = None,
-    planner_model: Annotated[Optional[str], typer.Option(help="Planner model spec (default $MIA_PLANNER_MODEL or local:smollm2).")] = None,
-    executor_model: Annotated[Optional[str], typer.Option(help="Executor model spec.")] = None,
-    manager_model: Annotated[Optional[str], typer.Option(help="Memory-manager model spec.")] = None,
-    judge_model: Annotated[Optional[str], typer.Option(help="Judge model spec (grades answers against the gold ones).")] = None,
+    planner_model: Annotated[Optional[str], typer.Option(help=f"Planner model spec (default $MIA_PLANNER_MODEL, else {DEFAULT_MODELS['planner']}).")] = None,
+    executor_model: Annotated[Optional[str], typer.Option(help=f"Executor model spec (default $MIA_EXECUTOR_MODEL, else {DEFAULT_MODELS['executor']}).")] = None,
+    manager_model: Annotated[Optional[str], typer.Option(help=f"Memory-manager model spec (default $MIA_MANAGER_MODEL, else {DEFAULT_MODELS['manager']}).")] = None,
+    judge_model: Annotated[Optional[str], typer.Option(help=f"Judge model spec, grades answers against the gold ones (default $MIA_JUDGE_MODEL, else {DEFAULT_MODELS['judge']}).")] = None,
     judge: Annotated[Judge, typer.Option(help="llm: SimpleQA-style grader by the judge role (the paper's accuracy); metrics: EM/F1 only, no judge calls.")] = Judge.llm,
     max_tool_calls: Annotated[Optional[int], typer.Option(min=0, help="Most tool calls per question (graph default 30).")] = None,
     planner_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per planner call.")] = None,
@@ -50,6 +52,7 @@ def eval_command(
     search_top_k: Annotated[Optional[int], typer.Option(min=1, help="Documents per search query.")] = None,
     judge_arbiter: Annotated[Optional[str], typer.Option(help="Reviewer verdicts (--no-ground-truth): weighted (the numeric rule) or llm (an arbiter call).")] = None,
     max_replans: Annotated[Optional[int], typer.Option(min=0, help="Reflect-and-replan rounds (the paper uses 1).")] = None,
+    turn_grammar: Annotated[Optional[bool], typer.Option(help="Constrain executor turns to the protocol's grammar on llama.cpp (graph default: on).")] = None,
     concurrency: Annotated[Optional[int], typer.Option(min=1, help="Questions in flight (default 1 for local models, 4 for APIs).")] = None,
     memory_from: Annotated[Optional[Path], typer.Option(help="Start from the memory a previous run folder built (copied, not shared).")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="Answer N other questions of the dataset first, to build the memory (not scored; disjoint from the evaluated ones).")] = 0,
@@ -75,6 +78,7 @@ def eval_command(
         "search_top_k": search_top_k,
         "max_replans": max_replans,
         "judge_arbiter": judge_arbiter,
+        "turn_grammar": turn_grammar,
     }
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
     cfg = EvalConfig(

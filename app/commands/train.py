@@ -106,7 +106,7 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A training output folder 
 
 @app.command("eval")
 def evaluate(config: ConfigOpt,
-             planner: Annotated[str, typer.Option(help="Planner spec: local:smollm2 or hf:<base>+<adapter>.")],
+             planner: Annotated[str, typer.Option(help="Planner spec: an embedded model (local:qwen-coder-1.5b), a trained run (llamacpp:qwen-coder-1.5b+<run>/adapter) or hf:<base>+<adapter>.")],
              executor: Annotated[str | None, typer.Option(help="Frozen executor spec (default: the config's).")] = None,
              limit: Annotated[int | None, typer.Option(help="Held-out questions (default: data.eval_limit).")] = None,
              out: Annotated[Path | None, typer.Option(help="Write the summary and per-question rows here (JSON).")] = None,
