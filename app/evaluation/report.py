@@ -11,7 +11,7 @@ from pathlib import Path
 
 from mia.app.evaluation import runlog
 from mia.app.evaluation.paired import markdown_paired, neighbours
-from mia.app.evaluation.summary import RunSummary, judge_sanity, markdown_roles, markdown_table, summarise
+from mia.app.evaluation.summary import RunSummary, body_sections, summarise
 
 
 def load_run(run_dir: Path, only_ids: set[str] | None = None) -> RunSummary:
@@ -56,11 +56,7 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
             f"Dataset(s): {', '.join(datasets)}. 95% intervals: Wilson for accuracy, EM and cover, percentile "
             f"bootstrap for F1, Student t for the other means.{note}",
             "",
-            markdown_table(summaries),
-            "Per role (means per question):",
-            "",
-            markdown_roles(summaries),
-            judge_sanity(summaries),
+            *body_sections(summaries),
             markdown_paired(paired),
         ]
     )

@@ -12,6 +12,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mia.app.evaluation.records import ROLES, QuestionResult
+from mia.app.evaluation.reflection import ReflectionSummary, reflection_lines, summarise_reflection
 from mia.app.evaluation.stats import Estimate, bootstrap_mean, mean_ci, wilson
 
 
@@ -51,6 +52,7 @@ class RunSummary(BaseModel):
     total_prompt_tokens: int
     total_completion_tokens: int
     total_wall_s: float
+    reflection: ReflectionSummary | None = None  # None: no question was reflected on
 
 
 def run_label(config: dict[str, Any]) -> str:
@@ -110,6 +112,7 @@ def summarise(results: list[QuestionResult], config: dict[str, Any]) -> RunSumma
         total_prompt_tokens=sum(r.prompt_tokens for r in results),
         total_completion_tokens=sum(r.completion_tokens for r in results),
         total_wall_s=sum(r.wall_s for r in results),
+        reflection=summarise_reflection(results),
     )
 
 
@@ -162,6 +165,24 @@ def judge_sanity(summaries: list[RunSummary]) -> str:
     return ("Judge sanity (cover = a gold answer appears in the answer):\n\n" + "\n".join(lines) + "\n") if lines else ""
 
 
+def reflection_section(summaries: list[RunSummary]) -> str:
+    """The reflection section of a table of runs (empty when none reflected)."""
+    return reflection_lines([(s.label, s.reflection) for s in summaries])
+
+
+def body_sections(summaries: list[RunSummary]) -> list[str]:
+    """The sections every table of runs has (one run's summary, a comparison): the table, per-role
+    costs, judge sanity and reflection."""
+    return [
+        markdown_table(summaries),
+        "Per role (means per question):",
+        "",
+        markdown_roles(summaries),
+        judge_sanity(summaries),
+        reflection_section(summaries),
+    ]
+
+
 def render_markdown(summaries: list[RunSummary], title: str = "Evaluation") -> str:
     cfg = summaries[0].config if summaries else {}
     lines = [
@@ -170,11 +191,7 @@ def render_markdown(summaries: list[RunSummary], title: str = "Evaluation") -> s
         f"Dataset `{cfg.get('dataset', '?')}` ({cfg.get('setting', '?')} setting), seed {cfg.get('seed', '?')}. "
         "Intervals are 95%: Wilson for accuracy, EM and cover, percentile bootstrap for F1, Student t for the other means.",
         "",
-        markdown_table(summaries),
-        "Per role (means per question):",
-        "",
-        markdown_roles(summaries),
-        judge_sanity(summaries),
+        *body_sections(summaries),
     ]
     return "\n".join(lines)
 
