@@ -118,13 +118,14 @@ def report_command(
     out: Annotated[Optional[Path], typer.Option(help="Where to write comparison.md/json/png (default: print only).")] = None,
     title: Annotated[str, typer.Option(help="Title of the table and plot.")] = "Comparison",
     common: Annotated[bool, typer.Option(help="Summarise every run over the questions all runs answered (fair for partial runs).")] = True,
+    window: Annotated[int, typer.Option(min=1, help="Test-time learning runs: answers per accuracy window in the learning section.")] = 40,
 ) -> None:
     """Merge several `mia eval` runs (e.g. none vs trajectory-rag vs mia) into one table and plot."""
     from mia.app.evaluation.report import compare
     from mia.app.evaluation.runlog import RunDirError
 
     try:
-        _, md = compare(runs, out, title, common=common)
+        _, md = compare(runs, out, title, common=common, window=window)
     except RunDirError as err:
         _fail(str(err))
     typer.echo(md)

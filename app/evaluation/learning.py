@@ -47,8 +47,11 @@ class LearningRunner:
         except Exception as err:  # noqa: BLE001 - as the plain runner: one bad question is a logged error
             if is_config_error(err):
                 raise
-            return error_result(example, err, time.perf_counter() - start, self.judge)
+            failed = error_result(example, err, time.perf_counter() - start, self.judge)
+            failed.served_version = version
+            return failed
         result = question_result(example, run, time.perf_counter() - start, self.judge)
+        result.served_version = version
         if not self.ground_truth:  # the reviewers' verdict is a learning signal, not accuracy
             outcome = run.verdict.outcome if run.verdict is not None else None
             result.judge_correct, result.judge_grade = None, f"reviewers:{outcome}"

@@ -79,6 +79,10 @@ class QuestionResult(BaseModel):
     stop_reason: str | None = None  # why the executor stopped (answered, budget, context, ...)
     warnings: list[str] = Field(default_factory=list)  # what the graph survived (a failed judge or memorise)
     error: str | None = None  # set when the graph raised; the question scores 0
+    # when the answer was logged (epoch s; None in runs before it was kept), and, with test-time
+    # learning, the planner adapter version that served it: the learning report's lag and windows
+    finished_at: float | None = None
+    served_version: str | None = None
 
     @property
     def llm_calls(self) -> int:

@@ -10,6 +10,7 @@ import json
 from pathlib import Path
 
 from mia.app.evaluation import runlog
+from mia.app.evaluation.learning_report import learning_report, render_learning
 from mia.app.evaluation.paired import markdown_paired, neighbours
 from mia.app.evaluation.summary import RunSummary, body_sections, summarise
 
@@ -35,9 +36,10 @@ def common_ids(run_dirs: list[Path]) -> set[str]:
 
 
 def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Comparison", *,
-            common: bool = True) -> tuple[list[RunSummary], str]:
+            common: bool = True, window: int = 40) -> tuple[list[RunSummary], str]:
     """Summaries of several runs, the merged markdown, and (with out_dir) comparison.{md,json,png}.
-    With `common`, every run is summarised over the questions all of them answered."""
+    With `common`, every run is summarised over the questions all of them answered. Runs with
+    test-time learning get a learning section (accuracy per `window` answers, versions, lag)."""
     for d in run_dirs:
         if runlog.read_config(Path(d)) is None:
             raise runlog.RunDirError(f"{d}: no config.json (not a `mia eval` output folder)")
@@ -58,6 +60,7 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
             "",
             *body_sections(summaries),
             markdown_paired(paired),
+            *[render_learning(r) for r in (learning_report(Path(d), window) for d in run_dirs) if r is not None],
         ]
     )
     if out_dir is not None:

@@ -72,6 +72,7 @@ def question_result(example: EvalExample, result: RunResult, wall_s: float, judg
         memory_id=result.memory_id,
         stop_reason=result.stop_reason or None,
         warnings=list(result.warnings),
+        finished_at=time.time(),
     )
 
 
@@ -86,6 +87,7 @@ def error_result(example: EvalExample, err: BaseException, wall_s: float, judge:
         judge_grade="error" if judge == "llm" else None,
         wall_s=wall_s,
         error=f"{type(err).__name__}: {err}",
+        finished_at=time.time(),
     )
 
 

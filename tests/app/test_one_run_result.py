@@ -73,7 +73,9 @@ def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
     line = asyncio.run(GraphRunner(graph=build_graph(deps=fresh_deps()), context=context, setting="open")(example))
     assert len(seen) == 1
     by_eval = seen[-1]
-    assert line == question_result(example, by_eval, line.wall_s, "llm")
+    expected = question_result(example, by_eval, line.wall_s, "llm")
+    assert line.finished_at is not None and abs(line.finished_at - expected.finished_at) < 60  # logged when answered
+    assert line == expected.model_copy(update={"finished_at": line.finished_at})
 
     # the CLI
     monkeypatch.setattr(deps_module, "_DEFAULT", fresh_deps())

@@ -23,11 +23,11 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.online.episodes import EpisodeQueue, OnlineEpisode
+from mia.training.online.layout import LEARNER_LOG
 from mia.training.online.registry import AdapterRegistry
 from mia.training.online.trainer import BatchTrainer
 
 log = logging.getLogger(__name__)
-LOG_FILE = "learner.jsonl"
 SwapFn = Callable[[Path | None, str], None]
 
 
@@ -189,7 +189,7 @@ class OnlineLearner:
 
     def _record(self, event: StepEvent) -> None:
         self.events.append(event)
-        with (self.folder / LOG_FILE).open("a", encoding="utf-8") as fh:
+        with (self.folder / LEARNER_LOG).open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(event.__dict__, default=str) + "\n")
 
 

@@ -20,11 +20,10 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.online.episodes import atomic_write_json
+from mia.training.online.layout import BASE, REGISTRY_FILE
 
 log = logging.getLogger(__name__)
 
-REGISTRY_FILE = "registry.json"
-BASE = "base"  # the served planner before any online update (its original weights/adapter)
 _VERSION = re.compile(r"^v(\d{4,})$")
 
 

@@ -28,6 +28,7 @@ from mia.memory.trajectory import TrajectoryStep
 from mia.training.online.config import OnlineConfig, is_closed_model
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.learner import OnlineLearner
+from mia.training.online.layout import adapters_folder, online_folder
 from mia.training.online.registry import AdapterRegistry, RollbackPolicy
 from mia.training.online.trainer import BatchTrainer, MemoryOnlyTrainer
 
@@ -105,8 +106,8 @@ class LearningSession:
         # one episode queue and one adapter history per memory namespace: a tenant's answers never
         # train (or roll back) another tenant's planner
         ns = namespace_folder(context.namespace)
-        self.folder = data_dir / "online" / ns
-        self.registry = AdapterRegistry(data_dir / "adapters" / "planner" / ns,
+        self.folder = online_folder(data_dir, ns)
+        self.registry = AdapterRegistry(adapters_folder(data_dir, ns),
                                         RollbackPolicy(self.cfg.rollback_window, self.cfg.rollback_tolerance))
         self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
         self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
