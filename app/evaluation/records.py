@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from mia.graph.models.defaults import ROLES  # re-exported: the one role list
+from mia.graph.models.defaults import ROLES as ROLES  # re-exported: the one role list
 
 
 class Paragraph(BaseModel):

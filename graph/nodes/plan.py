@@ -4,7 +4,6 @@ planner conversation is still built so that reflection and replanning can follow
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from langchain_core.messages import AIMessage, BaseMessage, HumanMessage, SystemMessage

@@ -8,7 +8,6 @@ dropped)."""
 from __future__ import annotations
 
 import re
-from typing import Any
 
 from hypothesis import given, settings
 from hypothesis import strategies as st

@@ -15,7 +15,6 @@ from langgraph.store.base import BaseStore
 from typing_extensions import TypedDict
 
 from mia.graph.integrations import MiaStore, MiaWorkflowRetriever, memory_tools
-from mia.memory import MemoryRecord
 
 from .fakes import ScriptedChatModel
 

@@ -131,7 +131,7 @@ def test_native_without_a_call_uses_the_question_and_a_tool_message() -> None:
     m = models(planner=["1."], executor=["<answer>early</answer>", "no call", "<answer>nat</answer>"])
     tool = search_tool()
     deps, _ = make_deps(m, tools=[tool])
-    out = run(deps, policy_ctx(tool_protocol="native"), question="Q one?")
+    run(deps, policy_ctx(tool_protocol="native"), question="Q one?")
     assert tool.metadata["calls"] == [["Q one?"]]
     third = m["fake:executor"].prompts[2]
     assert isinstance(third[-1], ToolMessage) and third[-2].tool_calls[0]["id"] == third[-1].tool_call_id
