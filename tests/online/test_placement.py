@@ -42,7 +42,7 @@ def test_learner_copy_uses_the_given_dtype_and_shares_the_base(tmp_path, data_di
     assert policy.model.get_base_model().dtype == torch.bfloat16  # before: always float32
     lora = [p for n, p in policy.model.named_parameters() if "lora_" in n]
     assert lora and all(p.dtype == torch.float32 for p in lora)  # the update itself stays exact
-    executor = trainer.scorer.react.model
+    executor = trainer.scorer.executor.react.model
     assert executor.peft_model is policy.model  # the frozen executor is the planner's base: no second copy
     judge = trainer.scorer.judge_model
     assert judge.backend.model is executor and judge.device == "cpu"

@@ -55,37 +55,27 @@ class Rollout:
 
 
 class RolloutScorer:
-    """Runs plans with a frozen executor (training's ReAct loop) and scores them."""
+    """Runs plans with a frozen executor (`executors.RolloutExecutor`) and scores them. A bare
+    `ReactRunner` (anything with `run_many`) is wrapped as training's ReAct loop."""
 
-    def __init__(self, react: Any, cfg: OnlineConfig, judge_model: Any = None) -> None:
+    def __init__(self, executor: Any, cfg: OnlineConfig, judge_model: Any = None) -> None:
         if not cfg.ground_truth and judge_model is None:
             raise ValueError("learning without ground truth needs a judge model for the reviewer panel")
-        self.react, self.cfg, self.judge_model = react, cfg, judge_model
+        if not hasattr(executor, "play"):
+            from mia.training.online.executors import ReactRollouts
+
+            executor = ReactRollouts(executor)
+        self.executor, self.cfg, self.judge_model = executor, cfg, judge_model
 
     def run(self, episode: OnlineEpisode, plan: SampledPlan) -> Rollout:
         """One plan carried out and scored (see `score_group`)."""
         return self.score_group(episode, [plan])[0]
 
     def score_group(self, episode: OnlineEpisode, plans: Sequence[SampledPlan]) -> list[Rollout]:
-        """All n plans of a question carried out together (one batched generation per turn),
-        then scored. If the batch fails, each plan is retried alone, so that one broken rollout
-        (no answer: it earns at most the plan's format credit) does not take its group down."""
-        from mia.training.prompts import executor_messages
-
-        messages = [executor_messages(episode.question, strip_think(plan.text)) for plan in plans]
-        try:
-            played: list[Any] = self.react.run_many(messages, [episode.paragraphs] * len(plans), sample=False)
-        except Exception as exc:  # noqa: BLE001
-            log.warning("batched rollouts failed (%s); playing them one by one", exc)
-            played = [self._play_one(m, episode) for m in messages]
+        """All n plans of a question carried out together (batched by the executor), then scored.
+        A rollout that broke earns at most its plan's format credit; its group goes on."""
+        played = self.executor.play(episode.question, [strip_think(plan.text) for plan in plans], episode.paragraphs)
         return [self._score(episode, plan, ep) for plan, ep in zip(plans, played, strict=True)]
-
-    def _play_one(self, messages: list[dict[str, str]], episode: OnlineEpisode) -> Any:
-        try:
-            return self.react.run_many([messages], [episode.paragraphs], sample=False)[0]
-        except Exception as exc:  # noqa: BLE001 - a broken rollout gets no answer, the group goes on
-            log.warning("rollout failed: %s", exc)
-            return None
 
     def _score(self, episode: OnlineEpisode, plan: SampledPlan, ep: Any) -> Rollout:
         if ep is None:

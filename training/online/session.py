@@ -244,6 +244,19 @@ def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path 
     base, adapter = resolve_weights(context.planner_model)
     policy = PlannerPolicy(base, start_adapter or adapter, lora=cfg.lora, learning_rate=cfg.learning_rate,
                            max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, device=device, dtype=dtype)
+    b = cfg.budget
+    if served_rollouts(context):
+        # the executor role's llama.cpp server carries out the rollouts (see executors.py); the
+        # reviewer panel, without ground truth, is the judge role's own model
+        from mia.graph.models import load_chat_model
+        from mia.training.online.executors import GraphRollouts
+
+        rollouts = GraphRollouts(dataclasses.replace(context, max_tool_calls=b.max_tool_calls,
+                                                     executor_max_tokens=b.max_turn_tokens,
+                                                     search_top_k=b.search_top_k), concurrency=cfg.rollouts)
+        judge_spec, _, judge_tokens = context.model_for("judge")
+        judge_model = None if cfg.ground_truth else load_chat_model(judge_spec, temperature=0.0, max_tokens=judge_tokens)
+        return GRPOBatchTrainer(policy, RolloutScorer(rollouts, cfg, judge_model), cfg)
     exec_spec = context.executor_model if not is_closed_model(context.executor_model) else context.planner_model
     exec_base, exec_adapter = resolve_weights(exec_spec)
     if exec_adapter is None and adapter is None and Path(exec_base).resolve() == Path(base).resolve():
@@ -251,7 +264,6 @@ def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path 
     else:
         executor = load_model(exec_base, exec_adapter, dtype=dtype, device=device)
     tokenizer = load_tokenizer(exec_base)
-    b = cfg.budget
     react = ReactRunner(executor, tokenizer, SandboxSearch(top_k=b.search_top_k),
                         ReactBudget(max_tool_calls=b.max_tool_calls, max_turn_tokens=b.max_turn_tokens,
                                     max_answer_tokens=b.max_answer_tokens))
@@ -259,6 +271,14 @@ def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path 
     if not cfg.ground_truth:
         judge_model = private_judge_model(context, executor, tokenizer, exec_base)
     return GRPOBatchTrainer(policy, RolloutScorer(react, cfg, judge_model), cfg)
+
+
+def served_rollouts(context: Context) -> bool:
+    """Whether rollouts go through the executor role's llama.cpp server (the graph) rather than a
+    transformers copy in the learner: when that is how the executor is served."""
+    from mia.graph.models.spec import parse_model_spec
+
+    return parse_model_spec(context.executor_model).backend == "llamacpp"
 
 
 def private_judge_model(context: Context, model: Any, tokenizer: Any, base: Path) -> Any:
