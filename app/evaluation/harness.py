@@ -21,6 +21,7 @@ from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
+from mia.app.provenance import code_version
 from mia.graph.models.defaults import OPTIONAL_ROLES
 from mia.graph.models.settings import read_settings
 from mia.graph.models.spec import parse_model_spec
@@ -145,9 +146,11 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, A
             raise runlog.RunDirError(f"{out_dir} holds a different run ({details}); use another --out")
         stored.update(n=cfg.n, concurrency=cfg.concurrency, retry_errors=cfg.retry_errors, label=cfg.label or stored.get("label"))
         stored["resumed_at"] = _now()
+        stored.setdefault("resumed_code", []).append({"at": stored["resumed_at"], **code_version()})
         runlog.write_config(out_dir, stored)
         return stored
     fresh["started_at"] = _now()
+    fresh["code"] = code_version()
     if cfg.memory_from:
         src = runlog.read_config(Path(cfg.memory_from))
         if src is None:

@@ -271,3 +271,17 @@ def test_per_role_table_gives_model_seconds_and_cache_hits() -> None:
     table = markdown_roles([new, old])
     assert "| new | planner | 1.50 | 800 | 200 | 40 | 3.0 |" in table
     assert "| old | planner | 1.00 | 5 | n/a | 1 | n/a |" in table
+
+
+async def test_run_folder_says_which_code_wrote_it_and_each_resume(tiny: Path, tmp_path: Path, monkeypatch):
+    from mia.app.evaluation import harness
+
+    out = tmp_path / "run"
+    monkeypatch.setattr(harness, "code_version", lambda: {"version": "1", "commit": "aaa", "dirty": False})
+    await run_evaluation(cfg(tiny, n=1), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    monkeypatch.setattr(harness, "code_version", lambda: {"version": "1", "commit": "bbb", "dirty": True})
+    await run_evaluation(cfg(tiny, n=2), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    stored = runlog.read_config(out)
+    assert stored["code"] == {"version": "1", "commit": "aaa", "dirty": False}
+    assert [(r["commit"], r["dirty"]) for r in stored["resumed_code"]] == [("bbb", True)]
+    assert stored["resumed_code"][0]["at"] == stored["resumed_at"]
