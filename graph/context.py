@@ -96,9 +96,10 @@ class Context:
     judge_arbiter: JudgeArbiter = _f("weighted",
         "How the reviewer panel's verdict is reached: weighted (the numeric rule over the three reviews) or "
         "llm (an arbiter model call, falling back to the weighted rule when its reply is not a bare verdict).")
-    judge_contradiction: JudgeContradiction = _f("llm",
-        "When the grader says CORRECT but the answer shares no token with any gold answer: llm (trust the "
-        "grader: 'JFK' for 'John F. Kennedy'), metrics (trust the metrics) or unknown.")
+    judge_contradiction: JudgeContradiction = _f(JudgeConfig.model_fields["contradiction"].default,
+        "When the grader says CORRECT but the answer shares no token with any gold answer: metrics (trust the "
+        "metrics; the default, see JudgeConfig.contradiction), llm (trust the grader: 'JFK' for 'John F. "
+        "Kennedy') or unknown.")
     credit_used_memories: bool = _f(True,
         "Credit the memories shown to the planner with this answer's outcome. Test-time learning turns it off: "
         "its learner credits them once per question, from the rollouts' majority.")

@@ -33,12 +33,13 @@ class JudgeConfig(BaseModel):
         True, description="run a copy of the model at temperature 0 when it exposes a temperature field"
     )
     contradiction: Literal["metrics", "llm", "unknown"] = Field(
-        "llm",
+        "metrics",
         description="when the grader says CORRECT but the answer shares no token with any gold answer (F1 0, no "
-        "exact or cover match): llm (default): trust the grader (a paraphrase such as 'JFK' for 'John F. Kennedy' "
-        "shares no token); metrics: trust the metrics, for judges that say CORRECT to anything (SmolLM2 did; "
-        "Qwen-1.5B never did in 22 logged HotpotQA verdicts); unknown: record the outcome as unknown. A note in the "
-        "verdict says what happened",
+        "exact or cover match): metrics (default): trust the metrics (the embedded Qwen-1.5B grader did this 6 "
+        "times in 396 logged HotpotQA verdicts, each time for a wrong answer, and never for a paraphrase: "
+        "bench/judge/contradiction.md); llm: trust the grader, for a strong judge and gold answers with "
+        "paraphrases such as 'JFK' for 'John F. Kennedy', which share no token; unknown: record the outcome as "
+        "unknown. A note in the verdict says what happened",
     )
     max_trace_chars: int = Field(12_000, ge=200, description="longer traces keep their head and tail")
     max_answer_chars: int = Field(2_000, ge=50, description="longer answers are cut for the prompts (metrics use all)")

@@ -10,11 +10,17 @@ Q = "Which women's magazine was published first, Mirabella or Home Monthly?"
 GOLD = ["Home Monthly"]
 
 
-def test_default_policy_trusts_the_grader_on_paraphrases(scripted) -> None:
-    assert JudgeConfig().contradiction == "llm"
+def test_default_policy_trusts_the_metrics_and_llm_trusts_the_grader_on_paraphrases(scripted) -> None:
+    """The default is `metrics` (bench/judge/contradiction.md: the embedded grader's six flat
+    contradictions were all wrong answers); `llm` keeps a paraphrase a strong grader accepts."""
+    assert JudgeConfig().contradiction == "metrics"
     for answer, gold in (("JFK", "John F. Kennedy"), ("two", "2"), ("USA", "United States")):
-        verdict = judge(scripted("A"), "Who?", answer, gold_answers=[gold])
+        verdict = judge(scripted("A"), "Who?", answer, gold_answers=[gold], config=JudgeConfig(contradiction="llm"))
         assert (verdict.outcome, verdict.method) == ("correct", "llm"), answer
+    # a verbatim case from results/hotpotqa-qwen-defaults/none: the grader said CORRECT
+    verdict = judge(scripted("A"), "The Kilby International Awards were named after the inventor who discovered "
+                    "what electronics phenomenon?", "Jack Kilby", gold_answers=["integrated circuit"])
+    assert (verdict.outcome, verdict.method) == ("incorrect", "fallback")
     with pytest.raises(ValueError):
         JudgeConfig(contradiction="maybe")  # type: ignore[arg-type]
 
