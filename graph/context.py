@@ -11,6 +11,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal
 
+from mia.graph.judge.config import Arbiter as JudgeArbiter
+from mia.graph.judge.config import Contradiction as JudgeContradiction
 from mia.graph.judge.config import JudgeConfig
 from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES, default_model
 from mia.graph.models.settings import read_settings
@@ -19,8 +21,6 @@ from mia.memory import config
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
 JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
 ToolProtocol = Literal["text", "native", "auto"]
-JudgeArbiter = Literal["weighted", "llm"]
-JudgeContradiction = Literal["llm", "metrics", "unknown"]
 Vision = Literal["auto", "on", "off"]
 
 

@@ -7,6 +7,11 @@ from typing import Literal
 from pydantic import BaseModel, Field, model_validator
 
 
+# The judge settings a run may choose; Context reuses these types (one definition).
+Arbiter = Literal["weighted", "llm"]
+Contradiction = Literal["metrics", "llm", "unknown"]
+
+
 class JudgeConfig(BaseModel):
     """Judge settings. Defaults follow the paper (weights 0.5/0.3/0.2) unless noted."""
 
@@ -23,7 +28,7 @@ class JudgeConfig(BaseModel):
         "requires all three qualities); None disables the veto",
     )
     min_reviews: int = Field(2, ge=1, le=3, description="fewer usable reviews than this: the outcome is unknown")
-    arbiter: Literal["weighted", "llm"] = Field(
+    arbiter: Arbiter = Field(
         "weighted",
         description="weighted: the numeric rule above; llm: an extra arbiter call that must reply with a bare "
         "verdict, falling back to the weighted rule when it does not",
@@ -32,7 +37,7 @@ class JudgeConfig(BaseModel):
     force_temperature_zero: bool = Field(
         True, description="run a copy of the model at temperature 0 when it exposes a temperature field"
     )
-    contradiction: Literal["metrics", "llm", "unknown"] = Field(
+    contradiction: Contradiction = Field(
         "metrics",
         description="when the grader says CORRECT but the answer shares no token with any gold answer (F1 0, no "
         "exact or cover match): metrics (default): trust the metrics (the embedded Qwen-1.5B grader did this 6 "
