@@ -11,8 +11,8 @@ GOLD = ["Home Monthly"]
 
 
 def test_default_policy_trusts_the_metrics_and_llm_trusts_the_grader_on_paraphrases(scripted) -> None:
-    """The default is `metrics` (bench/judge/contradiction.md: the embedded grader's six flat
-    contradictions were all wrong answers); `llm` keeps a paraphrase a strong grader accepts."""
+    """The default is `metrics` (bench/judge/contradiction.md: 9 of the embedded grader's 10 flat
+    contradictions were wrong answers); `llm` keeps a paraphrase a strong grader accepts."""
     assert JudgeConfig().contradiction == "metrics"
     for answer, gold in (("JFK", "John F. Kennedy"), ("two", "2"), ("USA", "United States")):
         verdict = judge(scripted("A"), "Who?", answer, gold_answers=[gold], config=JudgeConfig(contradiction="llm"))
