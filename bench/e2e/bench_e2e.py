@@ -43,10 +43,9 @@ def run_span_s(results: list) -> float | None:
     """Seconds from the first question's start to the last answer, from the answers' log times (None
     for runs logged before `finished_at` was kept): with questions in flight together, the run's
     throughput is n over this span, not over the sum of per-question walls."""
-    stamped = [r for r in results if r.finished_at is not None]
-    if len(stamped) != len(results):
+    if any(r.finished_at is None for r in results):
         return None
-    return max(r.finished_at for r in stamped) - min(r.finished_at - r.wall_s for r in stamped)
+    return max(r.finished_at for r in results) - min(r.finished_at - r.wall_s for r in results)
 
 
 def measure(run_dir: Path) -> dict:

@@ -22,7 +22,7 @@ HERE = Path(__file__).resolve().parent
 def contradicted(run_dirs: list[Path]) -> tuple[int, list[dict]]:
     """(LLM-graded verdicts read, the ones the metrics flatly contradict)."""
     from mia.app.evaluation import runlog
-    from mia.graph.judge.metrics import cover_match
+    from mia.graph.judge.metrics import cover_match, shares_nothing
 
     graded, found = 0, []
     for run in run_dirs:
@@ -30,7 +30,7 @@ def contradicted(run_dirs: list[Path]) -> tuple[int, list[dict]]:
             if r.judge_correct is None:
                 continue
             graded += 1
-            if r.judge_correct and not r.em and not r.f1 and not cover_match(r.answer, r.gold_answers):
+            if r.judge_correct and shares_nothing(r.em, r.f1, cover_match(r.answer, r.gold_answers)):
                 found.append({"run": str(run), "id": r.id, "question": r.question, "answer": r.answer,
                               "gold": r.gold_answers, "grader": r.judge_grade})
     return graded, found

@@ -21,6 +21,7 @@ from mia.graph.protocol import clean_value
 from .calls import Steps, at_temperature_zero, has_native_async, run_async, run_sync
 from .config import JudgeConfig
 from .grader import GradeResult, grade_steps, metrics_label
+from .metrics import shares_nothing
 from .metrics import cover_match, exact_match, extract_answer, f1_score
 from .outcome import Outcome
 from .reviewers import ReviewResult, review_steps
@@ -148,7 +149,7 @@ class _Plan:
         a metrics GradeResult, the outcome "unknown", or None (trust the grader)."""
         if result.method != "llm" or result.label != "CORRECT" or not self.golds:
             return None
-        if self.metrics["em"] or self.metrics["cover"] or (self.metrics["f1"] or 0.0) > 0.0:
+        if not shares_nothing(self.metrics["em"], self.metrics["f1"], self.metrics["cover"]):
             return None
         policy = self.config.contradiction
         note = (f"the grader said CORRECT but the answer shares no token with any gold answer (F1 0); "

@@ -41,7 +41,7 @@ class JudgeConfig(BaseModel):
         "metrics",
         description="when the grader says CORRECT but the answer shares no token with any gold answer (F1 0, no "
         "exact or cover match): metrics (default): trust the metrics (the embedded Qwen-1.5B grader did this 10 "
-        "times in 455 logged HotpotQA verdicts: 9 wrong answers, 1 right yes/no answer written without 'yes': "
+        "times in 456 logged HotpotQA verdicts: 9 wrong answers, 1 right yes/no answer written without 'yes': "
         "bench/judge/contradiction.md); llm: trust the grader, for a strong judge and gold answers with "
         "paraphrases such as 'JFK' for 'John F. Kennedy', which share no token; unknown: record the outcome as "
         "unknown. A note in the verdict says what happened",

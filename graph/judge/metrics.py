@@ -89,4 +89,10 @@ def extract_answer(text: str) -> str:
     return final_answer(text)
 
 
-__all__ = ["normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer"]
+def shares_nothing(em: float, f1: float | None, cover: bool) -> bool:
+    """The metrics flatly contradict a CORRECT grade: no exact match, no cover match, F1 0. The one
+    rule behind JudgeConfig.contradiction, and behind bench/judge's count of such grades."""
+    return not (em or cover or (f1 or 0.0) > 0.0)
+
+
+__all__ = ["normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", "shares_nothing"]
