@@ -70,6 +70,10 @@ class Context:
         "$MIA_MEMORY_NAMESPACE (environment or .env), else 'default'.")
     k_pos: int = _f(2, "Successful past workflows shown to the planner.")
     k_neg: int = _f(2, "Failed past workflows shown to the planner.")
+    min_similarity: float | None = _f(None,
+        "Past workflows (and, in trajectory-rag, trajectories) whose question cosine to this one is below "
+        "this are not shown. None: MIA's rule, the best candidates are shown however unrelated (on HotpotQA "
+        "the shown workflows' median cosine was 0.24: bench/memory/relatedness.md).")
     memorise: bool = _f(True, "Store this episode in memory after judging it.")
 
     max_tool_calls: int = _f(30, "Most tool calls per question; then an answer is forced.")
@@ -124,6 +128,8 @@ class Context:
         Studio, `langgraph dev` and a plain `graph.invoke` behave like `mia ask`."""
         if not 0.0 <= float(self.caption_weight) <= 1.0:
             raise ValueError(f"caption_weight must be between 0 and 1, got {self.caption_weight}")
+        if self.min_similarity is not None and not -1.0 <= float(self.min_similarity) <= 1.0:
+            raise ValueError(f"min_similarity is a cosine, between -1 and 1, got {self.min_similarity}")
         blank = [f"{role}_model" for role in ROLES + OPTIONAL_ROLES if not getattr(self, f"{role}_model")]
         if blank or not self.namespace:
             settings = read_settings()

@@ -42,7 +42,7 @@ class Retriever:
     def retrieve(self, question: str, namespace: str, k_pos: int = 2, k_neg: int = 2, *,
                  caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
                  query_embedding: np.ndarray | None = None,
-                 n_candidates: int | None = None) -> Retrieved:
+                 n_candidates: int | None = None, min_similarity: float | None = None) -> Retrieved:
         """The k_pos best positive and k_neg best negative memories for a question.
 
         Candidates: the ANN top-N (N = n_candidates, default 50) of the namespace's positive and
@@ -50,7 +50,9 @@ class Retriever:
         for the points it returns: only *which* points are found is approximate). The pool is
         then rescored exactly (`rescore`). Memories with outcome 'unknown' are never shown.
         With a caption, similarity is (1 - caption_weight) * question cosine + caption_weight *
-        caption cosine (MIA: 0.2); without one, the question cosine alone."""
+        caption cosine (MIA: 0.2); without one, the question cosine alone. A memory whose similarity
+        is below `min_similarity` is not shown (None, MIA's rule: min-max shows the best candidates
+        however unrelated they are; bench/memory/relatedness.md)."""
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(embed_text(question)))
         n = max(n_candidates or self.n_candidates, k_pos, k_neg, 1)
@@ -78,7 +80,7 @@ class Retriever:
         outcomes = [f[0] for f in fields]
         usage = np.array([f[1] for f in fields], dtype=np.float64)
         success = np.array([f[2] for f in fields], dtype=np.float64)
-        scores, normalised, rates, pos, neg = self._rank(sims, outcomes, usage, success, k_pos, k_neg)
+        scores, normalised, rates, pos, neg = self._rank(sims, outcomes, usage, success, k_pos, k_neg, min_similarity)
 
         def scored(i: int) -> ScoredMemory | None:
             rec = parse_record(kept[i][0], kept[i][1])
@@ -91,7 +93,8 @@ class Retriever:
                          candidate_ids=[rid for rid, _, _ in kept])
 
     def rescore(self, query: np.ndarray, records: list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int,
-                *, caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT) -> Retrieved:
+                *, caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
+                min_similarity: float | None = None) -> Retrieved:
         """Score a pool of full records from their vectors (float64 cosine), e.g. a full scan."""
         if not records:
             return Retrieved()
@@ -99,7 +102,7 @@ class Retriever:
                                   [r.caption_vector for r in records])
         scores, normalised, rates, pos, neg = self._rank(
             sims, [r.outcome for r in records], np.array([r.usage_count for r in records], dtype=np.float64),
-            np.array([r.success_count for r in records], dtype=np.float64), k_pos, k_neg)
+            np.array([r.success_count for r in records], dtype=np.float64), k_pos, k_neg, min_similarity)
 
         def scored(i: int) -> ScoredMemory:
             return ScoredMemory(record=records[i], score=float(scores[i]), similarity=float(sims[i]),
@@ -114,12 +117,16 @@ class Retriever:
         return self._threads
 
     def _rank(self, sims: np.ndarray, outcomes: list[str], usage: np.ndarray, success: np.ndarray, k_pos: int,
-              k_neg: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int]]:
-        """The one scoring path: min-max over the pool, win rate from raw counts, split by label."""
+              k_neg: int, min_similarity: float | None = None
+              ) -> tuple[np.ndarray, np.ndarray, np.ndarray, list[int], list[int]]:
+        """The one scoring path: min-max over the pool, win rate from raw counts, split by label;
+        the floor removes candidates from what is shown, not from the min-max pool."""
         rates = win_rates(success, usage, self.weights)
         scores, normalised = combined_scores(sims, rates, self.weights)
-        positive = np.array([o == "correct" for o in outcomes])
-        negative = np.array([o == "incorrect" for o in outcomes])
+        related = (np.ones(len(outcomes), dtype=bool) if min_similarity is None
+                   else np.asarray(sims, dtype=np.float64) >= min_similarity)
+        positive = np.array([o == "correct" for o in outcomes]) & related
+        negative = np.array([o == "incorrect" for o in outcomes]) & related
         pos, neg = top_k_split(scores, positive, negative, k_pos, k_neg)
         return scores, normalised, rates, pos, neg
 

@@ -379,17 +379,18 @@ class MemoryStore:
     def retrieve(self, question: str, namespace: str | None = None, k_pos: int = 2, k_neg: int = 2, *,
                  caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
                  query_embedding: np.ndarray | None = None,
-                 n_candidates: int | None = None) -> Retrieved:
+                 n_candidates: int | None = None, min_similarity: float | None = None) -> Retrieved:
         """The k_pos best positive and k_neg best negative memories for a question (see `Retriever`)."""
         return self.retriever.retrieve(question, resolve_namespace(namespace), k_pos, k_neg, caption=caption,
                                        caption_weight=caption_weight, query_embedding=query_embedding,
-                                       n_candidates=n_candidates)
+                                       n_candidates=n_candidates, min_similarity=min_similarity)
 
     def rescore(self, query: np.ndarray, records: list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int,
-                *, caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT) -> Retrieved:
+                *, caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
+                min_similarity: float | None = None) -> Retrieved:
         """Score a pool of full records from their vectors (float64 cosine), e.g. a full scan."""
         return self.retriever.rescore(query, records, vectors, k_pos, k_neg, caption=caption,
-                                      caption_weight=caption_weight)
+                                      caption_weight=caption_weight, min_similarity=min_similarity)
 
     # ------------------------------------------------------------------ memorise
     def memorise(self, trajectory: Trajectory, compressor: Compressor | None = None, *,

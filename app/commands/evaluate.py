@@ -52,6 +52,7 @@ def eval_command(
     search_top_k: Annotated[Optional[int], typer.Option(min=1, help="Documents per search query.")] = None,
     judge_arbiter: Annotated[Optional[str], typer.Option(help="Reviewer verdicts (--no-ground-truth): weighted (the numeric rule) or llm (an arbiter call).")] = None,
     max_replans: Annotated[Optional[int], typer.Option(min=0, help="Reflect-and-replan rounds (the paper uses 1).")] = None,
+    min_similarity: Annotated[Optional[float], typer.Option(min=-1.0, max=1.0, help="Show only memories whose question cosine to this one is at least this (default: none, MIA's rule; see bench/memory/relatedness.md).")] = None,
     turn_grammar: Annotated[Optional[bool], typer.Option(help="Constrain executor turns to the protocol's grammar on llama.cpp (graph default: on).")] = None,
     concurrency: Annotated[Optional[int], typer.Option(min=1, help="Questions in flight (default 1 for local models, 4 for APIs).")] = None,
     memory_from: Annotated[Optional[Path], typer.Option(help="Start from the memory a previous run folder built (copied, not shared).")] = None,
@@ -77,6 +78,7 @@ def eval_command(
         "judge_max_tokens": judge_max_tokens,
         "search_top_k": search_top_k,
         "max_replans": max_replans,
+        "min_similarity": min_similarity,
         "judge_arbiter": judge_arbiter,
         "turn_grammar": turn_grammar,
     }

@@ -13,6 +13,7 @@ from mia.graph.nodes.calls import count_usage
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.prompts.echo import strip_prompt_echo
+from mia.graph.protocol import drop_repeats
 from mia.graph.judge.verdict import verdict_to_channel
 from mia.graph.state import State
 
@@ -20,7 +21,7 @@ from mia.graph.state import State
 def make_finalize(deps: Deps):
     def finalize(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        answer = strip_prompt_echo((state.get("answer") or "").strip())
+        answer = drop_repeats(strip_prompt_echo((state.get("answer") or "").strip()))
         trajectory = build_trajectory({**state, "answer": answer}, ctx)
         return {"answer": answer, "trajectory": trajectory.model_dump(mode="json"),
                 "stop_reason": state.get("stop_reason") or "answered"}

@@ -47,7 +47,8 @@ def summarise(scored: Any) -> dict[str, Any]:
     """A short, JSON-able view of one used memory (for the CLI and the output)."""
     rec = getattr(scored, "record", scored)
     return {"id": rec.id, "outcome": str(getattr(rec, "outcome", "unknown")), "question": rec.question,
-            "score": round(float(getattr(scored, "score", 0.0) or 0.0), 4)}
+            "score": round(float(getattr(scored, "score", 0.0) or 0.0), 4),
+            "similarity": round(float(getattr(scored, "similarity", 0.0) or 0.0), 4)}
 
 
 def make_retrieve_memory(deps: Deps):
@@ -62,12 +63,13 @@ def make_retrieve_memory(deps: Deps):
             if ctx.memory_mode == "mia":
                 extra = {"caption": caption, "caption_weight": ctx.caption_weight} if caption else {}
                 got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg,
-                                     **extra)
+                                     min_similarity=ctx.min_similarity, **extra)
                 update["memory_text"] = render_memories(got)
                 update["used_memory_ids"] = list(got.ids)
                 update["memories"] = [summarise(m) for m in list(got.positives) + list(got.negatives)]
             else:
-                found = store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg)
+                found = [t for t in store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg)
+                         if ctx.min_similarity is None or t.similarity >= ctx.min_similarity]
                 update["memory_text"] = render_trajectories(found, max_words=300)
         except Exception as exc:  # a broken store must not lose the question
             update["warnings"] = [f"memory retrieval failed: {type(exc).__name__}: {exc}"]

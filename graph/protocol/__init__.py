@@ -31,6 +31,7 @@ from mia.graph.protocol.text import (
                                           bounded,
                                           clean_text,
                                           clean_value,
+                                          drop_repeats,
                                           escape_untrusted,
                                           estimate_tokens,
                                           truncate_words,
@@ -55,7 +56,8 @@ from mia.graph.protocol.turn import (
 __all__ = [
     "MAX_DEPTH", "MAX_JSON_CHARS", "MAX_TEXT_CHARS", "JSONRepairError", "PLAN_STOP", "ToolCall", "Turn", "TurnKind",
     "cut_plan_overrun",
-    "after_last_think", "bounded", "clean_text", "clean_value", "closed_blocks", "count_tags", "cut_before_answer", "escape_untrusted",
+    "after_last_think", "bounded", "clean_text", "clean_value", "closed_blocks", "count_tags", "cut_before_answer",
+    "drop_repeats", "escape_untrusted",
     "estimate_tokens", "extract_final_answer", "final_answer", "json_values", "last_answer", "lenient_json",
     "normalise_search_args", "parse", "parse_calls", "parse_json_loose", "parse_turn", "parse_yes_no", "read_call",
     "remove_blocks", "remove_tags", "render_call", "split_think", "strip_think", "tool_schema_lines",

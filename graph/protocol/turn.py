@@ -35,7 +35,7 @@ from mia.graph.protocol.tags import (
     tagged,
     tags,
 )
-from mia.graph.protocol.text import bounded, clean_text
+from mia.graph.protocol.text import bounded, clean_text, drop_repeats
 
 TurnKind = Literal["tool_call", "answer", "malformed"]
 
@@ -212,7 +212,12 @@ def final_answer(text: str | None) -> str:
     training-reward extraction, reference 4.5, plus one guard for cut-off output):
     the last `<answer>...</answer>` after the last `</think>`; a last `<answer>` opened but never
     closed; the text after a `</tool_response> assistant` marker; the text without
-    think/tool blocks and bare role lines; finally the whole string."""
+    think/tool blocks and bare role lines; finally the whole string. An answer that loops is cut
+    where it starts repeating itself (`drop_repeats`)."""
+    return drop_repeats(_located_answer(text))
+
+
+def _located_answer(text: str | None) -> str:
     text = bounded(text or "")
     if not text:
         return ""

@@ -70,13 +70,15 @@ def test_cli_eval_and_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     out = tmp_path / "run"
     res = runner.invoke(app, ["eval", "--dataset", str(tiny), "--n", "3", "--memory", "trajectory-rag",
                               "--executor-model", "local:smollm2", "--max-tool-calls", "2", "--executor-max-tokens",
-                              "48", "--out", str(out), "--no-progress"])
+                              "48", "--min-similarity", "0.4", "--out", str(out), "--no-progress"])
     assert res.exit_code == 0, res.output
     assert "judge accuracy" in res.output and (out / "summary.md").is_file()
     assert (seen["ctx"].memory_mode, seen["ctx"].max_tool_calls, seen["ctx"].executor_max_tokens) == ("trajectory-rag", 2, 48)
+    assert seen["ctx"].min_similarity == 0.4
     # resuming with another memory mode is refused with a clear message, nothing is lost
     res = runner.invoke(app, ["eval", "--dataset", str(tiny), "--n", "3", "--memory", "none", "--out", str(out),
-                              "--executor-model", "local:smollm2", "--max-tool-calls", "2", "--no-progress"])
+                              "--executor-model", "local:smollm2", "--max-tool-calls", "2", "--min-similarity", "0.4",
+                              "--no-progress"])
     assert res.exit_code == 1 and "different run" in res.output
     res = runner.invoke(app, ["eval", "--dataset", "nope", "--out", str(tmp_path / "x")])
     assert res.exit_code == 1 and "unknown dataset" in res.output

@@ -70,9 +70,11 @@ class FakeStore:
         self.retrieve_calls: list[tuple] = []
 
     def retrieve(self, question: str, namespace: str = "default", k_pos: int = 2, k_neg: int = 2, *,
-                 caption: str = "", caption_weight: float = 0.2) -> Retrieved:
+                 caption: str = "", caption_weight: float = 0.2, min_similarity: float | None = None) -> Retrieved:
         self.retrieve_calls.append((question, namespace, k_pos, k_neg))
-        pos, neg = self.positives[:k_pos], self.negatives[:k_neg]
+        shown = [m for m in self.positives + self.negatives if min_similarity is None or m.similarity >= min_similarity]
+        pos = [m for m in self.positives if m in shown][:k_pos]
+        neg = [m for m in self.negatives if m in shown][:k_neg]
         return Retrieved(positives=pos, negatives=neg, candidate_ids=[m.record.id for m in pos + neg])
 
     def memorise(self, trajectory: Trajectory, compressor: Any = None) -> MemoryRecord:

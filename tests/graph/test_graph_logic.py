@@ -321,3 +321,35 @@ def test_the_extractive_manager_stores_a_workflow_without_a_model_call() -> None
     traj, compressor = seen["store"].memorised[0]
     assert compressor.model is None and compressor.compress(traj).method == "extractive"
     assert out["usage"]["manager"]["calls"] == 0 and out["memory_id"] == "mem-1" and not out.get("warnings")
+
+
+def test_an_answer_that_loops_is_cut_before_it_is_judged_and_stored() -> None:
+    """Qwen-1.5B looped inside its answer until the token limit (1,467 characters on HotpotQA); the
+    graph's answer, the trajectory the manager stores and the judge's input keep the first pass."""
+    loop = "Dracula has more species. Crowea has three species. "
+    m = models(planner=["1. Search both genera.", "no"],
+               executor=[CALL.format(q="Dracula genus"), "<answer>" + loop * 5 + "Dracula has</answer>"])
+    deps, seen = make_deps(m)
+    out = run(deps, ctx(), gold_answers=["Dracula"])
+    assert out["answer"] == loop.strip()
+    assert out["trajectory"]["answer"] == loop.strip()
+    traj, _ = seen["store"].memorised[0]
+    assert traj.answer == loop.strip()
+
+
+@pytest.mark.parametrize("floor, shown", [(None, ["p1", "n1"]), (0.5, ["p1", "n1"]), (0.9, [])])
+def test_the_similarity_floor_decides_which_memories_reach_the_planner(floor: float | None, shown: list[str]) -> None:
+    store = FakeStore(positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play's author", "correct")],
+                      negatives=[memory("n1", "Who painted X?", "1. Guessed without searching", "incorrect")])
+    m = models(planner=["1. Search the author.", "no"], executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    deps, seen = make_deps(m, store=store)
+    out = run(deps, ctx(min_similarity=floor))
+    assert out["used_memory_ids"] == shown
+    planner_prompt = " ".join(str(msg.content) for msg in m["fake:planner"].prompts[0])
+    assert ("Guessed without searching" in planner_prompt) == bool(shown)
+    assert [mem["similarity"] for mem in out["memories"]] == [0.8] * len(shown)
+
+
+def test_a_similarity_floor_outside_the_cosine_range_is_refused() -> None:
+    with pytest.raises(ValueError, match="min_similarity"):
+        ctx(min_similarity=1.5)

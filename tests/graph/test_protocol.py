@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from mia.graph.protocol import (cut_before_answer, extract_final_answer, lenient_json, parse_turn, parse_yes_no,
-                                strip_think, truncate_words)
+from mia.graph.protocol import (cut_before_answer, drop_repeats, extract_final_answer, final_answer, lenient_json,
+                                parse_turn, parse_yes_no, strip_think, truncate_words)
 
 
 @pytest.mark.parametrize("text, tool, queries", [
@@ -91,3 +91,26 @@ def test_a_plan_ends_where_the_model_goes_on_with_something_else() -> None:
     assert cut_plan_overrun(plan + "\n3. Answer: the earlier one.") == plan + "\n3. Answer: the earlier one."  # a step
     assert cut_plan_overrun("Final answer: X") == "Final answer: X"  # nothing before it: kept for the caller to judge
 
+
+
+# Logged by Qwen-1.5B (results/hotpotqa-qwen-defaults/mia, "Which genus contains more species, Crowea or
+# Dracula?"): the answer loops until the token limit.
+_LOOP = ('The Dracula genus contains more species than the Crowea genus. "Dracula" is a genus of orchids. '
+         'The genus contains 118 species. Therefore, the Dracula genus contains more species than the Crowea genus.')
+
+
+def test_a_looping_answer_is_cut_where_it_repeats_itself() -> None:
+    looped = " ".join([_LOOP] * 4) + ' "Dracula" is a genus'
+    assert drop_repeats(looped) == _LOOP
+    assert final_answer(f"<think>x</think><answer>{looped}</answer>") == _LOOP
+    assert final_answer(f"<answer>{looped}") == _LOOP  # cut by the token limit before </answer>
+
+
+@pytest.mark.parametrize("text", ["Arthur's Magazine", "No. It was started in 1844, before 1989.",
+                                  "Yes. yes!", "Dr. No and Dr. No's sequel", ""])
+def test_an_answer_that_does_not_repeat_a_sentence_is_kept(text: str) -> None:
+    assert drop_repeats(text) == text
+
+
+def test_a_repeat_differing_only_in_case_and_spaces_is_a_repeat() -> None:
+    assert drop_repeats("It is London. it  is london. More.") == "It is London."

@@ -46,6 +46,21 @@ def test_memorise_retrieve_and_stats(store):
     assert len(list(store.trajectory_log.read())) == 4  # memorise logs the raw trajectory
 
 
+def test_a_similarity_floor_hides_unrelated_memories_and_keeps_related_ones(store):
+    """MIA's min-max shows the best candidates however unrelated (HotpotQA: median cosine 0.24,
+    bench/memory/relatedness.md); `min_similarity` keeps only memories about as close as asked."""
+    recs = {key: store.memorise(make_trajectory(q, outcome="incorrect" if key == "river" else "correct"))
+            for key, q in QUESTIONS.items()}
+    question = "Which magazine came out first: Arthur's Magazine or First for Women?"
+    everything = store.retrieve(question)
+    assert len(everything.positives) == 2 and len(everything.negatives) == 1  # the river shown too
+    sims = {m.record.id: m.similarity for m in [*everything.positives, *everything.negatives]}
+    assert sims[recs["mag"].id] > 0.8 > max(v for k, v in sims.items() if k != recs["mag"].id)
+    floored = store.retrieve(question, min_similarity=0.6)
+    assert [m.record.id for m in floored.positives] == [recs["mag"].id] and not floored.negatives
+    assert not store.retrieve("What is the boiling point of mercury?", min_similarity=0.6).ids
+
+
 def test_near_duplicates(store):
     q = QUESTIONS["mag"]
     bad = store.memorise(make_trajectory(q, outcome="incorrect"))

@@ -1,0 +1,85 @@
+"""How related are the memories a run showed its planner to the question they were shown for?
+
+    .venv/bin/python bench/memory/relatedness.py results/hotpotqa-qwen-n100/mia results/hotpotqa-qwen-defaults/mia
+
+Reads each run folder's results.jsonl (no model is called) and embeds with the store's own
+embedder (MiniLM, `embed_text`) the questions and the questions of the memories each answer
+lists. Two figures per run:
+
+- nearest earlier question: for question i, the highest cosine to questions 1..i-1 of the same
+  run, which bounds what an online memory built from the run itself can offer;
+- shown memories: the cosine between each question and the question of every memory retrieved
+  for it (positives and negatives), which is what the planner was actually given.
+
+Retrieval min-max normalises similarity over the candidate pool (MIA's rule, memory/scoring.py),
+so a memory is shown however unrelated the best candidate is; these cosines say how often that
+is the case. Output: bench/memory/relatedness.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+import numpy as np
+
+from mia.memory.embeddings import default_embedder
+from mia.memory.records import embed_text
+
+HERE = Path(__file__).resolve().parent
+THRESHOLDS = (0.5, 0.6, 0.7)
+
+
+def describe(values: np.ndarray) -> dict[str, float | int]:
+    out: dict[str, float | int] = {"n": int(values.size)}
+    if values.size:
+        out.update(median=float(np.median(values)), p90=float(np.percentile(values, 90)), max=float(values.max()))
+        out.update({f"above_{t}": int((values > t).sum()) for t in THRESHOLDS})
+    return out
+
+
+def run_figures(folder: Path, embedder) -> dict[str, dict]:
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
+    questions = [r["question"] for r in rows]
+    vectors = embedder.embed_documents([embed_text(q) for q in questions])
+    sims = vectors @ vectors.T
+    nearest = np.array([sims[i, :i].max() for i in range(1, len(rows))])
+    shown_questions = [(i, m["question"]) for i, r in enumerate(rows) for m in r.get("memories") or [] if m.get("question")]
+    shown = np.zeros(0)
+    if shown_questions:
+        memory_vectors = embedder.embed_documents([embed_text(q) for _, q in shown_questions])
+        shown = np.einsum("ij,ij->i", vectors[[i for i, _ in shown_questions]], memory_vectors)
+    return {"nearest_earlier": describe(nearest), "shown": describe(shown), "questions": len(rows)}
+
+
+def table(results: dict[str, dict]) -> str:
+    head = ("| run | questions | figure | n | median | p90 | max | "
+            + " | ".join(f"> {t}" for t in THRESHOLDS) + " |")
+    lines = [head, "|" + "---|" * (7 + len(THRESHOLDS))]
+    for run, figures in results.items():
+        for key, label in (("nearest_earlier", "nearest earlier question"), ("shown", "shown memories")):
+            f = figures[key]
+            cells = [f"{f[k]:.2f}" if k in f else "-" for k in ("median", "p90", "max")]
+            counts = [str(f.get(f"above_{t}", "-")) for t in THRESHOLDS]
+            lines.append(f"| {run} | {figures['questions']} | {label} | {f['n']} | " + " | ".join(cells + counts) + " |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("runs", nargs="+", type=Path, help="run folders with a results.jsonl")
+    parser.add_argument("--out", type=Path, default=HERE / "relatedness.md")
+    args = parser.parse_args()
+    embedder = default_embedder()
+    results = {str(run): run_figures(run, embedder) for run in args.runs}
+    command = "python bench/memory/relatedness.py " + " ".join(str(r) for r in args.runs)
+    args.out.write_text(
+        "# Relatedness of the memories shown to the planner (MiniLM cosine of the questions)\n\n"
+        f"Command: `{command}`. No model is called.\n\n{table(results)}\n")
+    args.out.with_suffix(".json").write_text(json.dumps(results, indent=2) + "\n")
+    print(args.out.read_text())
+
+
+if __name__ == "__main__":
+    main()
