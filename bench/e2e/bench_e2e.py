@@ -24,6 +24,7 @@ import argparse
 import asyncio
 import os
 import platform
+import re
 import statistics
 import sys
 import time
@@ -48,13 +49,27 @@ def run_span_s(results: list) -> float | None:
     return max(r.finished_at for r in results) - min(r.finished_at - r.wall_s for r in results)
 
 
-def measure(run_dir: Path) -> dict:
+def run_and_rows(spec: str) -> tuple[Path, tuple[int, int] | None]:
+    """`FOLDER` or `FOLDER:A-B` (1-based rows A to B of its results.jsonl, e.g. the part of a resumed
+    run that ran on an idle machine; row A then counts as the first question, which loads the model)."""
+    match = re.fullmatch(r"(.+):(\d+)-(\d+)", spec)
+    if not match:
+        return Path(spec), None
+    first, last = int(match.group(2)), int(match.group(3))
+    if not 1 <= first <= last:
+        raise SystemExit(f"{spec}: rows A-B need 1 <= A <= B")
+    return Path(match.group(1)), (first, last)
+
+
+def measure(run_dir: Path, rows: tuple[int, int] | None = None) -> dict:
     """Per-question seconds and tokens of one run folder (the first question includes model loading)."""
     from mia.app.evaluation import runlog
     from mia.app.evaluation.summary import summarise
 
     config = runlog.read_config(run_dir) or {}
     results = runlog.read_results(run_dir)
+    if rows:
+        results = results[rows[0] - 1: rows[1]]
     if not results:
         raise SystemExit(f"{run_dir}: no results")
     walls = [r.wall_s for r in results]
@@ -64,6 +79,8 @@ def measure(run_dir: Path) -> dict:
     span = None if config.get("resumed_at") else run_span_s(results)
     concurrency = config.get("concurrency") or 1
     label = config.get("label") or config.get("memory_mode", run_dir.name)
+    if rows:
+        label += f" (questions {rows[0]}-{rows[0] + len(results) - 1})"
     return {
         "run": label,
         "concurrency": concurrency,
@@ -167,7 +184,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=3)
     parser.add_argument("--modes", default="none,trajectory-rag,mia")
-    parser.add_argument("--from-runs", nargs="*", type=Path)
+    parser.add_argument("--from-runs", nargs="*", metavar="FOLDER[:A-B]",
+                        help="run folders to measure; FOLDER:A-B keeps its questions A to B (1-based)")
     parser.add_argument("--work", type=Path, default=HERE / ".runs", help="run folders of a fresh benchmark")
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument("--max-tool-calls", type=int, default=None, help="tool-call budget (default: the Context's)")
@@ -189,7 +207,7 @@ def main() -> None:
         start = time.perf_counter()
         dirs = run_fresh(args.n, args.modes.split(","), args.work, budget, concurrencies)
         source = f"fresh run of {args.n} HotpotQA questions per configuration ({time.perf_counter() - start:.0f} s)"
-    text = render([measure(Path(d)) for d in dirs], source)
+    text = render([measure(*run_and_rows(str(d))) for d in dirs], source)
     args.out.write_text(text, encoding="utf-8")
     sys.stdout.write(text)
 

@@ -1,6 +1,7 @@
 """How related are the memories a run showed its planner to the question they were shown for?
 
-    .venv/bin/python bench/memory/relatedness.py results/hotpotqa-qwen-n100/mia results/hotpotqa-qwen-defaults/mia
+    .venv/bin/python bench/memory/relatedness.py results/hotpotqa-qwen-n100/mia results/hotpotqa-qwen-defaults/mia \
+        --dataset hotpotqa --dataset 2wiki --dataset musique --n 100
 
 Reads each run folder's results.jsonl (no model is called) and embeds with the store's own
 embedder (MiniLM, `embed_text`) the questions and the questions of the memories each answer
@@ -13,7 +14,9 @@ lists. Two figures per run:
 
 Retrieval min-max normalises similarity over the candidate pool (MIA's rule, memory/scoring.py),
 so a memory is shown however unrelated the best candidate is; these cosines say how often that
-is the case. Output: bench/memory/relatedness.md.
+is the case. `--dataset NAME --n N` adds the first figure for the seeded sample `mia eval
+--dataset NAME --n N` would answer, in its order, before any run: what online memory could offer
+on that set. Output: bench/memory/relatedness.md.
 """
 
 from __future__ import annotations
@@ -39,12 +42,24 @@ def describe(values: np.ndarray) -> dict[str, float | int]:
     return out
 
 
-def run_figures(folder: Path, embedder) -> dict[str, dict]:
-    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
-    questions = [r["question"] for r in rows]
+def nearest_earlier(questions: list[str], embedder) -> tuple[np.ndarray, np.ndarray]:
+    """(question vectors, highest cosine of each question to the ones before it)."""
     vectors = embedder.embed_documents([embed_text(q) for q in questions])
     sims = vectors @ vectors.T
-    nearest = np.array([sims[i, :i].max() for i in range(1, len(rows))])
+    return vectors, np.array([sims[i, :i].max() for i in range(1, len(questions))])
+
+
+def dataset_figures(name: str, n: int, seed: int, embedder) -> dict[str, dict]:
+    from mia.app.evaluation.datasets import load_examples
+
+    examples, _ = load_examples(name, n=n, seed=seed)
+    _, nearest = nearest_earlier([ex.question for ex in examples], embedder)
+    return {"nearest_earlier": describe(nearest), "shown": describe(np.zeros(0)), "questions": len(examples)}
+
+
+def run_figures(folder: Path, embedder) -> dict[str, dict]:
+    rows = [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
+    vectors, nearest = nearest_earlier([r["question"] for r in rows], embedder)
     shown_questions = [(i, m["question"]) for i, r in enumerate(rows) for m in r.get("memories") or [] if m.get("question")]
     shown = np.zeros(0)
     if shown_questions:
@@ -60,6 +75,8 @@ def table(results: dict[str, dict]) -> str:
     for run, figures in results.items():
         for key, label in (("nearest_earlier", "nearest earlier question"), ("shown", "shown memories")):
             f = figures[key]
+            if not f["n"]:
+                continue
             cells = [f"{f[k]:.2f}" if k in f else "-" for k in ("median", "p90", "max")]
             counts = [str(f.get(f"above_{t}", "-")) for t in THRESHOLDS]
             lines.append(f"| {run} | {figures['questions']} | {label} | {f['n']} | " + " | ".join(cells + counts) + " |")
@@ -68,12 +85,18 @@ def table(results: dict[str, dict]) -> str:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("runs", nargs="+", type=Path, help="run folders with a results.jsonl")
+    parser.add_argument("runs", nargs="*", type=Path, help="run folders with a results.jsonl")
+    parser.add_argument("--dataset", action="append", default=[], help="a dataset of `mia eval` (repeatable)")
+    parser.add_argument("--n", type=int, default=100, help="questions sampled per --dataset")
+    parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--out", type=Path, default=HERE / "relatedness.md")
     args = parser.parse_args()
     embedder = default_embedder()
     results = {str(run): run_figures(run, embedder) for run in args.runs}
-    command = "python bench/memory/relatedness.py " + " ".join(str(r) for r in args.runs)
+    results.update({f"{name} (n {args.n}, seed {args.seed})": dataset_figures(name, args.n, args.seed, embedder)
+                    for name in args.dataset})
+    command = "python bench/memory/relatedness.py " + " ".join(
+        [str(r) for r in args.runs] + [f"--dataset {d}" for d in args.dataset] + ([f"--n {args.n}"] if args.dataset else []))
     args.out.write_text(
         "# Relatedness of the memories shown to the planner (MiniLM cosine of the questions)\n\n"
         f"Command: `{command}`. No model is called.\n\n{table(results)}\n")
