@@ -1,13 +1,17 @@
 #!/usr/bin/env python
-"""How often the LLM grader says CORRECT where the metrics flatly contradict it, in logged runs.
+"""How often the LLM grader's grade is flatly contradicted by the metrics, in logged runs.
 
 `JudgeConfig.contradiction` decides such a verdict: the grader said CORRECT but the answer shares
-no token with any gold answer (EM 0, F1 0, no cover match). `llm` keeps the grader's word (for a
+no token with any gold answer (EM 0, F1 0, no cover match), or it said anything else for an exact
+match of a gold answer. `llm` keeps the grader's word (for a
 paraphrase such as "JFK" for "John F. Kennedy"), `metrics` grades it by the metrics. This reads
 the per-question logs of `mia eval` runs (no model call) and lists every such verdict, so that a
 person can tell paraphrases from a grader's mistakes.
 
-    python bench/judge/bench_contradiction.py results/hotpotqa-qwen-*/*/ bench/e2e/*-run/ bench/e2e/*-run/*/
+    python bench/judge/bench_contradiction.py results/*-qwen-*/*/ bench/e2e/*-run/ bench/e2e/*-run/*/
+
+A run graded with the `metrics` policy logs the resolved verdict, so its CORRECTs without a shared
+token no longer show here.
 """
 
 from __future__ import annotations
@@ -31,8 +35,13 @@ def contradicted(run_dirs: list[Path]) -> tuple[int, list[dict]]:
                 continue
             graded += 1
             if r.judge_correct and shares_nothing(r.em, r.f1, cover_match(r.answer, r.gold_answers)):
-                found.append({"run": str(run), "id": r.id, "question": r.question, "answer": r.answer,
-                              "gold": r.gold_answers, "grader": r.judge_grade})
+                direction = "CORRECT, no shared token"
+            elif r.judge_correct is False and r.em >= 1.0:
+                direction = "not CORRECT, exact match"
+            else:
+                continue
+            found.append({"run": str(run), "id": r.id, "question": r.question, "answer": r.answer,
+                          "gold": r.gold_answers, "grader": r.judge_grade, "direction": direction})
     return graded, found
 
 
@@ -43,15 +52,17 @@ def main() -> None:
     args = parser.parse_args()
     runs = [d for d in args.runs if (d / "results.jsonl").exists()]
     graded, found = contradicted(runs)
-    lines = ["# The grader's CORRECT against the metrics, in logged runs", "",
-             "Command: `python bench/judge/bench_contradiction.py results/hotpotqa-qwen-*/*/ bench/e2e/*-run/ "
+    lines = ["# The grader's verdict against the metrics, in logged runs", "",
+             "Command: `python bench/judge/bench_contradiction.py results/*-qwen-*/*/ bench/e2e/*-run/ "
              "bench/e2e/*-run/*/` (the folders without a results.jsonl are passed over). "
-             f"{graded} LLM-graded verdicts in {len(runs)} run folders; **{len(found)}** of them are CORRECT with "
-             "EM 0, F1 0 and no cover match (the verdicts `JudgeConfig.contradiction` decides).", "",
+             f"{graded} LLM-graded verdicts in {len(runs)} run folders; **{len(found)}** of them are flatly contradicted: "
+             f"{sum(f['direction'].startswith('CORRECT') for f in found)} CORRECT with EM 0, F1 0 and no cover match, "
+             f"{sum(f['direction'].startswith('not') for f in found)} not CORRECT for an exact match (the verdicts "
+             "`JudgeConfig.contradiction` decides; runs graded with the `metrics` policy log the resolved verdict).", "",
              "Run folders read: " + ", ".join(f"`{d}`" for d in runs) + ".", "",
-             "| run | question | answer | gold |", "|---|---|---|---|"]
+             "| run | grader | question | answer | gold |", "|---|---|---|---|---|"]
     cell = lambda text: str(text).replace("|", "/").replace("\n", " ")  # noqa: E731
-    lines += [f"| {cell(f['run'])} | {cell(f['question'])} | {cell(f['answer'])} | {cell(' / '.join(f['gold']))} |"
+    lines += [f"| {cell(f['run'])} | {f['direction']} | {cell(f['question'])} | {cell(f['answer'])} | {cell(' / '.join(f['gold']))} |"
               for f in found]
     text = "\n".join(lines) + "\n"
     args.out.write_text(text, encoding="utf-8")

@@ -145,15 +145,21 @@ class _Plan:
         return self._reviewed(result)
 
     def _contradicted(self, result: GradeResult) -> GradeResult | Outcome | None:
-        """A CORRECT grade the metrics flatly contradict, resolved by `config.contradiction`:
-        a metrics GradeResult, the outcome "unknown", or None (trust the grader)."""
-        if result.method != "llm" or result.label != "CORRECT" or not self.golds:
+        """A grade the metrics flatly contradict, resolved by `config.contradiction`: a metrics
+        GradeResult, the outcome "unknown", or None (trust the grader). Flatly: CORRECT for an
+        answer that shares no token with any gold answer, or another label for an exact match
+        (the Qwen grader said INCORRECT to "Hitler's Folly" for the gold "Hitler's Folly":
+        results/2wiki-qwen-defaults/none)."""
+        if result.method != "llm" or not self.golds:
             return None
-        if not shares_nothing(self.metrics["em"], self.metrics["f1"], self.metrics["cover"]):
+        if result.label == "CORRECT" and shares_nothing(self.metrics["em"], self.metrics["f1"], self.metrics["cover"]):
+            why = "the grader said CORRECT but the answer shares no token with any gold answer (F1 0)"
+        elif result.label != "CORRECT" and self.metrics["em"] >= 1.0:
+            why = f"the grader said {result.label} but the answer is an exact match of a gold answer"
+        else:
             return None
         policy = self.config.contradiction
-        note = (f"the grader said CORRECT but the answer shares no token with any gold answer (F1 0); "
-                f"contradiction policy {policy!r}: ")
+        note = f"{why}; contradiction policy {policy!r}: "
         if policy == "llm":
             result.notes.append(note + "the grader's label was kept")
             return None
@@ -170,8 +176,8 @@ class _Plan:
             return Verdict(
                 outcome="unknown", score=0.0, mode="ground_truth", method="fallback", prediction=self.prediction,
                 grader_label=result.label, raw_reply=result.raw, notes=result.notes, usage=self.usage,
-                feedback="The judge model said CORRECT, but the answer shares no word with the gold answer(s): "
-                "outcome unknown.", **self.metrics,
+                feedback="The judge model's grade contradicts the metrics (CORRECT with no word of the gold "
+                "answer(s), or not CORRECT for an exact match): outcome unknown.", **self.metrics,
             )
         if isinstance(resolved, GradeResult):
             result = resolved

@@ -1,4 +1,5 @@
-"""A CORRECT grade that the metrics flatly contradict (F1 0, no cover match): JudgeConfig.contradiction."""
+"""A grade that the metrics flatly contradict (CORRECT with F1 0 and no cover match, or not CORRECT for an
+exact match): JudgeConfig.contradiction."""
 
 from __future__ import annotations
 
@@ -51,9 +52,24 @@ def test_overlap_keeps_the_llm_grade(scripted, answer: str) -> None:
     assert (verdict.outcome, verdict.method) == ("correct", "llm") and not verdict.notes
 
 
-def test_incorrect_grades_are_never_overridden(scripted) -> None:
-    verdict = judge(scripted("B"), Q, "Mirabella", gold_answers=GOLD)
-    assert (verdict.outcome, verdict.method) == ("incorrect", "llm")
+@pytest.mark.parametrize("answer", ["Mirabella", "Home Monthly was first, in 1896", "Monthly"])
+def test_an_incorrect_grade_is_kept_unless_the_answer_is_an_exact_match(scripted, answer: str) -> None:
+    verdict = judge(scripted("B"), Q, answer, gold_answers=GOLD)
+    assert (verdict.outcome, verdict.method) == ("incorrect", "llm") and not verdict.notes
+
+
+@pytest.mark.parametrize("letter", ["B", "C"])
+def test_an_exact_match_graded_incorrect_or_not_attempted_is_correct_by_the_metrics(scripted, letter: str) -> None:
+    """Verbatim from results/2wiki-qwen-defaults/none: the Qwen grader said INCORRECT to "Hitler's Folly"
+    for the gold answers "Hitler'S Folly" / "Hitler's Folly"."""
+    verdict = judge(scripted(letter), "Which film was released more recently, Shravana Banthu or Hitler'S Folly?",
+                    "Hitler's Folly", gold_answers=["Hitler'S Folly", "Hitler's Folly"])
+    assert (verdict.outcome, verdict.method, verdict.grader_label, verdict.score) == ("correct", "fallback", "CORRECT", 1.0)
+    assert any("exact match" in n and "policy 'metrics'" in n for n in verdict.notes)
+    kept = judge(scripted(letter), Q, "Home Monthly", gold_answers=GOLD, config=JudgeConfig(contradiction="llm"))
+    assert kept.outcome == "incorrect" and any("label was kept" in n for n in kept.notes)
+    unknown = judge(scripted(letter), Q, "Home Monthly", gold_answers=GOLD, config=JudgeConfig(contradiction="unknown"))
+    assert unknown.outcome == "unknown"
 
 
 async def test_async_path_applies_the_policy(scripted) -> None:
