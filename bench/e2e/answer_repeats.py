@@ -27,7 +27,7 @@ def main() -> None:
     examples: list[str] = []
     for run in args.runs:
         rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()]
-        cut = [(r, drop_repeats(r["answer"])) for r in rows if drop_repeats(r["answer"]) != r["answer"]]
+        cut = [(r, a) for r, a in ((r, drop_repeats(r["answer"])) for r in rows) if a != r["answer"]]
         cells = []
         for metric in (exact_match, f1_score, cover_match):
             before = sum(float(metric(r["answer"], r["gold_answers"])) for r, _ in cut)
