@@ -576,11 +576,14 @@ class MemoryStore:
         self.trajectories.append(trajectory, vector)
 
     def search_trajectories(self, question: str, namespace: str | None = None, k: int = 3, *,
-                            query_embedding: np.ndarray | None = None) -> list[ScoredTrajectory]:
-        """The k logged raw trajectories whose questions are most similar (trajectory-RAG)."""
+                            query_embedding: np.ndarray | None = None,
+                            min_similarity: float | None = None) -> list[ScoredTrajectory]:
+        """The k logged raw trajectories whose questions are most similar (trajectory-RAG); with
+        `min_similarity`, only those at least that similar (the same floor as `retrieve`)."""
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
                  else self.embedder.embed_query(question))
-        return self.trajectories.search(resolve_namespace(namespace), k, query)
+        found = self.trajectories.search(resolve_namespace(namespace), k, query)
+        return found if min_similarity is None else [t for t in found if t.similarity >= min_similarity]
 
     def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
                          progress: bool = True) -> int:

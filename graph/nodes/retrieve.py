@@ -68,8 +68,8 @@ def make_retrieve_memory(deps: Deps):
                 update["used_memory_ids"] = list(got.ids)
                 update["memories"] = [summarise(m) for m in list(got.positives) + list(got.negatives)]
             else:
-                found = [t for t in store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg)
-                         if ctx.min_similarity is None or t.similarity >= ctx.min_similarity]
+                found = store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg,
+                                                  min_similarity=ctx.min_similarity)
                 update["memory_text"] = render_trajectories(found, max_words=300)
         except Exception as exc:  # a broken store must not lose the question
             update["warnings"] = [f"memory retrieval failed: {type(exc).__name__}: {exc}"]

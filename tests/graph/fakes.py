@@ -86,8 +86,10 @@ class FakeStore:
     def log_trajectory(self, trajectory: Trajectory) -> None:
         self.logged.append(trajectory)
 
-    def search_trajectories(self, question: str, namespace: str, k: int) -> list[ScoredTrajectory]:
-        return [ScoredTrajectory(trajectory=t, similarity=1.0) for t in self.logged[:k]]
+    def search_trajectories(self, question: str, namespace: str, k: int,
+                            min_similarity: float | None = None) -> list[ScoredTrajectory]:
+        found = [ScoredTrajectory(trajectory=t, similarity=1.0) for t in self.logged[:k]]
+        return found if min_similarity is None else [t for t in found if t.similarity >= min_similarity]
 
     def update_stats(self, ids: list[str], success: bool) -> None:
         self.stats.append((list(ids), success))

@@ -59,6 +59,8 @@ def test_a_similarity_floor_hides_unrelated_memories_and_keeps_related_ones(stor
     floored = store.retrieve(question, min_similarity=0.6)
     assert [m.record.id for m in floored.positives] == [recs["mag"].id] and not floored.negatives
     assert not store.retrieve("What is the boiling point of mercury?", min_similarity=0.6).ids
+    assert [t.trajectory.question for t in store.search_trajectories(question, k=4, min_similarity=0.6)] == [QUESTIONS["mag"]]
+    assert len(store.search_trajectories(question, k=4)) == 4
 
 
 def test_near_duplicates(store):
