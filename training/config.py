@@ -30,6 +30,10 @@ class DataConfig:
     """Where the questions come from, and which slice is training vs held-out evaluation."""
 
     path: str = ""  # a normalised QA JSONL(.gz) file (or a folder holding one)
+    # None: offset/limit index the file's own order. An int: they index the seeded order that
+    # `mia eval --seed` draws from (it evaluates the first n and warms up on the last w), so
+    # offset >= n trains on questions that run never evaluates (mia.training.splits).
+    seed: int | None = None
     offset: int = 0
     limit: int | None = 64
     eval_offset: int | None = None  # held-out slice for before/after evaluation

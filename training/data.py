@@ -16,6 +16,7 @@ from typing import Any
 
 from mia.training.examples import QAExample
 from mia.training.prompts import executor_messages, planner_messages, render_memories
+from mia.training.splits import seeded_order
 from mia.training.trajectory_data import examples_from_trajectory_log
 
 
@@ -43,9 +44,11 @@ def parse_qa_record(obj: dict[str, Any], line_no: int = 0) -> QAExample:
                      paragraphs=paragraphs)
 
 
-def load_qa_jsonl(path: str | Path, offset: int = 0, limit: int | None = None) -> list[QAExample]:
-    """Examples `offset .. offset+limit` of a QA JSONL file (deterministic order, so a held-out
-    slice after the training slice is never seen in training)."""
+def load_qa_jsonl(path: str | Path, offset: int = 0, limit: int | None = None,
+                  seed: int | None = None) -> list[QAExample]:
+    """Examples `offset .. offset+limit` of a QA JSONL file, in the file's order or (with `seed`) in
+    the seeded order `mia eval --seed` uses; either is deterministic, so a held-out slice after the
+    training slice is never seen in training."""
     path = Path(path).expanduser()
     if path.is_dir():
         found = sorted(path.glob("*.jsonl")) + sorted(path.glob("*.jsonl.gz"))
@@ -54,22 +57,18 @@ def load_qa_jsonl(path: str | Path, offset: int = 0, limit: int | None = None) -
         path = found[0]
     if not path.is_file():
         raise FileNotFoundError(f"QA file not found: {path}")
-    out: list[QAExample] = []
     with _open(path) as fh:
-        index = -1
-        for line_no, line in enumerate(fh, 1):
-            if not line.strip():
-                continue
-            index += 1
-            if index < offset:
-                continue
-            if limit is not None and len(out) >= limit:
-                break
-            try:
-                obj = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise ValueError(f"{path}:{line_no}: not JSON ({exc.msg})") from None
-            out.append(parse_qa_record(obj, line_no))
+        lines = [(line_no, line) for line_no, line in enumerate(fh, 1) if line.strip()]
+    if seed is not None:
+        lines = seeded_order(lines, seed)
+    end = None if limit is None else offset + limit
+    out: list[QAExample] = []
+    for line_no, line in lines[offset:end]:
+        try:
+            obj = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise ValueError(f"{path}:{line_no}: not JSON ({exc.msg})") from None
+        out.append(parse_qa_record(obj, line_no))
     if not out:
         raise ValueError(f"no examples in {path} at offset {offset}")
     return out
@@ -117,7 +116,7 @@ def load_training_examples(cfg: Any) -> list[QAExample]:
     data = cfg.data
     examples: list[QAExample] = []
     if data.path:
-        examples += load_qa_jsonl(data.path, offset=data.offset, limit=data.limit)
+        examples += load_qa_jsonl(data.path, offset=data.offset, limit=data.limit, seed=data.seed)
     if data.trajectories:
         # only the chosen namespace's questions: another namespace's log is another user's data
         examples += examples_from_trajectory_log(data.trajectories, only_correct=data.trajectories_only_correct,
@@ -125,15 +124,28 @@ def load_training_examples(cfg: Any) -> list[QAExample]:
     if not examples:
         raise ValueError("no training questions: set data.path and/or data.trajectories in the config")
     if data.memory_dir:
-        from mia.memory import MemoryStore
-
-        store = MemoryStore.open(Path(data.memory_dir).expanduser())
-        examples = attach_memories(examples, store, data.namespace, data.k_pos, data.k_neg)
+        examples = _with_memories(examples, Path(data.memory_dir).expanduser(), data)
     return examples
+
+
+def _with_memories(examples: list[QAExample], folder: Path, data: Any) -> list[QAExample]:
+    """Memories from an existing store, read only and closed afterwards. A folder that holds no
+    store, or a namespace with no memories, is an error: opening it would create an empty store and
+    train every plan on "none found", which is not the prompt the served planner sees."""
+    from mia.memory import MemoryStore
+
+    if not (folder / "chroma").is_dir():
+        raise FileNotFoundError(f"data.memory_dir {folder} holds no memory store (no chroma/ folder in it): "
+                                "give the store's folder, e.g. an evaluation run's RUN/store/memory")
+    with MemoryStore.open(folder, read_only=True) as store:
+        if not store.count(data.namespace):
+            raise ValueError(f"the memory store {folder} has no memories in namespace {data.namespace!r} "
+                             f"(its namespaces: {', '.join(store.namespaces()) or 'none'})")
+        return attach_memories(examples, store, data.namespace, data.k_pos, data.k_neg)
 
 
 def load_eval_examples(cfg: Any, limit: int | None = None) -> list[QAExample]:
     """The held-out slice (`data.eval_offset`, default: right after the training slice)."""
     data = cfg.data
     offset = data.eval_offset if data.eval_offset is not None else data.offset + (data.limit or 0)
-    return load_qa_jsonl(data.path, offset=offset, limit=limit or data.eval_limit)
+    return load_qa_jsonl(data.path, offset=offset, limit=limit or data.eval_limit, seed=data.seed)

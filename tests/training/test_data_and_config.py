@@ -46,6 +46,60 @@ def test_load_qa_jsonl_slices_and_aliases(tmp_path: Path, gz: bool) -> None:
     assert [e.id for e in load_qa_jsonl(path, offset=1, limit=1)] == ["a2"]  # held-out slicing
 
 
+@pytest.mark.parametrize("dataset", ["hotpotqa", "2wiki"])
+def test_a_seeded_training_slice_never_meets_the_questions_mia_eval_scores_or_warms_up_on(dataset: str) -> None:
+    """`data.seed` slices `mia eval --seed`'s own order: training on positions 100-399 leaves out the
+    100 questions `--n 100` scores and the 50 `--warmup 50` answers. In file order the same count of
+    training questions overlaps the scored ones (what unseen-question results must not have)."""
+    from mia.app.evaluation.datasets import DATASETS, HERE, load_examples
+    from mia.app.evaluation.harness import EvalConfig, warmup_split
+
+    path = HERE / DATASETS[dataset].file
+    scored, _ = load_examples(dataset, 100, seed=0)
+    warm = warmup_split(EvalConfig(dataset=dataset, n=100, seed=0, warmup=50), scored)
+    held_out = {e.id for e in scored} | {e.id for e in warm}
+    assert len(held_out) == 150
+
+    train = load_qa_jsonl(path, offset=100, limit=300, seed=0)
+    assert len(train) == 300 and not {e.id for e in train} & held_out
+    assert [e.id for e in load_qa_jsonl(path, limit=100, seed=0)] == [e.id for e in scored]  # the same order
+    assert {e.id for e in load_qa_jsonl(path, limit=300)} & held_out  # file order: the leak this prevents
+
+
+def test_memory_dir_fills_prompts_from_an_existing_store_and_refuses_an_empty_one(tmp_path: Path) -> None:
+    """A real MiniLM store: its memories reach the planner prompt, and the store is left closed (a
+    second writer can open it). The store's parent folder, or a namespace without memories, is a
+    clear error instead of an empty store silently created there and "none found" in every prompt."""
+    from mia.memory import MemoryStore
+    from mia.memory.trajectory import Trajectory, TrajectoryStep
+    from mia.training.data import load_training_examples
+
+    folder = tmp_path / "run" / "store" / "memory"
+    steps = [TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["Arthur's Magazine founded"]}),
+             TrajectoryStep(kind="observation", content="Arthur's Magazine (1844-1846) was a periodical."),
+             TrajectoryStep(kind="answer", content="Arthur's Magazine")]
+    with MemoryStore.open(folder) as store:
+        store.memorise(Trajectory(question="Which magazine came first, Arthur's Magazine or Godey's?",
+                                  namespace="warm", plan="1. Find both founding years.", steps=steps,
+                                  answer="Arthur's Magazine", outcome="correct", gold_answers=["Arthur's Magazine"]))
+    qa = _write(tmp_path / "qa.jsonl", RECORDS)
+
+    def config(memory_dir: Path, namespace: str = "warm") -> TrainConfig:
+        cfg_file = tmp_path / "c.yaml"
+        cfg_file.write_text(f"name: t\ndata: {{path: {qa}, limit: 1, memory_dir: {memory_dir}, namespace: {namespace}}}\n")
+        return TrainConfig.from_yaml(cfg_file)
+
+    [ex] = load_training_examples(config(folder))
+    assert "Successful strategies (1)" in ex.memories and "Godey's" in ex.memories
+    with MemoryStore.open(folder, lock_timeout=1.0) as store:  # the lock was released
+        assert store.count("warm") == 1
+    with pytest.raises(FileNotFoundError, match="no chroma/ folder"):
+        load_training_examples(config(folder.parent))
+    assert not (folder.parent / "chroma").exists()
+    with pytest.raises(ValueError, match="no memories in namespace 'other'.*warm"):
+        load_training_examples(config(folder, "other"))
+
+
 def test_load_qa_jsonl_errors_name_the_problem(tmp_path: Path) -> None:
     with pytest.raises(FileNotFoundError):
         load_qa_jsonl(tmp_path / "missing.jsonl")

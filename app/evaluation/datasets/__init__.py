@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import gzip
 import json
-import random
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
@@ -16,6 +15,7 @@ from typing import Literal
 from pydantic import ValidationError
 
 from mia.app.evaluation.records import EvalExample
+from mia.training.splits import seeded_order
 
 HERE = Path(__file__).resolve().parent
 Setting = Literal["distractor", "open"]
@@ -91,9 +91,9 @@ def resolve(name_or_path: str) -> tuple[Path, Setting]:
 
 def sample(examples: list[EvalExample], n: int | None, seed: int) -> list[EvalExample]:
     """A seeded shuffle, then the first n: the same seed gives the same questions in the same order
-    for every configuration, and n=30 is a prefix of n=60 (so a run can be extended)."""
-    order = list(examples)
-    random.Random(seed).shuffle(order)
+    for every configuration, and n=30 is a prefix of n=60 (so a run can be extended). The order is
+    training's too (`data.seed`), so a planner can be trained on questions no run evaluates."""
+    order = seeded_order(examples, seed)
     return order if n is None else order[:n]
 
 
