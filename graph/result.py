@@ -27,6 +27,8 @@ class MemoryShown(BaseModel):
     outcome: str = "unknown"
     question: str = ""
     score: float = 0.0
+    similarity: float = Field(0.0, description="the raw cosine to the question (score mixes it, min-max "
+                                               "normalised, with the win rate)")
 
 
 class RunResult(BaseModel):

@@ -30,6 +30,9 @@ def test_a_run_returns_the_trajectory_verdict_memory_block_and_usage() -> None:
     assert isinstance(result.verdict, Verdict) and result.verdict.outcome == "correct"
     assert result.trajectory.outcome == "correct"
     assert "Who wrote Macbeth?" in result.memory_block and result.used_memory_ids == ["p1"]
+    # the raw cosine survives the typed result (the evaluation's results.jsonl is written from it)
+    assert [(m.id, m.score, m.similarity) for m in result.memories] == [("p1", 0.5, 0.8)]
+    assert RunResult.from_output(result.to_output()).memories == result.memories
     assert result.memory_block in m["fake:planner"].prompts[0][1].content  # exactly what the planner saw
     assert result.usage["executor"].calls == 2 and result.usage["executor"].total_tokens == 30
     assert result.tool_calls == 1 and result.stop_reason == "answered" and result.memory_id == "mem-1"
