@@ -88,13 +88,17 @@ class MemoryStore:
     # ------------------------------------------------------------------ opening
     @classmethod
     def open(cls, path: str | Path | None = None, *, embedder: Any = None, lock_timeout: float = 5.0,
-             read_only: bool = False, **options: Any) -> MemoryStore:
+             read_only: bool = False, snapshot: bool = False, **options: Any) -> MemoryStore:
         """The embedded store in `path` (default $MIA_DATA_DIR/memory): Chroma in `path/chroma`,
         the trajectory log in `path/trajectories.jsonl`. One process at a time (see locking.py).
 
         `read_only=True` (the CLI's list, show, search, stats and export) also works on a folder
         that cannot be written: it then opens a private copy of the Chroma folder, takes no
-        lock, and every write raises MemoryStoreError."""
+        lock, and every write raises MemoryStoreError. `snapshot=True` does that for any folder (and
+        so is read-only too):
+        Chroma rewrites its files even when only read, so a reader that must leave the folder as
+        it found it (training prompts from a committed store), or must not wait for a live writer's
+        lock, reads a copy instead (the copy costs the Chroma folder's size on disk)."""
         import chromadb
         from chromadb.config import Settings
 
@@ -110,22 +114,22 @@ class MemoryStore:
         elif not read_only:
             raise MemoryStoreError(f"the memory folder {folder} is read-only: writing needs a writable data folder "
                                    "(list, show, search, stats and export still work)")
-        snapshot = None if writable(folder) else read_only_copy(folder)
-        lock = FolderLock(folder, timeout=lock_timeout) if snapshot is None else None
+        private = read_only_copy(folder) if snapshot or not writable(folder) else None
+        lock = FolderLock(folder, timeout=lock_timeout) if private is None else None
         if lock is not None:
             lock.acquire()
-        chroma_path = folder / "chroma" if snapshot is None else Path(snapshot.name) / "chroma"
+        chroma_path = folder / "chroma" if private is None else Path(private.name) / "chroma"
         try:
             client = chromadb.PersistentClient(path=str(chroma_path), settings=Settings(anonymized_telemetry=False, allow_reset=True))
             store = cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=str(folder),
                         mode="persistent", folder_lock=lock, **options)
-            store._snapshot = snapshot
+            store._snapshot = private
             return store
         except (MemoryStoreError, TypeError, FileNotFoundError, ModuleNotFoundError):
-            _release(lock, snapshot)
+            _release(lock, private)
             raise
         except Exception as err:  # noqa: BLE001 - any Chroma failure here means an unusable store
-            _release(lock, snapshot)
+            _release(lock, private)
             raise MemoryStoreError(
                 f"the memory store at {folder / 'chroma'} cannot be read ({type(err).__name__}: {err}). "
                 "It may be corrupt or written by another Chroma version: move it aside and rebuild it "

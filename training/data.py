@@ -129,15 +129,16 @@ def load_training_examples(cfg: Any) -> list[QAExample]:
 
 
 def _with_memories(examples: list[QAExample], folder: Path, data: Any) -> list[QAExample]:
-    """Memories from an existing store, read only and closed afterwards. A folder that holds no
-    store, or a namespace with no memories, is an error: opening it would create an empty store and
-    train every plan on "none found", which is not the prompt the served planner sees."""
+    """Memories from an existing store, read from a private copy: the folder is left byte for byte
+    as it was (it may be a committed store) and no lock is taken. A folder that holds no store, or a
+    namespace with no memories, is an error: opening it would create an empty store and train every
+    plan on "none found", which is not the prompt the served planner sees."""
     from mia.memory import MemoryStore
 
     if not (folder / "chroma").is_dir():
         raise FileNotFoundError(f"data.memory_dir {folder} holds no memory store (no chroma/ folder in it): "
                                 "give the store's folder, e.g. an evaluation run's RUN/store/memory")
-    with MemoryStore.open(folder, read_only=True) as store:
+    with MemoryStore.open(folder, read_only=True, snapshot=True) as store:  # a copy: the folder stays as it was
         if not store.count(data.namespace):
             raise ValueError(f"the memory store {folder} has no memories in namespace {data.namespace!r} "
                              f"(its namespaces: {', '.join(store.namespaces()) or 'none'})")

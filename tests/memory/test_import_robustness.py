@@ -184,3 +184,37 @@ def test_mia_index_read_only_data_dir_and_a_non_utf8_folder_name(tmp_path):
     lines = [line for line in refused.stderr.decode().splitlines() if line.startswith("Error")]
     assert refused.returncode == 2 and len(lines) == 1, refused.stderr[-2000:]
     assert "Read-only" in lines[0] or "Permission denied" in lines[0]
+
+
+def _digest(folder) -> dict[str, str]:
+    import hashlib
+
+    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def test_a_snapshot_reader_leaves_the_folder_byte_for_byte_and_does_not_wait_for_the_writer(tmp_path, embedder):
+    """Chroma rewrites its sqlite and HNSW files even when a store is only read; `snapshot=True`
+    reads a private copy instead, so a committed store stays unchanged, and it takes no lock, so
+    it opens while another store holds the folder for writing."""
+    folder = tmp_path / "memory"
+    with MemoryStore.open(folder, embedder=embedder) as st:
+        for q in ("Which river is longer, the Danube or the Rhine?", "Who wrote the novel Dracula?"):
+            st.memorise(make_trajectory(q))
+    holder = ("import sys, time; from pathlib import Path; from mia.memory.locking import FolderLock; "
+              "FolderLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(120)")
+    writer = subprocess.Popen([sys.executable, "-c", holder, str(folder)], stdout=subprocess.PIPE)
+    try:
+        assert writer.stdout.readline().strip() == b"held"  # another process holds the folder's lock
+        before = _digest(folder)
+        with pytest.raises(MemoryStoreError, match="in use by another process"):
+            MemoryStore.open(folder, embedder=embedder, read_only=True, lock_timeout=0.5)
+        with MemoryStore.open(folder, embedder=embedder, read_only=True, snapshot=True, lock_timeout=0.5) as ro:
+            assert ro.read_only and ro.count() == 2
+            assert ro.retrieve("Is the Rhine longer than the Danube?").positives[0].record.question.startswith("Which river")
+            with pytest.raises(MemoryStoreError, match="read-only"):
+                ro.memorise(make_trajectory("What is the capital of Peru?"))
+        assert _digest(folder) == before
+    finally:
+        writer.kill()
+        writer.wait()

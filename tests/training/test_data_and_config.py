@@ -67,9 +67,10 @@ def test_a_seeded_training_slice_never_meets_the_questions_mia_eval_scores_or_wa
 
 
 def test_memory_dir_fills_prompts_from_an_existing_store_and_refuses_an_empty_one(tmp_path: Path) -> None:
-    """A real MiniLM store: its memories reach the planner prompt, and the store is left closed (a
-    second writer can open it). The store's parent folder, or a namespace without memories, is a
-    clear error instead of an empty store silently created there and "none found" in every prompt."""
+    """A real MiniLM store: its memories reach the planner prompt (read from a snapshot, see
+    tests/memory/test_import_robustness.py). The store's parent folder, or a namespace without
+    memories, is a clear error instead of an empty store silently created there and "none found"
+    in every prompt."""
     from mia.memory import MemoryStore
     from mia.memory.trajectory import Trajectory, TrajectoryStep
     from mia.training.data import load_training_examples
@@ -91,8 +92,6 @@ def test_memory_dir_fills_prompts_from_an_existing_store_and_refuses_an_empty_on
 
     [ex] = load_training_examples(config(folder))
     assert "Successful strategies (1)" in ex.memories and "Godey's" in ex.memories
-    with MemoryStore.open(folder, lock_timeout=1.0) as store:  # the lock was released
-        assert store.count("warm") == 1
     with pytest.raises(FileNotFoundError, match="no chroma/ folder"):
         load_training_examples(config(folder.parent))
     assert not (folder.parent / "chroma").exists()
