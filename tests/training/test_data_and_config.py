@@ -66,6 +66,23 @@ def test_a_seeded_training_slice_never_meets_the_questions_mia_eval_scores_or_wa
     assert {e.id for e in load_qa_jsonl(path, limit=300)} & held_out  # file order: the leak this prevents
 
 
+@pytest.mark.parametrize("name", ["cpu-smollm2.yaml", "cpu-qwen.yaml", "cpu-qwen-2wiki.yaml", "gpu-qwen.yaml"])
+def test_committed_configs_train_on_questions_evaluation_never_scores(name: str) -> None:
+    """Each run config's training slice misses the questions `mia eval --n 100 --warmup 50` scores
+    and warms up on, and its held-out slice (`mia train eval`) misses the training slice."""
+    from mia.app.evaluation.datasets import DATASETS, load_examples
+    from mia.app.evaluation.harness import EvalConfig, warmup_split
+    from mia.training.data import load_eval_examples, load_training_examples
+
+    cfg = TrainConfig.from_yaml(CONFIGS / name, {"data.memory_dir": None})
+    dataset = next(d for d, info in DATASETS.items() if cfg.data.path.endswith(info.file))
+    scored, _ = load_examples(dataset, 100, seed=0)
+    held_out = {e.id for e in scored + warmup_split(EvalConfig(dataset=dataset, n=100, warmup=50), scored)}
+    train = {e.id for e in load_training_examples(cfg)}
+    assert train and not train & held_out
+    assert not train & {e.id for e in load_eval_examples(cfg)}
+
+
 def test_memory_dir_fills_prompts_from_an_existing_store_and_refuses_an_empty_one(tmp_path: Path) -> None:
     """A real MiniLM store: its memories reach the planner prompt (read from a snapshot, see
     tests/memory/test_import_robustness.py). The store's parent folder, or a namespace without
