@@ -79,7 +79,7 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     q2 = next(r for r in rows if r["id"] == "q2")
     assert q2["plan"] == "plan for q2" and q2["memories_used"] == ["m-q2"] and q2["memory_id"] == "new-q2"
     assert q2["judge_grade"] == "CORRECT" and q2["f1"] == 0.5 and q2["stop_reason"] == "answered"
-    assert q2["memories"] == [{"id": "m-q2", "outcome": "correct", "question": "an older question", "score": 0.5}]
+    assert q2["memories"] == [{"id": "m-q2", "outcome": "correct", "question": "an older question", "score": 0.5, "similarity": 0.0}]
     assert next(r for r in rows if r["id"] == "q3")["warnings"] == ["memorise failed: boom"]
     obs = [st for st in q2["trajectory"] if st["kind"] == "observation"]
     assert len(obs) == 2 and len(obs[0]["content"]) < 2100 and "chars cut" in obs[0]["content"]
