@@ -122,16 +122,9 @@ class PlannerPolicy:
     def sample(self, messages: list[dict[str, str]], n: int, max_new_tokens: int,
                temperature: float = 1.0) -> list[SampledPlan]:
         """n plans for one planner prompt (sampled, so that the group differs)."""
-        import torch
-
         ids = self.prompt_ids(messages)
-        input_ids = torch.tensor([ids], device=self.device)
-        self.model.eval()
-        with torch.no_grad():
-            out = self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                                      do_sample=True, temperature=temperature, top_p=1.0, top_k=0,
-                                      max_new_tokens=max_new_tokens, num_return_sequences=n,
-                                      pad_token_id=self.tokenizer.pad_token_id)
+        out = self.generate_from_prompt(ids, n, max_new_tokens=max_new_tokens, do_sample=True,
+                                        temperature=temperature, top_p=1.0, top_k=0)
         plans = []
         eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
         for row in out[:, len(ids):].tolist():
@@ -145,6 +138,25 @@ class PlannerPolicy:
                 cut.append(tok)
             plans.append(SampledPlan(self.tokenizer.decode(cut, skip_special_tokens=True).strip(), list(ids), cut))
         return plans
+
+    def generate_from_prompt(self, ids: list[int], n: int, **generate_kwargs: Any) -> Any:
+        """n continuations of one prompt that read the prompt once. `generate(num_return_sequences=n)`
+        copies the prompt n times before the prefill, and the planner prompt (memories included)
+        is most of a plan's tokens: here the prompt but its last token is run once, its KV cache
+        is repeated n times, and generation goes on from there (the same distribution: the cache
+        holds what n prefills would compute). Returns the token ids, prompt included, n rows."""
+        import torch
+
+        self.model.eval()
+        with torch.no_grad():
+            cache = None
+            if len(ids) > 1:
+                cache = self.model(input_ids=torch.tensor([ids[:-1]], device=self.device), use_cache=True).past_key_values
+                cache.batch_repeat_interleave(n)
+            input_ids = torch.tensor([ids] * n, device=self.device)
+            return self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
+                                       past_key_values=cache, pad_token_id=self.tokenizer.pad_token_id,
+                                       **generate_kwargs)
 
     # ---------------------------------------------------------------- learning
     def grpo_step(self, groups: Sequence[Sequence[tuple[SampledPlan, float]]]) -> dict[str, float]:

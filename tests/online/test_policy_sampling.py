@@ -1,0 +1,64 @@
+"""The learner samples a question's n plans from one read of the planner prompt (issue 15: a
+cheaper test-time learning batch). `generate(num_return_sequences=n)` ran the prompt n times."""
+
+from __future__ import annotations
+
+import pytest
+
+from mia.training.config import LoraSettings
+
+PROMPT = [{"role": "system", "content": "You write short numbered search plans."},
+          {"role": "user", "content": "Plan the searches for: which magazine was started first, Arthur's Magazine "
+                                      "or First for Women? Give numbered steps and no facts."}]
+
+
+@pytest.fixture(scope="module")
+def policy(data_dir):
+    import torch
+
+    from mia.training.online.policy import PlannerPolicy
+    from mia.training.policy import resolve_weights
+
+    torch.set_num_threads(1)
+    base, _ = resolve_weights("local:smollm2")
+    return PlannerPolicy(base, None, lora=LoraSettings(), learning_rate=1e-3)
+
+
+def _count_tokens(model) -> tuple[list[int], object]:
+    seen: list[int] = []
+    handle = model.get_base_model().model.embed_tokens.register_forward_hook(
+        lambda _module, args, _out: seen.append(int(args[0].numel())))
+    return seen, handle
+
+
+@pytest.mark.real_model
+def test_n_continuations_read_the_prompt_once_and_match_generate(policy) -> None:
+    import torch
+
+    ids = policy.prompt_ids(PROMPT)
+    n, new = 3, 6
+    seen, handle = _count_tokens(policy.model)
+    try:
+        policy.sample(PROMPT, n, max_new_tokens=new)
+    finally:
+        handle.remove()
+    # the prompt (but its last token) once, then n rows of one token per step
+    assert sum(seen) <= len(ids) - 1 + n * new < n * len(ids)
+    shared = policy.generate_from_prompt(ids, n, max_new_tokens=new, do_sample=False)
+    with torch.no_grad():
+        plain = policy.model.generate(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+                                      do_sample=False, max_new_tokens=new, pad_token_id=policy.tokenizer.pad_token_id)
+    assert shared.shape[0] == n and all(row == plain[0].tolist() for row in shared.tolist())  # greedy: the same tokens
+
+
+@pytest.mark.real_model
+def test_sampled_plans_keep_their_token_ids_for_the_update(policy) -> None:
+    import torch
+
+    torch.manual_seed(0)
+    plans = policy.sample(PROMPT, 4, max_new_tokens=8)
+    assert len(plans) == 4 and all(p.prompt_ids == policy.prompt_ids(PROMPT) for p in plans)
+    assert all(0 < len(p.completion_ids) <= 8 for p in plans)
+    assert all(p.text == policy.tokenizer.decode(p.completion_ids, skip_special_tokens=True).strip() for p in plans)
+    stats = policy.grpo_step([[(plans[0], 1.0), (plans[1], 0.0), (plans[2], 0.5), (plans[3], 0.0)]])
+    assert stats["updated"] == 1.0 and stats["loss"] == stats["loss"]
