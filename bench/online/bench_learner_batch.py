@@ -73,11 +73,12 @@ def main() -> None:
         f"Planner LoRA on `{args.planner}` (transformers, fp32), executor `{args.executor}`, rollouts by "
         f"`{record['rollout_path']}`. Machine: {record['machine']}; load average when written "
         f"{' / '.join(map(str, record['load_average']))}.", "",
-        "| questions x rollouts | learner load s | whole batch s | plans + rollouts s | GRPO step s | "
-        "tool calls per rollout | mean reward | updated |",
-        "|---|---|---|---|---|---|---|---|",
+        "| questions x rollouts | learner load s | whole batch s | plans + rollouts s | of which plan sampling s | "
+        "GRPO step s | tool calls per rollout | mean reward | updated |",
+        "|---|---|---|---|---|---|---|---|---|",
         f"| {args.questions} x {args.rollouts} | {load_s:.0f} | {batch_s:.0f} | {st.get('rollout_s', 0):.0f} | "
-        f"{st.get('step_s', 0):.0f} | {record['rollout_tool_calls']:.2f} | {st.get('reward_mean', 0):.3f} | {result.updated} |",
+        f"{st.get('sample_s', 0):.0f} | {st.get('step_s', 0):.0f} | {record['rollout_tool_calls']:.2f} | "
+        f"{st.get('reward_mean', 0):.3f} | {result.updated} |",
     ]
     (OUT / "learner_batch.md").write_text("\n".join(md) + "\n", encoding="utf-8")
     print("\n".join(md))

@@ -74,9 +74,12 @@ class GRPOBatchTrainer:
         started = time.perf_counter()
         result = BatchResult()
         groups = []
+        sample_s = 0.0
         for ep in episodes:
             messages = planner_messages(ep.question, ep.memories, max_words=self.cfg.plan_max_words)
+            sampling = time.perf_counter()
             plans = self.policy.sample(messages, self.cfg.rollouts, self.cfg.plan_max_tokens, self.cfg.temperature)
+            sample_s += time.perf_counter() - sampling
             rollouts = self.scorer.score_group(ep, plans)
             result.rollouts[ep.id] = rollouts
             groups.append([(r.plan, r.reward) for r in rollouts])
@@ -85,7 +88,8 @@ class GRPOBatchTrainer:
             self.before_step()
         stats = self.policy.grpo_step(groups)
         all_rollouts = [r for rs in result.rollouts.values() for r in rs]
-        stats.update(rollout_s=round(rollout_s, 2), step_s=round(time.perf_counter() - started - rollout_s, 2),
+        stats.update(rollout_s=round(rollout_s, 2), sample_s=round(sample_s, 2),
+                     step_s=round(time.perf_counter() - started - rollout_s, 2),
                      rollout_accuracy=sum(r.outcome == "correct" for r in all_rollouts) / max(1, len(all_rollouts)))
         result.stats, result.updated = stats, bool(stats.get("updated"))
         return result
