@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any
 
 _ROOT = Path(__file__).resolve().parent.parent  # the project root when installed editable from a checkout
+#: In a copy of the code archived from one commit (scripts/frozen_run.sh), the file naming that commit.
+FROZEN_MARKER = "CODE_COMMIT"
 
 
 def _git(*args: str) -> str | None:
@@ -22,9 +24,14 @@ def _git(*args: str) -> str | None:
 
 
 def code_version() -> dict[str, Any]:
-    """{"version", "commit", "dirty"}: commit and dirty are None outside a git checkout (a wheel)."""
+    """{"version", "commit", "dirty"}: commit and dirty are None outside a git checkout (a wheel),
+    except in a frozen copy (`git archive` of one commit), whose CODE_COMMIT file names it."""
     from mia import __version__
 
-    commit = _git("rev-parse", "HEAD") if (_ROOT / ".git").exists() else None
+    if not (_ROOT / ".git").exists():
+        marker = _ROOT / FROZEN_MARKER
+        commit = marker.read_text(encoding="utf-8").strip() if marker.is_file() else ""
+        return {"version": __version__, "commit": commit or None, "dirty": False if commit else None}
+    commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
     return {"version": __version__, "commit": commit, "dirty": bool(status) if status is not None else None}
