@@ -32,6 +32,7 @@ class Step(TypedDict, total=False):
     content: str
     tool: str | None
     args: dict[str, Any] | None
+    sources: list[str]
 
 
 def append_steps(left: list[dict] | None, right: list[dict] | None) -> list[dict]:

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.memory.examples import PromptExample
-from mia.memory.trajectory import TRACE_LABELS, Trajectory
+from mia.memory.trajectory import TRACE_LABELS, Trajectory, TrajectoryStep
 
 log = logging.getLogger(__name__)
 
@@ -253,14 +253,44 @@ def _short(text: str, words: int) -> str:
     return " ".join(parts[:words]) + (" ..." if len(parts) > words else "")
 
 
+#: a workflow step the planner copied from a retrieved memory into its plan ("1. Plan the approach
+#: (question -> ...)"): unwrapped, or the next workflow nests it again
+_COPIED_WRAPPER = re.compile(r"^plan the approach \(question ->\s*", re.IGNORECASE)
+_LIST_MARK = re.compile(r"^(?:\d+[.)]|[-*#])\s*")
+
+
+def first_plan_step(plan: str) -> str:
+    """The plan's first step in plain words: numbering, markdown emphasis, a trailing colon and
+    any copied workflow wrapper removed."""
+    text = next((line for line in plan.splitlines() if line.strip()), "")
+    text = text.replace("**", "").replace("__", "").strip()
+    text = _LIST_MARK.sub("", text).strip().rstrip(":").strip()
+    while match := _COPIED_WRAPPER.match(text):
+        text = text[match.end():].strip()
+        text = text[:-1].strip() if text.endswith(")") else text
+        text = _LIST_MARK.sub("", text).strip()
+    return text
+
+
+def _found(step: TrajectoryStep, shown: int = 3) -> str:
+    """What a tool call found, without its raw text: the sources it names, else whether it failed,
+    else (a tool that names no sources) the start of its result."""
+    if step.sources:
+        more = f" and {len(step.sources) - shown} more" if len(step.sources) > shown else ""
+        return "found " + "; ".join(_short(source, 8) for source in step.sources[:shown]) + more
+    if step.content.lstrip().lower().startswith("error"):
+        return "the tool failed"
+    return _short(step.content, 10)
+
+
 def extractive_workflow(trajectory: Trajectory, max_words: int = 300) -> str:
     """A deterministic workflow built from the trajectory's own structure: the plan's first
-    line, each tool call with its query and the start of its result, replans, the answer and
-    the judgement. Used when there is no model or its output is unusable."""
+    step, each tool call with its query and the sources it found (titles, URLs; the start of the
+    result only for a tool that names none), replans, the answer and the judgement. Used when
+    there is no model or its output is unusable."""
     steps: list[str] = []
-    if trajectory.plan.strip():
-        first = next((ln for ln in trajectory.plan.splitlines() if ln.strip()), "")
-        steps.append(f"Plan the approach (question -> {_short(first.lstrip('0123456789.)- '), 16)})")
+    if first := first_plan_step(trajectory.plan):
+        steps.append(f"Plan the approach (question -> {_short(first, 16)})")
     pending: str | None = None
     for step in trajectory.steps:
         if step.kind == "tool_call":
@@ -277,7 +307,7 @@ def extractive_workflow(trajectory: Trajectory, max_words: int = 300) -> str:
             purpose = "Search for evidence" if (step.tool or "search") == "search" else f"Call {step.tool}"
             pending = f"{purpose} (query {query}"
         elif step.kind == "observation" and pending:
-            steps.append(f"{pending} -> {_short(step.content, 10)})")
+            steps.append(f"{pending} -> {_found(step)})")
             pending = None
         elif step.kind == "replan":
             steps.append(f"Revise the plan (failed attempt -> {_short(step.content, 14)})")

@@ -51,6 +51,9 @@ class TrajectoryStep(BaseModel):
     content: str = ""
     tool: str | None = None
     args: dict[str, Any] | None = None
+    #: what an observation's tool read (document titles, URLs): pointers a workflow may keep where
+    #: the raw tool text may not (empty for other steps, older logs and tools that do not say)
+    sources: list[str] = Field(default_factory=list)
 
 
 class Trajectory(BaseModel):

@@ -83,7 +83,7 @@ class SandboxSearch:
         from mia.graph.tools import SearchTool, corpus_from_paragraphs
 
         tool = SearchTool(corpus_from_paragraphs(list(paragraphs)), top_k=self.top_k)
-        text, _ = run_tool([tool], "search", {"query_list": list(queries)})
+        text = run_tool([tool], "search", {"query_list": list(queries)}).text
         words = text.split(" ")
         return text if len(words) <= self.max_words else " ".join(words[: self.max_words]) + " ..."
 

@@ -3,7 +3,7 @@ observation the executor can react to; nothing a tool does can crash the run."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
@@ -14,19 +14,31 @@ from mia.graph.protocol import clean_text, escape_untrusted, truncate_words
 from mia.graph.state import State
 
 
-def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> tuple[str, bool]:
-    """(observation text, ok)."""
+class ToolRun(NamedTuple):
+    """A tool call's observation text, whether the tool answered, and the sources it read."""
+
+    text: str
+    ok: bool
+    sources: list[str] = []
+
+
+def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> ToolRun:
+    """Invoke the tool as a tool call, so that a `content_and_artifact` tool (mia's own) hands over
+    the sources it read; any other tool's plain result is its text."""
     by_name = {t.name: t for t in tools}
     tool = by_name.get(name)
     if tool is None:
-        return f"Error: there is no tool named {name!r}. Available tools: {', '.join(by_name) or 'none'}.", False
+        return ToolRun(f"Error: there is no tool named {name!r}. Available tools: {', '.join(by_name) or 'none'}.", False)
     try:
-        result = tool.invoke(args)
+        result = tool.invoke({"name": name, "args": args, "id": "mia-tool-call", "type": "tool_call"})
     except Exception as exc:  # tools are outside code: report, do not crash
-        return f"Error: the tool {name!r} failed ({type(exc).__name__}: {exc}). Try different arguments.", False
+        return ToolRun(f"Error: the tool {name!r} failed ({type(exc).__name__}: {exc}). Try different arguments.", False)
+    artifact = getattr(result, "artifact", None)
+    sources = artifact.get("sources") if isinstance(artifact, dict) else None
     if not isinstance(result, str):
         result = getattr(result, "content", None) or result
-    return clean_text(result).strip() or "(no results)", True  # tool text enters the graph here
+    text = clean_text(result).strip() or "(no results)"  # tool text enters the graph here
+    return ToolRun(text, True, [clean_text(str(s)) for s in sources] if isinstance(sources, list) else [])
 
 
 def make_tools_node(deps: Deps):
@@ -37,9 +49,10 @@ def make_tools_node(deps: Deps):
         try:
             available = deps.tools(ctx, state.get("paragraphs"))
         except Exception as exc:
-            available, text, ok = [], f"Error: tools are unavailable ({type(exc).__name__}: {exc}).", False
+            available, ran = [], ToolRun(f"Error: tools are unavailable ({type(exc).__name__}: {exc}).", False)
         else:
-            text, ok = run_tool(available, name, args)
+            ran = run_tool(available, name, args)
+        text, ok = ran.text, ran.ok
         text = truncate_words(text, ctx.max_observation_words)
         fenced = escape_untrusted(text)  # a document cannot close the <tool_response> fence
         if pending.get("id"):
@@ -48,7 +61,7 @@ def make_tools_node(deps: Deps):
             message = HumanMessage(content=observation(text))
         update: dict[str, Any] = {
             "messages": [message],
-            "steps": [{"kind": "observation", "content": text, "tool": name}],
+            "steps": [{"kind": "observation", "content": text, "tool": name, "sources": ran.sources}],
             "tool_calls": state.get("tool_calls", 0) + 1,
             "pending_tool": None,
         }

@@ -7,7 +7,7 @@ from typing import Any
 from pydantic import ConfigDict
 
 from mia.graph.tools.arguments import query_list
-from mia.graph.tools.base import ObservationTool
+from mia.graph.tools.base import Observation, ObservationTool, unique_sources
 from mia.graph.tools.corpus import Corpus
 from mia.graph.tools.formatting import format_results
 
@@ -44,7 +44,8 @@ class SearchTool(ObservationTool):
     def __init__(self, corpus: Corpus, **kwargs: Any) -> None:
         super().__init__(corpus=corpus, **kwargs)
 
-    def observe(self, args: dict[str, Any]) -> str:
+    def observe(self, args: dict[str, Any]) -> Observation:
         queries = query_list(args, self.name)
         results = self.corpus.search(queries, k=self.top_k)
-        return format_results(queries, results, self.max_chars)
+        return Observation(format_results(queries, results, self.max_chars),
+                           unique_sources(hit.title for hits in results for hit in hits))

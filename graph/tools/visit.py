@@ -18,7 +18,7 @@ from typing import Any
 from pydantic import ConfigDict, PrivateAttr
 
 from mia.graph.tools.arguments import ToolArgumentError
-from mia.graph.tools.base import ObservationTool
+from mia.graph.tools.base import Observation, ObservationTool, unique_sources
 from mia.graph.tools.formatting import truncate
 from mia.graph.tools.html_text import extract_text
 from mia.graph.tools.retry import with_retries
@@ -142,8 +142,10 @@ class VisitTool(ObservationTool):
         header = f"Page: {title} ({url})" if title else f"Page: {url}"
         return f"{header}\n{text}"
 
-    def observe(self, args: dict[str, Any]) -> str:
+    def observe(self, args: dict[str, Any]) -> Observation:
         urls = _urls(args)
         share = self.max_chars // len(urls)
         extracted = self.extract(urls)
-        return "\n=======\n".join(truncate(extracted.get(url) or self.fetch(url), share) for url in urls)
+        pages = {url: extracted.get(url) or self.fetch(url) for url in urls}
+        read = [url for url, page in pages.items() if not page.startswith("Error:")]
+        return Observation("\n=======\n".join(truncate(page, share) for page in pages.values()), unique_sources(read))

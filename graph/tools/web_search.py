@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import ConfigDict, PrivateAttr
 
 from mia.graph.tools.arguments import query_list
-from mia.graph.tools.base import ObservationTool
+from mia.graph.tools.base import Observation, ObservationTool, unique_sources
 from mia.graph.tools.formatting import format_blocks
 from mia.graph.tools.retry import with_retries
 from mia.graph.tools.search_tool import DEFAULT_MAX_CHARS, QUERY_LIST_SCHEMA
@@ -89,23 +89,24 @@ class WebSearchTool(ObservationTool):
             self._client = TavilyClient(api_key=key, api_base_url=self.base_url)
         return self._client
 
-    def observe(self, args: dict[str, Any]) -> str:
+    def observe(self, args: dict[str, Any]) -> str | Observation:
         queries = query_list(args, self.name)
         try:
             client = self._get_client()
         except MissingTavilyKeyError as err:
             return f"Error: web search is unavailable: {err}."
-        bodies = []
+        bodies, sources = [], []
         for query in queries:
             try:
                 response = with_retries(
                     lambda q=query: client.search(q, max_results=self.top_k, timeout=self.timeout),
                     attempts=self.attempts, backoff=self.backoff, retryable=_retryable)
-                results = (response or {}).get("results") or []
-                bodies.append(format_web_results(results[: self.top_k]))
+                results = ((response or {}).get("results") or [])[: self.top_k]
+                bodies.append(format_web_results(results))
+                sources += [item.get("title") or item.get("url") for item in results]
             except Exception as err:  # one failing query must not hide the others' results
                 bodies.append(f"Error: web search failed for this query ({_describe(err)}).")
-        return format_blocks(queries, bodies, self.max_chars)
+        return Observation(format_blocks(queries, bodies, self.max_chars), unique_sources(sources))
 
 
 def _tavily_key() -> str | None:

@@ -54,3 +54,12 @@ def test_training_prompts_equal_the_served_prompts(memories: str) -> None:
     observation = as_dicts(served["models"]["fake:executor"].prompts[1])[-1]
     searched = next(s["content"] for s in served["out"]["trajectory"]["steps"] if s["kind"] == "observation")
     assert observation == training_prompts.observation_message(searched)
+
+
+def test_the_trajectory_records_the_sources_each_search_read() -> None:
+    """The tools node stores the titles the search tool read on the observation step: the
+    extractive workflow names them instead of copying raw tool text."""
+    out = serve(FakeStore())["out"]
+    observation = next(s for s in out["trajectory"]["steps"] if s["kind"] == "observation")
+    assert observation["sources"][0] == "Arthur's Magazine"
+    assert set(observation["sources"]) <= {p["title"] for p in PARAGRAPHS}

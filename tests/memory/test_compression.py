@@ -6,7 +6,8 @@ import pytest
 from langchain_core.language_models.fake_chat_models import FakeListChatModel
 
 from mia.memory import Compressor
-from mia.memory.compression import extractive_workflow, load_prompts, parse_steps
+from mia.memory.compression import extractive_workflow, first_plan_step, load_prompts, parse_steps
+from mia.memory.trajectory import Trajectory, TrajectoryStep
 
 from .conftest import make_trajectory
 
@@ -177,6 +178,40 @@ def test_extractive_workflow_is_deterministic_complete_and_bounded():
     bounded = extractive_workflow(many, max_words=120)
     assert len(bounded.split()) <= 120 and "judged incorrect: wrong entity" in bounded
     assert "more tool calls" in bounded
+
+
+def test_extractive_workflow_names_the_sources_found_not_the_raw_tool_text():
+    """A search step keeps the titles the tool read; raw result text stays out (2Wiki warm-up
+    workflows of 2 Dec 2026 read 'query "X" -> Results for "X": Doc 1 (Title: ...')."""
+    raw = 'Results for "Cass director": Doc 1 (Title: Cass (film)) Cass is a 2008 British film directed by Jon S. Baird.'
+    steps = [TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["Cass director"]}),
+             TrajectoryStep(kind="observation", content=raw, tool="search",
+                            sources=["Cass (film)", "Jon S. Baird", "Cass Pennant", "Cass Elliot"]),
+             TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["Jon S. Baird born"]}),
+             TrajectoryStep(kind="observation", content="Error: the search tool failed (timeout).", tool="search"),
+             TrajectoryStep(kind="tool_call", tool="lookup", args={"key": "x"}),
+             TrajectoryStep(kind="observation", content="a tool that names no sources answers this", tool="lookup")]
+    # the planner copied a retrieved workflow's first step, markdown included, into its plan
+    plan = '1. **Plan the approach (question -> Plan the approach (question -> Search "Cass director".))**:\n2. Answer.'
+    flow = extractive_workflow(Trajectory(question="Where was the director of Cass born?", plan=plan, steps=steps,
+                                          answer="Glasgow", outcome="correct"))
+    lines = flow.splitlines()
+    assert lines[0] == '1. Plan the approach (question -> Search "Cass director".)'
+    assert lines[1] == '2. Search for evidence (query "Cass director" -> found Cass (film); Jon S. Baird; Cass Pennant and 1 more)'
+    assert lines[2] == '3. Search for evidence (query "Jon S. Baird born" -> the tool failed)'
+    assert lines[3] == "4. Call lookup (query {'key': 'x'} -> a tool that names no sources answers this)"
+    assert "Results for" not in flow and "Doc 1" not in flow
+
+
+@pytest.mark.parametrize("plan, first", [
+    ('1. Search "Adam And Eve director".\n2. Check.', 'Search "Adam And Eve director".'),
+    ('1. **Search "Dharkan director birthdate"**:\n   - This will...', 'Search "Dharkan director birthdate"'),
+    ('- Search "X (film)" director', 'Search "X (film)" director'),
+    ('\n\n1. Plan the approach (question -> 1. Search "Cass director".)', 'Search "Cass director".'),
+    ("", ""),
+])
+def test_first_plan_step(plan, first):
+    assert first_plan_step(plan) == first
 
 
 def test_parse_steps_variants():

@@ -60,6 +60,29 @@ def test_native_tool_call_and_async(tool):
     assert bad.content.startswith("Error:")
 
 
+def test_a_tool_call_hands_over_the_titles_read_as_sources(tool):
+    """The artifact names what the search read, once each, in rank order; `run_tool` (the graph's
+    tools node) passes them on and a plain LangChain tool gives none."""
+    from langchain_core.tools import tool as lc_tool
+    from mia.graph.nodes.tools import run_tool
+
+    message = tool.invoke({"type": "tool_call", "id": "c", "name": "search",
+                           "args": {"query_list": ["quokka island", "quokka Rottnest"]}})
+    assert message.artifact["sources"][0] == "Quokka" and 2 <= len(message.artifact["sources"]) <= 4
+    assert len(set(message.artifact["sources"])) == len(message.artifact["sources"])
+    ran = run_tool([tool], "search", {"query_list": ["Perth city"]})
+    assert ran.ok and ran.text.startswith('Results for "Perth city"') and ran.sources[0] == "Perth"
+    assert run_tool([tool], "search", {"query_list": 3}).sources == []
+
+    @lc_tool
+    def lookup(key: str) -> str:
+        """Look a key up."""
+        return f"value of {key}"
+
+    assert run_tool([lookup], "lookup", {"key": "k"}) == ("value of k", True, [])
+    assert not run_tool([lookup], "nope", {}).ok
+
+
 async def test_ainvoke(tool):
     out = await tool.ainvoke({"query_list": ["First for Women"]})
     assert "Doc 1 (Title: First for Women)" in out

@@ -89,6 +89,8 @@ def test_tavily_search_through_a_fake_api(server):
     assert [r["query"] for r in _Handler.requests] == ["quokka habitat", "perth climate"]
     assert all(r["path"] == "/search" and r["auth"] == "Bearer tvly-test" and r["max_results"] == 2
                for r in _Handler.requests)
+    call = tool.invoke({"type": "tool_call", "id": "c", "name": "web_search", "args": {"query_list": ["quokka habitat"]}})
+    assert call.artifact["sources"] == ["Result 1 for quokka habitat", "Result 2 for quokka habitat"]
 
 
 def test_tavily_rejected_key_is_an_observation_without_retries(server):
@@ -135,6 +137,9 @@ def test_visit_reads_the_main_text(server):
     assert "Rottnest Island" in out and "The quokka" in out
     for junk in ("SECRET_SCRIPT", "NAVIGATION_LINKS", "FOOTER_TEXT", "color:red"):
         assert junk not in out
+    read = VisitTool().invoke({"type": "tool_call", "id": "c", "name": "visit",
+                               "args": {"url": [f"{server}/page", f"{server}/missing"]}})
+    assert read.artifact["sources"] == [f"{server}/page"]  # the page that failed was not read
     short = VisitTool(max_chars=80).invoke(f"{server}/page")
     assert len(short) <= 80 and "[truncated" in short
 
