@@ -7,6 +7,11 @@ executor's transcript they were shown ("Round 1 / Tool call: / Tool result:", th
 and then 238 words of the transcript (bench/e2e/extractive-manager-run/results.jsonl, question 2).
 The same markers are the planner's stop sequences (four: OpenAI's limit), so that the overrun is
 not even generated.
+
+Qwen-1.5B also loops inside a plan until its token limit: the same step again and again, or a pair
+of steps written twice (8 of the 50 scored 2WikiMultihopQA plans of results/2wiki-qwen-defaults/mia,
+165-409 words each; `cut_plan_loop`). A step repeated elsewhere ("Check if any results are found."
+between two searches) is a plan, not a loop, and stays.
 """
 
 from __future__ import annotations
@@ -22,7 +27,31 @@ _OVERRUN = re.compile(r"(?im)^[ \t]*(" + "|".join([re.escape(TRACE_LABELS["round
                                                    + [re.escape(label) for label in _ENDS]) + ")")
 
 
+_STEP_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*])\s*")
+
+
+def _step_key(line: str) -> str:
+    """A plan line compared without its numbering, markdown, case, spacing and final punctuation."""
+    return " ".join(_STEP_MARK.sub("", line.replace("**", "")).lower().split()).strip(" .:")
+
+
+def cut_plan_loop(plan: str) -> str:
+    """The plan up to where it starts looping: a step that repeats the step just before it, or a
+    pair of consecutive steps written a second time."""
+    lines = plan.splitlines()
+    steps = [(i, key) for i, line in enumerate(lines) if (key := _step_key(line))]
+    pairs: set[tuple[str, str]] = set()
+    for (_, before), (j, key), previous_start in zip(steps, steps[1:], [i for i, _ in steps]):
+        if key == before:
+            return "\n".join(lines[:j]).rstrip()
+        if (before, key) in pairs:
+            return "\n".join(lines[:previous_start]).rstrip()
+        pairs.add((before, key))
+    return plan
+
+
 def cut_plan_overrun(plan: str) -> str:
-    """The plan without what a model wrote after it (an invented question, a transcript replay)."""
+    """The plan without what a model wrote after it (an invented question, a transcript replay)
+    or after it began to loop."""
     match = _OVERRUN.search(plan)
-    return plan[: match.start()].rstrip() if match and match.start() > 0 else plan
+    return cut_plan_loop(plan[: match.start()].rstrip() if match and match.start() > 0 else plan)

@@ -114,3 +114,24 @@ def test_an_answer_that_does_not_repeat_a_sentence_is_kept(text: str) -> None:
 
 def test_a_repeat_differing_only_in_case_and_spaces_is_a_repeat() -> None:
     assert drop_repeats("It is London. it  is london. More.") == "It is London."
+
+
+def test_a_looping_plan_is_cut_where_the_loop_starts():
+    """Verbatim shapes of Qwen-1.5B plans on 2WikiMultihopQA (results/2wiki-qwen-defaults/mia)."""
+    from mia.graph.protocol import cut_plan_overrun
+
+    head = ('1. Search "Phelan Beale Jr. uncle".\n2. Check if any results are found.\n'
+            '3. If no results are found, search "Phelan Beale Jr. father\'s brother".\n4. Check if any results are found.\n'
+            '5. If still no results are found, search "Phelan Beale Jr. grandfather\'s brother".')
+    same = '\n6. If still no results are found, search "Phelan Beale Jr. grandfather\'s brother".' * 8
+    assert cut_plan_overrun(head + same) == head  # the same step again: cut, the repeated check stays
+    pair = ('1. Search "Geodeung mother".\n2. Check if any results are found.\n'
+            '3. If still no results, search "Geodeung mother occupation".\n4. Check if any results are found.\n'
+            '5. If still no results, search "Geodeung mother religion".')
+    again = ('\n6. Check if any results are found.\n7. If still no results, search "Geodeung mother occupation".'
+             '\n8. Check if any results are found.')
+    assert cut_plan_overrun(pair + again) == pair  # a pair of steps written twice
+    markdown = '1. **Search "X release date"**:\n\n2. Search "X release date".\n3. **Search "X release date"**'
+    assert cut_plan_overrun(markdown) == '1. **Search "X release date"**:'  # blank lines, markdown and numbers aside
+    plain = "1. Search A.\n2. Check if any results are found.\n3. Search B.\n4. Check if any results are found.\n5. Compare."
+    assert cut_plan_overrun(plain) == plain
