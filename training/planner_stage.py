@@ -12,12 +12,12 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mia.graph.protocol import cut_plan_overrun
+from mia.graph.protocol import served_plan
 from mia.training.config import TrainConfig
 from mia.training.episodes import Accuracy, EpisodeOutcome, EpisodeRunner
 from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
 from mia.training.react import ReactBudget
-from mia.training.rewards import PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward, strip_think
+from mia.training.rewards import PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +67,7 @@ class PlannerEpisodeReward:
             completion, q, golds, paras = item
             started = time.perf_counter()
             # the episode runs the plan as serving would keep it (the format reward still sees all of it)
-            plan = cut_plan_overrun(strip_think(completion_text(completion)))
+            plan = served_plan(completion_text(completion), q)
             return self.runner.run(q, plan, paras, golds), time.perf_counter() - started
 
         if self.parallel > 1 and len(items) > 1:

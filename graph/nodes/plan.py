@@ -12,7 +12,7 @@ from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts.builder import planner_messages
-from mia.graph.protocol import PLAN_STOP, cut_plan_overrun, strip_think
+from mia.graph.protocol import PLAN_STOP, served_plan
 from mia.graph.state import State
 
 
@@ -34,7 +34,7 @@ def make_plan(deps: Deps):
         model = deps.chat_model(ctx, "planner")
         reply, usage = invoke(model, to_messages(conversation), "planner", stop=PLAN_STOP)
         raw = text_of(reply)
-        text = cut_plan_overrun(strip_think(raw) or raw.strip())
+        text = served_plan(raw, state["question"])
         conversation.append({"role": "assistant", "content": text})
         update: dict[str, Any] = {"plan": text, "planner_messages": conversation, "usage": usage}
         if not text:

@@ -15,7 +15,7 @@ from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import to_messages
 from mia.graph.prompts.builder import reflection, replan_message, replan_request
-from mia.graph.protocol import PLAN_STOP, cut_before_answer, cut_plan_overrun, parse_yes_no, strip_think
+from mia.graph.protocol import PLAN_STOP, cut_before_answer, parse_yes_no, served_plan
 from mia.graph.state import State
 
 
@@ -53,7 +53,7 @@ def make_replan(deps: Deps):
         conversation.append({"role": "user", "content": replan_request(state["question"])})
         reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner", stop=PLAN_STOP)
         raw = text_of(reply)
-        text = cut_plan_overrun(strip_think(raw) or raw.strip())
+        text = served_plan(raw, state["question"])
         conversation.append({"role": "assistant", "content": text})
         messages: list[Any] = []
         history = list(state.get("messages") or [])

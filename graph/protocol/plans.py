@@ -12,12 +12,17 @@ Qwen-1.5B also loops inside a plan until its token limit: the same step again an
 of steps written twice (8 of the 50 scored 2WikiMultihopQA plans of results/2wiki-qwen-defaults/mia,
 165-409 words each; `cut_plan_loop`). A step repeated elsewhere ("Check if any results are found."
 between two searches) is a plan, not a loop, and stays.
+
+And a plan holds no facts, yet on "A or B?" questions it sometimes ends by deciding ("The film
+released more recently is Shravana Banthu."), and the executor then answers with that guess: 4 of
+the 29 comparison plans of that run and its warm-up, 3 of them wrong (`drop_guessed_answer`).
 """
 
 from __future__ import annotations
 
 import re
 
+from mia.graph.protocol.tags import strip_think
 from mia.memory.trajectory import TRACE_LABELS
 
 _ENDS = [TRACE_LABELS[key] for key in ("question", "plan", "final_answer", "tool_call", "tool_result")]
@@ -55,3 +60,42 @@ def cut_plan_overrun(plan: str) -> str:
     or after it began to loop."""
     match = _OVERRUN.search(plan)
     return cut_plan_loop(plan[: match.start()].rstrip() if match and match.start() > 0 else plan)
+
+
+#: the two candidates of a comparison question: "Which film came out first, A or B?"
+_OPTIONS = re.compile(r"[,:]\s*([^,:?]+?)\s+or\s+([^,:?]+?)\s*\?\s*$")
+_SENTENCES = re.compile(r"(?<=[.!])\s+")
+_CONDITIONAL = re.compile(r"\b(if|whether|unless|either)\b", re.IGNORECASE)
+
+
+def question_options(question: str) -> list[str]:
+    """The candidates of an "..., A or B?" question ([] for any other question)."""
+    match = _OPTIONS.search(" ".join(question.split()))
+    return [match.group(1).strip(" \"'"), match.group(2).strip(" \"'")] if match else []
+
+
+def drop_guessed_answer(plan: str, question: str) -> str:
+    """The plan without sentences that decide a comparison question before any search: "... is
+    A" / "... was B" for the question's own candidates, unless the sentence is a condition or a
+    comparison still to make ("If A is later than B, ..."). A line left empty goes with it."""
+    options = question_options(question)
+    if not options:
+        return plan
+    decided = re.compile(r"\b(?:is|was|are|were)\s+(?:the\s+film\s+|the\s+one\s+)?[\"'*]*(?:"
+                         + "|".join(re.escape(option) for option in options) + r")\b", re.IGNORECASE)
+    kept_lines = []
+    for line in plan.splitlines():
+        sentences = _SENTENCES.split(line)
+        kept = [s for s in sentences if not (decided.search(s) and not _CONDITIONAL.search(s))]
+        if len(kept) == len(sentences):
+            kept_lines.append(line)
+        elif "".join(kept).strip(" -*:"):
+            kept_lines.append(" ".join(kept))
+    return "\n".join(kept_lines).rstrip()
+
+
+def served_plan(raw: str, question: str) -> str:
+    """What a planner's reply becomes as a plan, in serving and training alike: the visible text,
+    cut where the model went on or began to loop, without a guessed answer."""
+    text = strip_think(raw) or (raw or "").strip()
+    return drop_guessed_answer(cut_plan_overrun(text), question)

@@ -63,3 +63,18 @@ def test_the_trajectory_records_the_sources_each_search_read() -> None:
     observation = next(s for s in out["trajectory"]["steps"] if s["kind"] == "observation")
     assert observation["sources"][0] == "Arthur's Magazine"
     assert set(observation["sources"]) <= {p["title"] for p in PARAGRAPHS}
+
+
+def test_the_served_plan_holds_no_guessed_answer() -> None:
+    """The plan node keeps the plan without the sentence that decides a comparison question, and
+    that cleaned plan is what the executor is shown."""
+    question = "Which magazine was started first, Arthur's Magazine or First for Women?"
+    m = models(planner=["1. Search both magazines.\n2. Compare. The magazine started first is Arthur's Magazine.", "no"],
+               executor=[CALL.format(q="Arthur's Magazine"), "<answer>Arthur's Magazine</answer>"])
+    deps, _ = make_deps(m, store=FakeStore(), tools=[SearchTool(corpus_from_paragraphs(PARAGRAPHS), top_k=2)])
+    context = ctx()
+    out = build_graph(deps=deps).invoke({"question": question}, context=context,
+                                        config={"recursion_limit": recursion_limit(context)})
+    assert out["plan"] == "1. Search both magazines.\n2. Compare."
+    executor_prompt = "\n".join(str(message.content) for message in m["fake:executor"].prompts[0])
+    assert "1. Search both magazines.\n2. Compare." in executor_prompt and "started first is" not in executor_prompt

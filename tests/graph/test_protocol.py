@@ -135,3 +135,26 @@ def test_a_looping_plan_is_cut_where_the_loop_starts():
     assert cut_plan_overrun(markdown) == '1. **Search "X release date"**:'  # blank lines, markdown and numbers aside
     plain = "1. Search A.\n2. Check if any results are found.\n3. Search B.\n4. Check if any results are found.\n5. Compare."
     assert cut_plan_overrun(plain) == plain
+
+
+@pytest.mark.parametrize("question, plan, expected", [
+    # verbatim Qwen-1.5B plans (results/2wiki-qwen-defaults/mia): the last step decides the answer
+    ("Which film was released more recently, Shravana Banthu or Hitler'S Folly?",
+     '1. **Search "Shravana Banthu release date"**\n2. **Compare the two search results**:\n'
+     "   - If the release date of Shravana Banthu is later than that of Hitler's Folly, then Shravana Banthu was released more recently.\n"
+     "4. **Answer with the result**:\n   - The film released more recently is Shravana Banthu.",
+     '1. **Search "Shravana Banthu release date"**\n2. **Compare the two search results**:\n'
+     "   - If the release date of Shravana Banthu is later than that of Hitler's Folly, then Shravana Banthu was released more recently.\n"
+     "4. **Answer with the result**:"),
+    ("Which film was released earlier, The Open House or Sons Of Ingmar?",
+     '3. Compare the dates. The film that was released earlier is "The Open House".',
+     "3. Compare the dates."),
+    # not a comparison question, or no decision: unchanged
+    ("Who is Phelan Beale Jr.'s uncle?", "1. Search X.\n2. The uncle is John.", "1. Search X.\n2. The uncle is John."),
+    ("Which came first, A or B?", "1. Search A.\n2. Search B.\n3. Answer which is earlier.", "1. Search A.\n2. Search B.\n3. Answer which is earlier."),
+])
+def test_a_plan_does_not_decide_a_comparison_question(question, plan, expected):
+    from mia.graph.protocol import drop_guessed_answer, served_plan
+
+    assert drop_guessed_answer(plan, question) == expected
+    assert served_plan("<think>A is older.</think>" + plan + "\nQuestion: another?", question) == expected

@@ -19,7 +19,8 @@ from mia.training.episodes import EpisodeOutcome
 from mia.training.online.config import OnlineConfig
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.policy import SampledPlan
-from mia.training.rewards import answer_accuracy, plan_format_ok, strip_think
+from mia.graph.protocol import served_plan
+from mia.training.rewards import answer_accuracy, plan_format_ok
 
 log = logging.getLogger(__name__)
 CORRECT_AT = 0.5  # an F1 (or EM) at or above this counts as a correct rollout for memory
@@ -74,7 +75,7 @@ class RolloutScorer:
     def score_group(self, episode: OnlineEpisode, plans: Sequence[SampledPlan]) -> list[Rollout]:
         """All n plans of a question carried out together (batched by the executor), then scored.
         A rollout that broke earns at most its plan's format credit; its group goes on."""
-        played = self.executor.play(episode.question, [strip_think(plan.text) for plan in plans], episode.paragraphs)
+        played = self.executor.play(episode.question, [served_plan(plan.text, episode.question) for plan in plans], episode.paragraphs)
         return [self._score(episode, plan, ep) for plan, ep in zip(plans, played, strict=True)]
 
     def _score(self, episode: OnlineEpisode, plan: SampledPlan, ep: Any) -> Rollout:
