@@ -226,7 +226,7 @@ class Compressor:
         trace_lower = trajectory.to_trace_text(self.max_words_per_observation).lower()
         if self.example and self.example.copied_in("\n".join(steps), context=trace_lower):
             return "", [], "it copied the format example instead of describing this transcript"
-        plan_lines = {ln.strip().lstrip("0123456789.)- ").strip(" .").lower() for ln in trajectory.plan.splitlines() if ln.strip()}
+        plan_lines = {step_text(ln).strip(" .").lower() for ln in trajectory.plan.splitlines() if ln.strip()}
         if plan_lines and sum(step.lower().strip(" .:") in plan_lines for step in steps) * 2 >= len(steps):
             return "", [], "it copied the plan instead of summarising what the agent did"
         words = lowered.split()
@@ -256,19 +256,21 @@ def _short(text: str, words: int) -> str:
 #: a workflow step the planner copied from a retrieved memory into its plan ("1. Plan the approach
 #: (question -> ...)"): unwrapped, or the next workflow nests it again
 _COPIED_WRAPPER = re.compile(r"^plan the approach \(question ->\s*", re.IGNORECASE)
-_LIST_MARK = re.compile(r"^(?:\d+[.)]|[-*#])\s*")
+_LIST_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*#])\s*")
+
+
+def step_text(line: str) -> str:
+    """A plan or workflow line as plain words: its number or bullet, markdown emphasis and extra
+    spaces removed (the one reading of a step line, for compression and the graph's plan cuts)."""
+    return " ".join(_LIST_MARK.sub("", line.replace("**", "").replace("__", "")).split())
 
 
 def first_plan_step(plan: str) -> str:
-    """The plan's first step in plain words: numbering, markdown emphasis, a trailing colon and
-    any copied workflow wrapper removed."""
-    text = next((line for line in plan.splitlines() if line.strip()), "")
-    text = text.replace("**", "").replace("__", "").strip()
-    text = _LIST_MARK.sub("", text).strip().rstrip(":").strip()
+    """The plan's first step in plain words, without a trailing colon or a copied workflow wrapper."""
+    text = step_text(next((line for line in plan.splitlines() if line.strip()), "")).rstrip(":").strip()
     while match := _COPIED_WRAPPER.match(text):
         text = text[match.end():].strip()
-        text = text[:-1].strip() if text.endswith(")") else text
-        text = _LIST_MARK.sub("", text).strip()
+        text = step_text(text[:-1] if text.endswith(")") else text)
     return text
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 import re
 
 from mia.graph.protocol.tags import strip_think
+from mia.memory.compression import step_text
 from mia.memory.trajectory import TRACE_LABELS
 
 _ENDS = [TRACE_LABELS[key] for key in ("question", "plan", "final_answer", "tool_call", "tool_result")]
@@ -32,12 +33,9 @@ _OVERRUN = re.compile(r"(?im)^[ \t]*(" + "|".join([re.escape(TRACE_LABELS["round
                                                    + [re.escape(label) for label in _ENDS]) + ")")
 
 
-_STEP_MARK = re.compile(r"^\s*(?:\d+[.)]|[-*])\s*")
-
-
 def _step_key(line: str) -> str:
     """A plan line compared without its numbering, markdown, case, spacing and final punctuation."""
-    return " ".join(_STEP_MARK.sub("", line.replace("**", "")).lower().split()).strip(" .:")
+    return step_text(line).lower().strip(" .:")
 
 
 def cut_plan_loop(plan: str) -> str:
