@@ -39,6 +39,8 @@ def test_real_executor_searches_before_answering(tmp_path: Path) -> None:
     titles = [p["title"] for p in RECORD["paragraphs"]]
     assert observations and any(t in observations[0] for t in titles), observations  # a real search result
     assert not observations[0].startswith("Error")
+    sources = next(s["sources"] for s in steps if s["kind"] == "observation")
+    assert sources and set(sources) <= set(titles) and any(t in observations[0] for t in sources)  # what it read
     assert isinstance(out["answer"], str)
 
 
