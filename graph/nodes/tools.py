@@ -19,7 +19,7 @@ class ToolRun(NamedTuple):
 
     text: str
     ok: bool
-    sources: list[str] = []
+    sources: tuple[str, ...] = ()
 
 
 def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> ToolRun:
@@ -38,7 +38,7 @@ def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> ToolRun:
     if not isinstance(result, str):
         result = getattr(result, "content", None) or result
     text = clean_text(result).strip() or "(no results)"  # tool text enters the graph here
-    return ToolRun(text, True, [clean_text(str(s)) for s in sources] if isinstance(sources, list) else [])
+    return ToolRun(text, True, tuple(clean_text(str(s)) for s in sources) if isinstance(sources, list) else ())
 
 
 def make_tools_node(deps: Deps):
@@ -61,7 +61,7 @@ def make_tools_node(deps: Deps):
             message = HumanMessage(content=observation(text))
         update: dict[str, Any] = {
             "messages": [message],
-            "steps": [{"kind": "observation", "content": text, "tool": name, "sources": ran.sources}],
+            "steps": [{"kind": "observation", "content": text, "tool": name, "sources": list(ran.sources)}],
             "tool_calls": state.get("tool_calls", 0) + 1,
             "pending_tool": None,
         }

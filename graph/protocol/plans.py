@@ -42,13 +42,13 @@ def cut_plan_loop(plan: str) -> str:
     """The plan up to where it starts looping: a step that repeats the step just before it, or a
     pair of consecutive steps written a second time."""
     lines = plan.splitlines()
-    steps = [(i, key) for i, line in enumerate(lines) if (key := _step_key(line))]
+    steps = [(i, key) for i, line in enumerate(lines) if (key := _step_key(line))]  # (line number, key)
     pairs: set[tuple[str, str]] = set()
-    for (_, before), (j, key), previous_start in zip(steps, steps[1:], [i for i, _ in steps]):
-        if key == before:
-            return "\n".join(lines[:j]).rstrip()
-        if (before, key) in pairs:
-            return "\n".join(lines[:previous_start]).rstrip()
+    for (start, before), (line, key) in zip(steps, steps[1:]):
+        if key == before:  # the step again: keep the first
+            return "\n".join(lines[:line]).rstrip()
+        if (before, key) in pairs:  # two steps again: keep them once
+            return "\n".join(lines[:start]).rstrip()
         pairs.add((before, key))
     return plan
 

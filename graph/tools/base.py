@@ -26,7 +26,7 @@ class Observation(NamedTuple):
     """What a tool read: the text the model sees and the sources it came from (titles, URLs)."""
 
     text: str
-    sources: list[str] = []
+    sources: tuple[str, ...] | list[str] = ()
 
 
 def unique_sources(names: Any, limit: int = 10) -> list[str]:

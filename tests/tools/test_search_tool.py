@@ -72,14 +72,14 @@ def test_a_tool_call_hands_over_the_titles_read_as_sources(tool):
     assert len(set(message.artifact["sources"])) == len(message.artifact["sources"])
     ran = run_tool([tool], "search", {"query_list": ["Perth city"]})
     assert ran.ok and ran.text.startswith('Results for "Perth city"') and ran.sources[0] == "Perth"
-    assert run_tool([tool], "search", {"query_list": 3}).sources == []
+    assert run_tool([tool], "search", {"query_list": 3}).sources == ()
 
     @lc_tool
     def lookup(key: str) -> str:
         """Look a key up."""
         return f"value of {key}"
 
-    assert run_tool([lookup], "lookup", {"key": "k"}) == ("value of k", True, [])
+    assert run_tool([lookup], "lookup", {"key": "k"}) == ("value of k", True, ())
     assert not run_tool([lookup], "nope", {}).ok
 
 
