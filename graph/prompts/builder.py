@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mia.graph.prompts import caption_line, load_prompts, render
-from mia.graph.protocol import escape_untrusted, tool_schema_lines, truncate_words
+from mia.graph.protocol import escape_untrusted, question_options, tool_schema_lines, truncate_words
 
 PLAN_WORDS = 400
 """The plan length the planner prompt asks for."""
@@ -76,11 +76,14 @@ def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), 
                       memories: str = "", caption: str = "",
                       image_block: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The executor's prompt: the system prompt (with the tool schemas in the text protocol),
-    then the question (with its image caption, and the image itself as a content block for a
-    multimodal executor), the plan and, for trajectory-rag, past trajectories."""
+    then the question (with its image caption, the candidates of a comparison question, and the
+    image itself as a content block for a multimodal executor), the plan and, for trajectory-rag,
+    past trajectories."""
     tools_text = render("executor", "tools", tool_lines=tool_schema_lines(tools)) if tools and not native else ""
     plan, memories = plan.strip(), memories.strip()
+    options = question_options(question)
     user = render("executor", "question", question=question, caption_line=caption_line(caption),
+                  options_line="\n" + render("executor", "options_line", first=options[0], second=options[1]) if options else "",
                   plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
                   memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
     return [{"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},

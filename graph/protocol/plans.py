@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 
+from mia.graph.protocol.questions import question_options
 from mia.graph.protocol.tags import strip_think
 from mia.memory.compression import step_text
 from mia.memory.trajectory import TRACE_LABELS
@@ -60,16 +61,8 @@ def cut_plan_overrun(plan: str) -> str:
     return cut_plan_loop(plan[: match.start()].rstrip() if match and match.start() > 0 else plan)
 
 
-#: the two candidates of a comparison question: "Which film came out first, A or B?"
-_OPTIONS = re.compile(r"[,:]\s*([^,:?]+?)\s+or\s+([^,:?]+?)\s*\?\s*$")
 _SENTENCES = re.compile(r"(?<=[.!])\s+")
 _CONDITIONAL = re.compile(r"\b(if|whether|unless|either)\b", re.IGNORECASE)
-
-
-def question_options(question: str) -> list[str]:
-    """The candidates of an "..., A or B?" question ([] for any other question)."""
-    match = _OPTIONS.search(" ".join(question.split()))
-    return [match.group(1).strip(" \"'"), match.group(2).strip(" \"'")] if match else []
 
 
 def drop_guessed_answer(plan: str, question: str) -> str:

@@ -78,3 +78,13 @@ def test_the_served_plan_holds_no_guessed_answer() -> None:
     assert out["plan"] == "1. Search both magazines.\n2. Compare."
     executor_prompt = "\n".join(str(message.content) for message in m["fake:executor"].prompts[0])
     assert "1. Search both magazines.\n2. Compare." in executor_prompt and "started first is" not in executor_prompt
+
+
+def test_the_executor_is_told_the_candidates_of_a_comparison_question() -> None:
+    """A comparison question's candidates reach the served executor prompt (Qwen-1.5B answered
+    the director for "Which film has the director born later, A or B?"); other questions get no such line."""
+    served = as_dicts(serve(FakeStore())["models"]["fake:executor"].prompts[0])
+    assert ('answer with that name as written: "Arthur\'s Magazine" or "First for Women".'
+            in served[1]["content"])
+    plain = training_prompts.executor_messages("Who founded Arthur's Magazine?", "1. Search it.")
+    assert "answer with that name" not in plain[1]["content"]

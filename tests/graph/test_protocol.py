@@ -158,3 +158,53 @@ def test_a_plan_does_not_decide_a_comparison_question(question, plan, expected):
 
     assert drop_guessed_answer(plan, question) == expected
     assert served_plan("<think>A is older.</think>" + plan + "\nQuestion: another?", question) == expected
+
+
+@pytest.mark.parametrize("question, options", [
+    # verbatim questions of app/evaluation/datasets/: titles with commas, colons, "?" and a capital "Or"
+    ("Which film has the director born later, A Demon For Trouble or Now, Voyager?", ["A Demon For Trouble", "Now, Voyager"]),
+    ("Which film has the director who was born earlier, Angélique, Marquise Des Anges or That Man George?",
+     ["Angélique, Marquise Des Anges", "That Man George"]),
+    ("Which film has the director born first, Killer: Dead Or Alive or Adultery: A User'S Guide?",
+     ["Killer: Dead Or Alive", "Adultery: A User'S Guide"]),
+    ("Which film has the director born earlier, Whoever Slew Auntie Roo? or Places In The Heart?",
+     ["Whoever Slew Auntie Roo?", "Places In The Heart"]),
+    # HotpotQA: the question goes on after the candidates, or opens with a colon
+    ("Which battle, the Battle of Cold Harbor, or the Second Battle of Bull Run, was fought first?",
+     ["the Battle of Cold Harbor", "the Second Battle of Bull Run"]),
+    ("Which director, Chris O'Dea or Lucky McKee, is a Master of Fine Arts graduate of the UCLA School of Theater, Film and Television?",
+     ["Chris O'Dea", "Lucky McKee"]),
+    ("Q: Who had more solo albums, Marty Raybon or Greg Graffin?", ["Marty Raybon", "Greg Graffin"]),
+    ("Which case came first, Craig v. Boren or United States v. Paramount Pictures, Inc.?",
+     ["Craig v. Boren", "United States v. Paramount Pictures, Inc."]),
+    ("In 2010, which city was larger, Leeds or Sheffield?", ["Leeds", "Sheffield"]),
+    ("Who was born first: Yanka Dyagileva or Alexander Bashlachev?", ["Yanka Dyagileva", "Alexander Bashlachev"]),
+    # not a choice between two named candidates
+    ("Who is Phelan Beale Jr.'s uncle?", []),
+    ("Are Kiss Or Kill and Heat both films?", []),
+    ("Which is older, the cathedral or the castle", []),  # no question mark: not read
+    ("Where, which city or which town, was he born?", []),
+    ("x, " + "a or " * 5000 + "b?", []),  # past MAX_QUESTION_CHARS: not read
+])
+def test_a_comparison_question_names_its_candidates(question, options):
+    from mia.graph.protocol import question_options
+
+    assert question_options(question) == options
+
+
+def test_the_measured_candidates_are_the_gold_answers():
+    """Held to the figure in mia.graph.protocol.questions: on the bundled 2WikiMultihopQA set the
+    candidates read are the gold answer's for every comparison question (194 of 500)."""
+    import gzip
+    import json
+    from pathlib import Path
+
+    from mia.graph.judge.metrics import normalize_answer
+    from mia.graph.protocol import question_options
+
+    path = Path(__file__).parents[2] / "app" / "evaluation" / "datasets" / "2wiki.jsonl.gz"
+    rows = [json.loads(line) for line in gzip.open(path, "rt", encoding="utf-8")]
+    read = [(question_options(row["question"]), [row["answer"], *row.get("answer_aliases", [])]) for row in rows]
+    read = [(options, golds) for options, golds in read if options]
+    assert len(read) == 194
+    assert all({normalize_answer(g) for g in golds} & {normalize_answer(o) for o in options} for options, golds in read)
