@@ -27,7 +27,7 @@ def prompt_fragments() -> tuple[str, ...]:
         for template in load_prompts(name).values():
             for line in template.splitlines():
                 for piece in _FIELD.split(line.replace("{{", "{").replace("}}", "}")):
-                    piece = _SPACE.sub(" ", piece).strip(" -:*")
+                    piece = _SPACE.sub(" ", piece).strip(" -:*\"'")
                     if len(piece) >= MIN_FRAGMENT:
                         found.add(piece)
     return tuple(sorted(found, key=len, reverse=True))
@@ -46,5 +46,5 @@ def strip_prompt_echo(text: str) -> str:
     cut = _pattern().sub(" ", text)
     if cut == text:
         return text
-    lines = [_SPACE.sub(" ", line).strip(" /|-") for line in cut.splitlines()]
+    lines = [_SPACE.sub(" ", line).strip(" /|-:") for line in cut.splitlines()]
     return "\n".join(line for line in lines if line).strip()

@@ -21,6 +21,8 @@ from .fakes import ScriptedChatModel, make_deps
         ("Arthur's Magazine", "Arthur's Magazine"),
         ("The plan is to answer with the river the results support.", "The plan is to"),
         ("continue FROM where you are   with this guidance.", ""),
+        # the executor's line for a comparison question, copied with its quotes: the candidate stays
+        ('The answer is one of the two it names; answer with that name as written: "Leeds"', '"Leeds"'),
         ("", ""),
     ],
 )
