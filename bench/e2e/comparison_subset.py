@@ -16,22 +16,17 @@ run. No model is called here.
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from mia.app.evaluation.datasets import read_examples, resolve
-from mia.graph.judge.metrics import normalize_answer
+from mia.app.evaluation.runlog import latest_by_id, read_results
+from mia.graph.judge.metrics import cover_match
 from mia.graph.protocol import question_options
 
 
-def read_results(run: Path) -> list[dict]:
-    return [json.loads(x) for x in (run / "results.jsonl").read_text(encoding="utf-8").splitlines() if x.strip()]
-
-
-def names_a_candidate(answer: str, options: list[str]) -> bool:
-    """The answer contains one of the candidates (normalised: case, articles, punctuation)."""
-    said = normalize_answer(answer or "")
-    return any(normalize_answer(option) and normalize_answer(option) in said for option in options)
+def comparison_results(run: Path) -> dict:
+    """The run's answers to comparison questions, by question id."""
+    return {i: r for i, r in latest_by_id(read_results(run)).items() if question_options(r.question)}
 
 
 def main() -> None:
@@ -44,20 +39,20 @@ def main() -> None:
     if args.write:
         if not args.dataset:
             parser.error("--write needs --dataset")
-        ids = {r["id"] for r in read_results(args.runs[0]) if question_options(r["question"])}
+        ids = set(comparison_results(args.runs[0]))
         path, _ = resolve(args.dataset)
         chosen = [ex for ex in read_examples(path) if ex.id in ids]
         args.write.write_text("".join(ex.model_dump_json(exclude_none=True) + "\n" for ex in chosen), encoding="utf-8")
         print(f"{len(chosen)} comparison questions -> {args.write}")
-    common = set.intersection(*({r["id"] for r in read_results(run) if question_options(r["question"])}
-                                for run in args.runs))
+    runs = {run: comparison_results(run) for run in args.runs}
+    common = set.intersection(*(set(found) for found in runs.values()))
     lines = ["| run | comparison questions | answer names a candidate | judge correct | EM | F1 (sum) |",
              "|---|---|---|---|---|---|"]
-    for run in args.runs:
-        rows = [r for r in read_results(run) if r["id"] in common]
-        named = sum(names_a_candidate(r["answer"], question_options(r["question"])) for r in rows)
-        lines.append(f"| {run} | {len(rows)} | {named} | {sum(bool(r['judge_correct']) for r in rows)} | "
-                     f"{sum(r['em'] for r in rows):.0f} | {sum(r['f1'] for r in rows):.2f} |")
+    for run, found in runs.items():
+        rows = [found[i] for i in sorted(common)]
+        named = sum(cover_match(r.answer, question_options(r.question)) for r in rows)  # a candidate, token-wise
+        lines.append(f"| {run} | {len(rows)} | {named} | {sum(bool(r.judge_correct) for r in rows)} | "
+                     f"{sum(r.em for r in rows):.0f} | {sum(r.f1 for r in rows):.2f} |")
     table = "\n".join(lines)
     print(table)
     if args.out:

@@ -26,6 +26,8 @@ _WH = re.compile(r"^(?:which|who|whose|what|where|when|how)\b", re.IGNORECASE)
 def question_options(question: str) -> list[str]:
     """The two candidates of an "..., A or B?" question; [] for any other question."""
     text = " ".join((question or "")[:MAX_QUESTION_CHARS].split())
+    if not text.endswith("?"):  # also keeps the patterns linear: they succeed at their first " or "
+        return []
     match = _BY_COMMA.match(text) or _BY_COLON.match(text)
     if not match:
         return []
