@@ -55,7 +55,7 @@ def eval_command(
     min_similarity: Annotated[Optional[float], typer.Option(min=-1.0, max=1.0, help="Show only memories whose question cosine to this one is at least this (default: none, MIA's rule; see bench/memory/relatedness.md).")] = None,
     turn_grammar: Annotated[Optional[bool], typer.Option(help="Constrain executor turns to the protocol's grammar on llama.cpp (graph default: on).")] = None,
     concurrency: Annotated[Optional[int], typer.Option(min=1, help="Questions in flight (default 1 for local models, 4 for APIs).")] = None,
-    memory_from: Annotated[Optional[Path], typer.Option(help="Start from the memory a previous run folder built (copied, not shared).")] = None,
+    memory_from: Annotated[Optional[Path], typer.Option(help="Start from a copy of the memory a previous run folder built, or of a memory folder (chroma/ + trajectories.jsonl) holding one namespace; the source is not changed.")] = None,
     warmup: Annotated[int, typer.Option(min=0, help="Answer N other questions of the dataset first, to build the memory (not scored; disjoint from the evaluated ones).")] = 0,
     label: Annotated[Optional[str], typer.Option(help="Name of this configuration in tables and plots.")] = None,
     retry_errors: Annotated[bool, typer.Option(help="On resume, run again the questions that failed with an error.")] = False,

@@ -48,7 +48,7 @@ class EvalConfig(BaseModel):
     label: str | None = None
     namespace: str | None = Field(None, description="memory namespace; a fresh one per run when None")
     data_dir: str | None = None
-    memory_from: str | None = Field(None, description="a previous run folder whose memory this run starts from")
+    memory_from: str | None = Field(None, description="a previous run folder, or a memory folder, whose memory this run starts from")
     retry_errors: bool = False
     test_time_learning: bool = Field(False, description="the planner keeps learning while it answers (mia.training.online)")
     ground_truth: bool = Field(True, description="with test-time learning: False = the reviewer panel's verdict is the reward")
@@ -152,11 +152,9 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, A
     fresh["started_at"] = _now()
     fresh["code"] = code_version()
     if cfg.memory_from:
-        src = runlog.read_config(Path(cfg.memory_from))
-        if src is None:
-            raise runlog.RunDirError(f"--memory-from {cfg.memory_from}: no config.json there (not an eval run folder)")
-        seed_memory(store_dir(Path(cfg.memory_from), src), store_dir(out_dir, fresh))
-        fresh["namespace"] = cfg.namespace or src["namespace"]  # the copied records live in that namespace
+        source, namespace = memory_source(Path(cfg.memory_from))
+        seed_memory(source, store_dir(out_dir, fresh))
+        fresh["namespace"] = cfg.namespace or namespace  # the copied records live in that namespace
     else:
         fresh["namespace"] = cfg.namespace or f"eval-{cfg.memory_mode}-{uuid.uuid4().hex[:8]}"
     runlog.write_config(out_dir, fresh)
@@ -179,13 +177,44 @@ def prepare_store(store: Path) -> None:
         link.symlink_to(shared.resolve(), target_is_directory=True)
 
 
-def seed_memory(source_store: Path, target_store: Path) -> None:
-    """Copy a previous run's memory folder (Chroma + trajectory log); the source is left untouched."""
-    src = source_store / "memory"
-    if not src.is_dir():
-        raise runlog.RunDirError(f"--memory-from: {src} does not exist (was that run made with --memory none?)")
+def is_memory_folder(folder: Path) -> bool:
+    """A MemoryStore folder (Chroma in chroma/, the trajectory log beside it), as `mia memory` keeps one."""
+    return (folder / "chroma").is_dir() or (folder / "trajectories.jsonl").is_file()
+
+
+def memory_source(source: Path) -> tuple[Path, str]:
+    """The memory folder `--memory-from` copies, and the namespace its records live in.
+
+    Why both kinds: a run folder is what `mia eval` leaves; a bare memory folder is what a warm-up
+    store committed for training is (results/training/2wiki-warmup-store), and starting several runs
+    from the very memory a planner was trained with makes them differ in the planner alone."""
+    src = runlog.read_config(source)
+    if src is not None:
+        memory = store_dir(source, src) / "memory"
+        if not memory.is_dir():
+            raise runlog.RunDirError(f"--memory-from: {memory} does not exist (was that run made with --memory none?)")
+        return memory, src["namespace"]
+    if not is_memory_folder(source):
+        raise runlog.RunDirError(f"--memory-from {source}: neither an eval run folder (config.json) nor a memory "
+                                 "folder (chroma/, trajectories.jsonl)")
+    from mia.memory import MemoryStore, MemoryStoreError
+
+    try:
+        with MemoryStore.open(source, snapshot=True) as store:  # leaves the source byte for byte
+            namespaces = store.namespaces()
+    except MemoryStoreError as err:
+        raise runlog.RunDirError(f"--memory-from {source}: {err}") from err
+    if len(namespaces) != 1:
+        raise runlog.RunDirError(f"--memory-from {source}: the folder holds {len(namespaces)} namespaces "
+                                 f"({', '.join(namespaces) or 'none'}); a run starts from exactly one")
+    return source, namespaces[0]
+
+
+def seed_memory(source: Path, target_store: Path) -> None:
+    """Copy a memory folder (Chroma + trajectory log) into the run's store; the source is left untouched."""
     target_store.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(src, target_store / "memory", ignore=shutil.ignore_patterns(".mia-memory.lock", "*.lock"))
+    shutil.copytree(source, target_store / "memory", ignore=shutil.ignore_patterns(".mia-memory.lock", "*.lock",
+                                                                                  ".mia-memory.owner"))
 
 
 def _now() -> str:

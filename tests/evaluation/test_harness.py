@@ -242,13 +242,52 @@ async def test_fresh_store_per_run_and_memory_from(tiny: Path, tmp_path: Path):
     assert runlog.read_config(b)["namespace"] == ns_a  # the copied records live there
     assert (store_a / "memory" / "trajectories.jsonl").exists()  # the source is untouched
 
-    with pytest.raises(runlog.RunDirError, match="not an eval run folder"):
+    with pytest.raises(runlog.RunDirError, match="neither an eval run folder"):
         await run_evaluation(cfg(tiny, n=1, memory_from=str(b / "store")), tmp_path / "c", runner_factory=make,
                              progress=False)
     await run_evaluation(cfg(tiny, n=1, memory_mode="none"), tmp_path / "n", runner_factory=make, progress=False)
     with pytest.raises(runlog.RunDirError, match="--memory none"):  # that run has no memory to start from
         await run_evaluation(cfg(tiny, n=1, memory_from=str(tmp_path / "n")), tmp_path / "d", runner_factory=make,
                              progress=False)
+
+
+async def test_memory_from_a_memory_folder(tiny: Path, tmp_path: Path, data_dir: Path):
+    """A bare memory folder (the committed 2Wiki warm-up store, real Chroma) seeds a run: its records
+    are copied, the run takes their namespace, and the source folder is left byte for byte."""
+    import filecmp
+    import shutil
+
+    from mia.memory import MemoryStore, Trajectory
+
+    source = tmp_path / "warmup-store"
+    shutil.copytree(Path(__file__).resolve().parents[2] / "results" / "training" / "2wiki-warmup-store", source)
+    before = {p.relative_to(source): p.read_bytes() for p in source.rglob("*") if p.is_file()}
+    seen = {}
+
+    def make(config, setting):
+        seen.update(config)
+        return GraphRunner(graph=ScriptedGraph(), context=None, setting=setting, judge=config["judge"])
+
+    out = tmp_path / "run"
+    await run_evaluation(cfg(tiny, n=1, memory_from=str(source)), out, runner_factory=make, progress=False)
+    assert runlog.read_config(out)["namespace"] == seen["namespace"] == "eval-mia-2488b3b7"
+    assert {p.relative_to(source): p.read_bytes() for p in source.rglob("*") if p.is_file()} == before
+    copied = out / "store" / "memory"
+    assert filecmp.cmp(source / "trajectories.jsonl", copied / "trajectories.jsonl", shallow=False)
+    with MemoryStore.open(copied, snapshot=True) as st:  # a real store that retrieves from the copy
+        assert st.count("eval-mia-2488b3b7") == 50
+        assert st.retrieve("Where was the director of film Adam And Eve born?", "eval-mia-2488b3b7").positives
+
+    two = tmp_path / "two-namespaces"  # a run takes one namespace: which one would be a guess
+    shutil.copytree(source, two)
+    with MemoryStore.open(two) as st:
+        st.log_trajectory(Trajectory(question="q?", answer="a", namespace="other"))
+    with pytest.raises(runlog.RunDirError, match="2 namespaces"):
+        await run_evaluation(cfg(tiny, n=1, memory_from=str(two)), tmp_path / "r2", runner_factory=make, progress=False)
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(runlog.RunDirError, match="neither an eval run folder"):
+        await run_evaluation(cfg(tiny, n=1, memory_from=str(tmp_path / "empty")), tmp_path / "r3",
+                             runner_factory=make, progress=False)
 
 
 def test_per_role_table_gives_model_seconds_and_cache_hits() -> None:
