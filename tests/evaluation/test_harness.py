@@ -277,6 +277,8 @@ async def test_memory_from_a_memory_folder(tiny: Path, tmp_path: Path, data_dir:
     with MemoryStore.open(copied, snapshot=True) as st:  # a real store that retrieves from the copy
         assert st.count("eval-mia-2488b3b7") == 50
         assert st.retrieve("Where was the director of film Adam And Eve born?", "eval-mia-2488b3b7").positives
+        found = st.search_trajectories("Where was the director of film Adam And Eve born?", "eval-mia-2488b3b7", k=1)
+        assert "Adam And Eve" in found[0].trajectory.question  # and trajectory-rag's raw trajectories
 
     two = tmp_path / "two-namespaces"  # a run takes one namespace: which one would be a guess
     shutil.copytree(source, two)

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Issue 15's 2WikiMultihopQA rows, one configuration after the other, each from a frozen copy of
+# one commit (scripts/frozen_run.sh). Every run is resumable: a session that is stopped part-way
+# leaves its results.jsonl, and the next `results/2wiki-qwen-planners/run.sh` goes on where it
+# stopped (a finished run only has its summary rebuilt, in seconds). Run it in the background:
+#   nohup results/2wiki-qwen-planners/run.sh > /dev/null 2>&1 &
+#
+# What makes the rows comparable: the same 100 scored questions (seed 0, positions 0-99; the base
+# and test-time-learning runs go on to 120), the same budgets, and every memory run starts from the
+# same memory, the committed 2Wiki warm-up store (50 workflows, the ones the GRPO planner was
+# trained with), so the memory runs differ in the planner alone. The GRPO planner trained on
+# positions 100-399, so its run stops at 100.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+R=results/2wiki-qwen-planners
+STORE=results/training/2wiki-warmup-store
+COMMON=(--dataset 2wiki --max-tool-calls 4)
+run() {  # run NAME ARGS...: one configuration, logged to $R/NAME.log
+    local name="$1"; shift
+    scripts/frozen_run.sh "$R/$name.log" -- eval "${COMMON[@]}" --label "$name" --out "$R/$name" "$@"
+}
+run mia-grpo --n 100 --memory mia --memory-from "$STORE" \
+    --planner-model llamacpp:qwen-coder-1.5b+results/training/cpu-qwen-2wiki/adapter
+run mia-base --n 120 --memory mia --memory-from "$STORE"
+run none --n 100 --memory none
+run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
+.venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
+run mia-ttl --n 120 --memory mia --memory-from "$STORE" --test-time-learning
+.venv/bin/mia eval-report "$R/none" "$R/trajectory-rag" "$R/mia-base" "$R/mia-grpo" --out "$R" \
+    --title "2WikiMultihopQA, 100 unseen questions"
