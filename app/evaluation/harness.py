@@ -213,8 +213,8 @@ def memory_source(source: Path) -> tuple[Path, str]:
 def seed_memory(source: Path, target_store: Path) -> None:
     """Copy a memory folder (Chroma + trajectory log) into the run's store; the source is left untouched."""
     target_store.mkdir(parents=True, exist_ok=True)
-    shutil.copytree(source, target_store / "memory", ignore=shutil.ignore_patterns(".mia-memory.lock", "*.lock",
-                                                                                  ".mia-memory.owner"))
+    # the source's locks and owner file belong to whoever holds the source, not to this run
+    shutil.copytree(source, target_store / "memory", ignore=shutil.ignore_patterns("*.lock", ".mia-memory.owner"))
 
 
 def _now() -> str:

@@ -233,12 +233,14 @@ async def test_fresh_store_per_run_and_memory_from(tiny: Path, tmp_path: Path):
     (store_a / "memory").mkdir()
     (store_a / "memory" / "trajectories.jsonl").write_text('{"x": 1}\n')
     (store_a / "memory" / ".mia-memory.lock").write_text("")
+    (store_a / "memory" / ".mia-memory.owner").write_text("12345")
     ns_a = runlog.read_config(a)["namespace"]
 
     b = tmp_path / "b"
     await run_evaluation(cfg(tiny, n=1, memory_from=str(a)), b, runner_factory=make, progress=False)
     copied = b / "store" / "memory"
     assert (copied / "trajectories.jsonl").read_text() == '{"x": 1}\n' and not (copied / ".mia-memory.lock").exists()
+    assert not (copied / ".mia-memory.owner").exists()  # another process's pid is not this run's
     assert runlog.read_config(b)["namespace"] == ns_a  # the copied records live there
     assert (store_a / "memory" / "trajectories.jsonl").exists()  # the source is untouched
 
