@@ -21,8 +21,8 @@ run() {  # run NAME ARGS...: one configuration, logged to $R/NAME.log
 }
 run mia-grpo --n 100 --memory mia --memory-from "$STORE" \
     --planner-model llamacpp:qwen-coder-1.5b+results/training/cpu-qwen-2wiki/adapter
+run none --n 100 --memory none   # first: the cheapest row (about 22 s a question)
 run mia-base --n 120 --memory mia --memory-from "$STORE"
-run none --n 100 --memory none
 run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
 run mia-ttl --n 120 --memory mia --memory-from "$STORE" --test-time-learning
