@@ -132,8 +132,9 @@ def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner
                        config={"recursion_limit": recursion_limit(context)})
 
 
-def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, Any]:
-    """Write config.json on a fresh run; on a resumed run check it measures the same thing."""
+def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> tuple[dict[str, Any], bool]:
+    """Write config.json on a fresh run; on a resumed run check it measures the same thing.
+    Returns the run's config and whether the folder already held the run."""
     out_dir.mkdir(parents=True, exist_ok=True)
     stored = runlog.read_config(out_dir)
     fresh = cfg.model_dump()
@@ -145,10 +146,8 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, A
             details = "; ".join(f"{k}: {stored.get(k)!r} -> {fresh.get(k)!r}" for k in diff)
             raise runlog.RunDirError(f"{out_dir} holds a different run ({details}); use another --out")
         stored.update(n=cfg.n, concurrency=cfg.concurrency, retry_errors=cfg.retry_errors, label=cfg.label or stored.get("label"))
-        stored["resumed_at"] = _now()
-        stored.setdefault("resumed_code", []).append({"at": stored["resumed_at"], **code_version()})
         runlog.write_config(out_dir, stored)
-        return stored
+        return stored, True
     fresh["started_at"] = _now()
     fresh["code"] = code_version()
     if cfg.memory_from:
@@ -158,7 +157,7 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> dict[str, A
     else:
         fresh["namespace"] = cfg.namespace or f"eval-{cfg.memory_mode}-{uuid.uuid4().hex[:8]}"
     runlog.write_config(out_dir, fresh)
-    return fresh
+    return fresh, False
 
 
 def store_dir(run_dir: Path, config: dict[str, Any]) -> Path:
@@ -249,7 +248,7 @@ async def run_evaluation(
     warmup = warmup_split(cfg, examples)
     out_dir.mkdir(parents=True, exist_ok=True)
     with runlog.RunLock(out_dir):
-        config = prepare_run_dir(cfg, out_dir, setting)
+        config, resumed = prepare_run_dir(cfg, out_dir, setting)
         done = runlog.latest_by_id(runlog.read_results(out_dir, repair=True))
         wanted = {ex.id for ex in examples}
         done = {k: v for k, v in done.items() if k in wanted}
@@ -258,6 +257,8 @@ async def run_evaluation(
         warm_done = runlog.latest_by_id(runlog.read_results(warm_dir, repair=True)) if warm_dir.is_dir() else {}
         warm_todo = [ex for ex in warmup if ex.id not in warm_done]
         if todo or warm_todo:
+            if resumed:  # a resume that answers questions: say which code answered them
+                note_resume(out_dir, config)
             store = store_dir(out_dir, config)
             prepare_store(store)
             runner = (runner_factory or graph_runner_factory)({**config, "data_dir": str(store)}, setting)
@@ -278,6 +279,14 @@ async def run_evaluation(
 
             plot_runs([summary], out_dir / "plot.png")
         return summary
+
+
+def note_resume(out_dir: Path, config: dict[str, Any]) -> None:
+    """Record when and with which code a run was continued. Only a resume that answers questions
+    is recorded: rebuilding a finished run's summary runs no code that the results depend on."""
+    config["resumed_at"] = _now()
+    config.setdefault("resumed_code", []).append({"at": config["resumed_at"], **code_version()})
+    runlog.write_config(out_dir, config)
 
 
 def warmup_split(cfg: EvalConfig, examples: list[EvalExample]) -> list[EvalExample]:

@@ -328,3 +328,7 @@ async def test_run_folder_says_which_code_wrote_it_and_each_resume(tiny: Path, t
     assert stored["code"] == {"version": "1", "commit": "aaa", "dirty": False}
     assert [(r["commit"], r["dirty"]) for r in stored["resumed_code"]] == [("bbb", True)]
     assert stored["resumed_code"][0]["at"] == stored["resumed_at"]
+    # rebuilding a finished run's summary answers nothing, so it records no resume
+    monkeypatch.setattr(harness, "code_version", lambda: {"version": "1", "commit": "ccc", "dirty": False})
+    await run_evaluation(cfg(tiny, n=2), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    assert [r["commit"] for r in runlog.read_config(out)["resumed_code"]] == ["bbb"]
