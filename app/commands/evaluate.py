@@ -35,7 +35,7 @@ def _fail(message: str, code: int = 1) -> None:
 
 def eval_command(
     dataset: Annotated[str, typer.Option(help="hotpotqa | 2wiki | 2wiki-open | musique, or a normalised .jsonl(.gz) file.")] = "hotpotqa",
-    n: Annotated[Optional[int], typer.Option("--n", min=1, help="Number of questions (a seeded sample; all when omitted).")] = None,
+    n: Annotated[Optional[int], typer.Option("--n", min=0, help="Number of questions (a seeded sample; all when omitted). 0 with --warmup: only build the memory, a folder later runs start from with --memory-from.")] = None,
     memory: Annotated[Memory, typer.Option(help="none: plain executor; trajectory-rag: raw past trajectories; mia: memory + planner.")] = Memory.mia,
     seed: Annotated[int, typer.Option(help="Sampling seed: same seed, same questions in the same order.")] = 0,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default eval-runs/<dataset>-<memory>-seed<seed>). Re-running resumes it.")] = None,
@@ -83,6 +83,8 @@ def eval_command(
         "turn_grammar": turn_grammar,
     }
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
+    if n == 0 and not warmup:
+        _fail("--n 0 only builds a warm-up memory: give --warmup N as well")
     cfg = EvalConfig(
         dataset=dataset,
         n=n,

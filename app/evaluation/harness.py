@@ -14,7 +14,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from mia.app.evaluation import runlog
 from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
@@ -37,7 +37,7 @@ class EvalConfig(BaseModel):
     """One configuration: which questions, which agent, which budgets."""
 
     dataset: str = "hotpotqa"
-    n: int | None = Field(None, ge=1, description="questions to run (None: all)")
+    n: int | None = Field(None, ge=0, description="questions to run (None: all; 0 with a warm-up: build the memory only)")
     seed: int = 0
     memory_mode: MemoryMode = "mia"
     models: dict[str, str] = Field(default_factory=dict, description="role -> model spec; missing roles use MIA_<ROLE>_MODEL")
@@ -55,6 +55,12 @@ class EvalConfig(BaseModel):
     max_consecutive_errors: int = Field(5, ge=1)
     warmup: int = Field(0, ge=0, description="questions answered first to build the memory, disjoint from the "
                         "evaluated ones (the paper's setting: memory from other questions); not scored")
+
+    @model_validator(mode="after")
+    def _nothing_to_do(self) -> "EvalConfig":
+        if self.n == 0 and not self.warmup:
+            raise ValueError("n=0 only builds a warm-up memory: give a warm-up (--warmup N)")
+        return self
 
     def resolved_models(self) -> dict[str, str]:
         """Every role's spec, plus the optional roles (the captioner) where one is configured."""

@@ -125,3 +125,14 @@ def test_cli_fails_fast_on_a_missing_api_key(tmp_path: Path, monkeypatch: pytest
                                    "--no-progress"])
     assert res.exit_code == 1 and "OPENAI_API_KEY" in res.output and "--executor-model" in res.output
     assert (tmp_path / "r" / "results.jsonl").exists() is False
+
+
+def test_cli_refuses_n_0_without_a_warmup(tmp_path: Path):
+    """`--n 0` builds a warm-up memory only; without `--warmup` there is nothing to do: a clear error,
+    and no run folder is written."""
+    from mia.app.cli import app
+
+    tiny = write_tiny(tmp_path / "tiny.jsonl")
+    res = CliRunner().invoke(app, ["eval", "--dataset", str(tiny), "--n", "0", "--out", str(tmp_path / "r")])
+    assert res.exit_code == 1 and "--warmup" in res.output
+    assert not (tmp_path / "r").exists()

@@ -56,3 +56,36 @@ async def test_warmup_larger_than_the_rest_is_refused(tiny: Path, tmp_path: Path
     with pytest.raises(DatasetError, match="--warmup 3 with 2 evaluated questions needs 5"):
         await run_evaluation(cfg(tiny, n=2, warmup=3), tmp_path / "x", runner_factory=factory(ScriptedGraph()),
                              progress=False)
+
+
+async def test_warmup_only_builds_a_memory_that_later_runs_start_from(tiny: Path, tmp_path: Path, data_dir: Path) -> None:
+    """`--n 0 --warmup N` answers the warm-up questions alone and scores nothing; its run folder is
+    then a `--memory-from` source, so several configurations start from one memory. Real store."""
+    from mia.memory import MemoryStore, Trajectory
+
+    order = [ex.id for ex in load_examples(str(tiny), None, 0)[0]]
+    seen: dict = {}
+
+    def writes_memory(config, setting):  # the scripted graph stands in for the agent; the store is real
+        seen.update(config)
+        with MemoryStore.open(Path(config["data_dir"]) / "memory") as st:
+            st.log_trajectory(Trajectory(question="warm-up question?", answer="a", namespace=config["namespace"]))
+        return factory(graph)(config, setting)
+
+    graph = ScriptedGraph()
+    s = await run_evaluation(cfg(tiny, n=0, warmup=2), tmp_path / "warm", runner_factory=writes_memory, progress=False)
+    assert s.n == 0 and _asked(graph) == order[2:]
+    assert runlog.read_results(tmp_path / "warm") == []
+    assert sorted(runlog.latest_by_id(runlog.read_results(tmp_path / "warm" / WARMUP_DIR))) == sorted(order[2:])
+
+    later = ScriptedGraph()
+    await run_evaluation(cfg(tiny, n=2, memory_from=str(tmp_path / "warm")), tmp_path / "scored",
+                         runner_factory=factory(later), progress=False)
+    assert _asked(later) == order[:2]  # the scored questions, never the warm-up ones
+    assert runlog.read_config(tmp_path / "scored")["namespace"] == seen["namespace"]
+    with MemoryStore.open(tmp_path / "scored" / "store" / "memory", snapshot=True) as st:
+        found = st.search_trajectories("warm-up question?", seen["namespace"], k=5)
+        assert [f.trajectory.question for f in found] == ["warm-up question?"]
+
+    with pytest.raises(ValueError, match="n=0 only builds a warm-up memory"):
+        cfg(tiny, n=0)
