@@ -3,7 +3,7 @@
     prepare -> retrieve_memory -> plan -> execute <-> tools
                                   |  ^
                                   v  | (yes, at most max_replans)
-                               reflect -> replan
+                               reflect -> replan  (drop_repeated_replan: a replan that adds nothing -> finalize)
                                   | (no)
                                finalize -> judge -> memorise -> END
 
@@ -55,6 +55,10 @@ def after_reflect(state: State) -> Literal["replan", "finalize"]:
     return "replan" if state.get("last_turn") == "replan" else "finalize"
 
 
+def after_replan(state: State) -> Literal["execute", "finalize"]:
+    return "execute" if state.get("last_turn") == "replan" else "finalize"
+
+
 def after_finalize(state: State, runtime: Runtime[Context]) -> Literal["judge", "memorise", "close_question"]:
     ctx = Context.coerce(runtime.context)
     if ctx.judge_mode != "off":
@@ -91,7 +95,7 @@ def build_builder(deps: Deps | None = None) -> StateGraph:
     g.add_conditional_edges("execute", after_execute)
     g.add_edge("tools", "execute")
     g.add_conditional_edges("reflect", after_reflect)
-    g.add_edge("replan", "execute")
+    g.add_conditional_edges("replan", after_replan)
     g.add_conditional_edges("finalize", after_finalize)
     g.add_conditional_edges("judge", after_judge)
     g.add_node("close_question", close_question)

@@ -81,6 +81,11 @@ class Context:
         "Searches the executor must make before an answer is accepted (capped by max_tool_calls). "
         "An earlier answer or a junk reply is re-asked as a forced search call; 0 lets it answer at once.")
     max_replans: int = _f(1, "Most reflect-and-replan rounds per question (the paper uses 1).")
+    drop_repeated_replan: bool = _f(False,
+        "Do not follow a supplementary plan that only repeats the plan or searches already made: the "
+        "answer stands and the executor's second attempt (about 2.3 turns) is saved. Off: follow every "
+        "replan, as the paper does. Replayed on 176 logged 2Wiki questions it was accuracy-neutral "
+        "(bench/e2e/repeated-replans.md).")
     max_context_tokens: int = _f(7000, "Estimated executor context size that forces a final answer.")
     max_format_retries: int = _f(2,
         "Times a malformed executor reply is sent back for repair before an answer is forced.")

@@ -311,7 +311,7 @@ def extractive_workflow(trajectory: Trajectory, max_words: int = 300) -> str:
         elif step.kind == "observation" and pending:
             steps.append(f"{pending} -> {_found(step)})")
             pending = None
-        elif step.kind == "replan":
+        elif step.kind == "replan" and not step.dropped:
             steps.append(f"Revise the plan (failed attempt -> {_short(step.content, 14)})")
     if pending:
         steps.append(pending + " -> no result)")

@@ -55,6 +55,11 @@ class TrajectoryStep(BaseModel):
     #: the raw tool text may not (empty for other steps, older logs and tools that do not say)
     sources: list[str] = Field(default_factory=list)
 
+    @property
+    def dropped(self) -> bool:
+        """A replan the graph did not follow (it only repeated the plan: the answer stood)."""
+        return self.kind == "replan" and bool((self.args or {}).get("dropped"))
+
 
 class Trajectory(BaseModel):
     """One episode: question, plan, steps, answer and judgement, plus what it cost and used."""
@@ -118,6 +123,8 @@ class Trajectory(BaseModel):
                 lines.append(f"{_L['tool_call']} {step.tool or 'tool'}({args})")
             elif step.kind == "observation":
                 lines.append(f"{_L['tool_result']} {truncate_words(step.content, max_words_per_observation)}")
+            elif step.kind == "replan" and step.dropped:
+                lines.append(f"{_L['revised_plan']} (not followed: {step.args['dropped']})")
             elif step.kind == "replan":
                 lines += ["", f"{_L['revised_plan']} {step.content.strip()}"]
             elif step.kind == "reflection":

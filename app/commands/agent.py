@@ -439,6 +439,8 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
         console.print(f"[bold]reflection[/] replan? {steps[0].content if steps else '?'}")
     elif node == "replan" and v.get("replan"):
         console.print(Panel(v["replan"], title="revised plan", border_style="magenta"))
+    elif node == "replan" and steps and steps[0].dropped:
+        console.print(f"[bold]revised plan[/] not followed ({steps[0].args['dropped']}): the answer stands")
     elif node == "judge":
         verdict = verdict_from_channel(v.get("judgement"))
         said = f"{verdict.outcome} (score {verdict.score})" if verdict is not None else "failed (score -)"

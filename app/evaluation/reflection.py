@@ -14,6 +14,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from mia.app.evaluation.records import QuestionResult
+from mia.memory.trajectory import TrajectoryStep
 
 
 class ReflectionSummary(BaseModel):
@@ -27,26 +28,30 @@ class ReflectionSummary(BaseModel):
     replanned_right: int  # replans of a right first answer: wasted at best
     fixed: int  # replanned, wrong first answer, right final one
     broken: int  # replanned, right first answer, wrong final one
+    dropped: int = 0  # replans not followed: they only repeated the plan (the answer stood)
 
 
-def _first_answer_and_decision(steps: Iterable[dict[str, Any]]) -> tuple[str | None, str | None]:
-    answer = None
-    for step in steps:
-        kind = step.get("kind")
-        if kind == "answer" and answer is None:
-            answer = str(step.get("content") or "")
-        elif kind == "reflection":
-            return answer, str(step.get("content") or "").strip().lower()
-    return answer, None
+def _first_answer_and_decision(steps: Iterable[dict[str, Any]]) -> tuple[str | None, str | None, bool]:
+    """(first answer, reflection decision, whether the replan was dropped)."""
+    answer, decision = None, None
+    for step in map(TrajectoryStep.model_validate, steps):
+        if step.kind == "answer" and answer is None:
+            answer = step.content
+        elif step.kind == "reflection" and decision is None:
+            decision = step.content.strip().lower()
+        elif step.kind == "replan" and decision is not None:
+            return answer, decision, step.dropped
+    return answer, decision, False
 
 
 def summarise_reflection(results: list[QuestionResult]) -> ReflectionSummary | None:
     """None when no question was reflected on (memory modes without a planner)."""
     from mia.graph.judge import cover_match
 
-    counts = dict(reflected=0, first_wrong=0, replanned_wrong=0, first_right=0, replanned_right=0, fixed=0, broken=0)
+    counts = dict(reflected=0, first_wrong=0, replanned_wrong=0, first_right=0, replanned_right=0, fixed=0, broken=0,
+                  dropped=0)
     for r in results:
-        first, decision = _first_answer_and_decision(r.trajectory)
+        first, decision, dropped = _first_answer_and_decision(r.trajectory)
         if decision is None or first is None:
             continue
         counts["reflected"] += 1
@@ -56,6 +61,7 @@ def summarise_reflection(results: list[QuestionResult]) -> ReflectionSummary | N
         counts["first_right" if right else "first_wrong"] += 1
         if replanned:
             counts["replanned_right" if right else "replanned_wrong"] += 1
+            counts["dropped"] += dropped
             if right and not final_right:
                 counts["broken"] += 1
             elif final_right and not right:
@@ -68,6 +74,7 @@ def reflection_lines(labelled: list[tuple[str, ReflectionSummary | None]]) -> st
     lines = [
         f"- {label}: replanned {s.replanned_wrong} of {s.first_wrong} wrong first answers and "
         f"{s.replanned_right} of {s.first_right} right ones; replanning fixed {s.fixed} and broke {s.broken}"
+        + (f"; {s.dropped} replans only repeated the plan and were not followed" if s.dropped else "")
         for label, s in labelled if s is not None
     ]
     if not lines:

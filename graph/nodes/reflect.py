@@ -1,7 +1,9 @@
 """reflect and replan (reference 3.3). When the executor stops, the planner reads the trace and
 says yes/no to replanning; on yes (at most `max_replans` times) it writes a supplementary plan,
 the executor's last turn is cut before its <answer>, and execution continues on the same
-history with the remaining budget."""
+history with the remaining budget. A replan that adds nothing (`adds_nothing`: only the plan's
+steps or searches already made) is recorded but not followed with `drop_repeated_replan`: the
+executor would only search and answer again (bench/e2e/repeated-replans.md has the figures)."""
 
 from __future__ import annotations
 
@@ -15,7 +17,7 @@ from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import to_messages
 from mia.graph.prompts.builder import reflection, replan_message, replan_request
-from mia.graph.protocol import PLAN_STOP, cut_before_answer, parse_yes_no, served_plan
+from mia.graph.protocol import PLAN_STOP, adds_nothing, cut_before_answer, parse_yes_no, served_plan
 from mia.graph.state import State
 
 
@@ -55,6 +57,14 @@ def make_replan(deps: Deps):
         raw = text_of(reply)
         text = served_plan(raw, state["question"])
         conversation.append({"role": "assistant", "content": text})
+        if ctx.drop_repeated_replan and adds_nothing(text, state.get("plan") or "", searches_made(state)):
+            return {
+                "planner_messages": conversation,
+                "replans": state.get("replans", 0) + 1,
+                "steps": [{"kind": "replan", "content": text, "args": {"dropped": "it repeats the plan"}}],
+                "usage": usage,
+                "last_turn": "accept",
+            }
         messages: list[Any] = []
         history = list(state.get("messages") or [])
         last = history[-1] if history else None
@@ -75,3 +85,9 @@ def make_replan(deps: Deps):
         }
 
     return replan
+
+
+def searches_made(state: State) -> list[str]:
+    """Every search query the executor has sent so far, in order."""
+    return [str(query) for step in state.get("steps") or [] if isinstance(step, dict) and step.get("kind") == "tool_call"
+            for query in (step.get("args") or {}).get("query_list") or []]

@@ -15,7 +15,7 @@ from mia.graph.protocol.json_span import (
                                           lenient_json,
                                           parse_json_loose,
 )
-from mia.graph.protocol.plans import PLAN_STOP, cut_plan_overrun, drop_guessed_answer, served_plan
+from mia.graph.protocol.plans import PLAN_STOP, adds_nothing, cut_plan_overrun, drop_guessed_answer, served_plan
 from mia.graph.protocol.questions import question_options
 from mia.graph.protocol.schemas import tool_schema_lines
 from mia.graph.protocol.tags import (

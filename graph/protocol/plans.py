@@ -15,12 +15,22 @@ between two searches) is a plan, not a loop, and stays.
 
 And a plan holds no facts, yet on "A or B?" questions it sometimes ends by deciding ("The film
 released more recently is Shravana Banthu."), and the executor then answers with that guess: 4 of
-the 29 comparison plans of that run and its warm-up, 3 of them wrong (`drop_guessed_answer`).
+the 29 comparison plans of that run and its warm-up, 3 of them wrong (`drop_guessed_answer`); and
+once in the first 40 of results/2wiki-qwen-planners/mia-base, as '"Hold Back The Night" has the
+director who died earlier.', wrong again.
+
+Asked to replan, Qwen-1.5B mostly writes its plan again: 66 of the 85 replans of the first 176
+questions of results/2wiki-qwen-planners (mia-grpo, mia-base) add nothing (`adds_nothing`: every
+step is a step of the plan or names only searches already made). Following one makes the executor
+search and answer again; replayed, that changed 13 right answers to wrong and 11 wrong ones to right
+(bench/e2e/repeated-replans.md). So dropping them (`Context.drop_repeated_replan`) saves the second
+attempt but is no more accurate; the graph follows them by default, as the paper does.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from mia.graph.protocol.questions import question_options
 from mia.graph.protocol.tags import strip_think
@@ -67,13 +77,15 @@ _CONDITIONAL = re.compile(r"\b(if|whether|unless|either)\b", re.IGNORECASE)
 
 def drop_guessed_answer(plan: str, question: str) -> str:
     """The plan without sentences that decide a comparison question before any search: "... is
-    A" / "... was B" for the question's own candidates, unless the sentence is a condition or a
+    A" / "... was B" / "A has ..." for the question's own candidates, unless the sentence is a condition or a
     comparison still to make ("If A is later than B, ..."). A line left empty goes with it."""
     options = question_options(question)
     if not options:
         return plan
-    decided = re.compile(r"\b(?:is|was|are|were)\s+(?:the\s+film\s+|the\s+one\s+)?[\"'*]*(?:"
-                         + "|".join(re.escape(option) for option in options) + r")\b", re.IGNORECASE)
+    names = "|".join(re.escape(option) for option in options)
+    decided = re.compile(r"\b(?:is|was|are|were)\s+(?:the\s+film\s+|the\s+one\s+)?[\"'*]*(?:" + names + r")\b"
+                         # or an option as the subject: '"Hold Back The Night" has the director who died earlier.'
+                         r"|^[\s\-*\d.:]*[\"'*]*(?:" + names + r")[\"'*]*\s+(?:is|was|has|had)\b", re.IGNORECASE)
     kept_lines = []
     for line in plan.splitlines():
         sentences = _SENTENCES.split(line)
@@ -83,6 +95,29 @@ def drop_guessed_answer(plan: str, question: str) -> str:
         elif "".join(kept).strip(" -*:"):
             kept_lines.append(" ".join(kept))
     return "\n".join(kept_lines).rstrip()
+
+
+_QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d\n]+)["\u201d]')
+
+
+def _query_key(query: str) -> str:
+    return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
+
+
+def adds_nothing(replan: str, plan: str, searches_made: Iterable[str]) -> bool:
+    """True when a supplementary plan only repeats: each of its steps is a step of the plan, or
+    names only searches already made (in quotes, as the plan prompt's example writes them). An
+    empty replan adds nothing either; a step that is new in any other way counts as new."""
+    done = {_query_key(q) for q in searches_made}
+    planned = {_step_key(line) for line in plan.splitlines()} - {""}
+    for line in replan.splitlines():
+        key = _step_key(line)
+        if not key or key in planned:
+            continue
+        queries = [_query_key(q) for q in _QUOTED.findall(line)]
+        if not queries or any(q not in done for q in queries):
+            return False
+    return True
 
 
 def served_plan(raw: str, question: str) -> str:

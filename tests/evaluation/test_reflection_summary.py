@@ -42,3 +42,12 @@ def test_runs_without_reflection_have_no_section() -> None:
     assert summary.reflection is None and "Reflection" not in render_markdown([summary])
     with_reflection = summarise([result("a", "Lyon", "yes", "Paris")], {"memory_mode": "mia"})
     assert "Reflection" in render_markdown([with_reflection])
+
+
+def test_a_replan_that_was_not_followed_is_counted() -> None:
+    row = result("g", "Paris", "yes", "Paris")
+    row.trajectory[3]["args"] = {"dropped": "it repeats the plan"}
+    row.trajectory.pop()  # the executor was not run again: no second answer
+    s = summarise_reflection([row, result("a", "Lyon", "yes", "Paris")])
+    assert s is not None and (s.replanned_right, s.replanned_wrong, s.dropped, s.broken) == (1, 1, 1, 0)
+    assert "; 1 replans only repeated the plan and were not followed" in reflection_lines([("mia", s)])

@@ -11,6 +11,8 @@ from langgraph.checkpoint.memory import InMemorySaver
 
 from mia.graph.builder import build_graph, recursion_limit
 from mia.graph.context import Context
+from mia.memory.compression import extractive_workflow
+from mia.memory.trajectory import Trajectory
 
 from .fakes import FakeStore, ScriptedChatModel, make_deps, memory, search_tool
 
@@ -353,3 +355,32 @@ def test_the_similarity_floor_decides_which_memories_reach_the_planner(floor: fl
 def test_a_similarity_floor_outside_the_cosine_range_is_refused() -> None:
     with pytest.raises(ValueError, match="min_similarity"):
         ctx(min_similarity=1.5)
+
+
+def test_a_replan_that_only_repeats_the_plan_is_not_followed_and_the_answer_stands() -> None:
+    """Asked to replan, small planners often write their plan again; the executor would only search
+    and answer again, so with `drop_repeated_replan` the first answer stands and the replan is
+    recorded as dropped."""
+    plan = '1. Search "Hamlet author".\n2. Answer with the author.'
+    m = models(planner=[plan, "yes", '1. **Search "Hamlet author"**\n2. Answer with the author.', "unused"],
+               executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>", "<answer>unused</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(drop_repeated_replan=True))
+
+    assert out["answer"] == "Shakespeare" and out["replan"] == ""
+    assert kinds(out) == ["thought", "tool_call", "observation", "answer", "reflection", "replan"]
+    dropped = out["trajectory"]["steps"][-1]
+    assert dropped["args"] == {"dropped": "it repeats the plan"}
+    assert len(m["fake:executor"].prompts) == 2 and out["tool_calls"] == 1  # the executor was not run again
+    assert "not followed: it repeats the plan" in Trajectory.model_validate(out["trajectory"]).to_trace_text()
+    assert "Revise the plan" not in extractive_workflow(Trajectory.model_validate(out["trajectory"]))
+
+
+def test_a_repeated_replan_is_followed_by_default_as_in_the_paper() -> None:
+    plan = '1. Search "Hamlet author".'
+    m = models(planner=[plan, "yes", plan],
+               executor=[CALL.format(q="Hamlet author"), "<answer>Marlowe</answer>", "<answer>Shakespeare</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx())
+    assert out["answer"] == "Shakespeare" and out["replan"] == plan
+    assert kinds(out)[-2:] == ["replan", "answer"] and len(m["fake:executor"].prompts) == 3

@@ -137,6 +137,21 @@ def test_a_looping_plan_is_cut_where_the_loop_starts():
     assert cut_plan_overrun(plain) == plain
 
 
+def test_a_replan_adds_nothing_when_it_repeats_the_plan_or_searches_already_made() -> None:
+    from mia.graph.protocol import adds_nothing
+
+    plan = '1. **Search "Life Is Hot In Cracktown director birthdate"**:\n2. Compare the birthdates.\n3. Answer.'
+    searches = ["Life Is Hot In Cracktown director birthdate", "Between Maybes director birthdate"]
+    # the verbatim shape of Qwen-1.5B's replans: the plan again, other markdown and numbering
+    assert adds_nothing('1. Search "Life Is Hot In Cracktown director birthdate".\n\n2. compare the birthdates', plan, searches)
+    assert adds_nothing('1. Search \u201cBetween Maybes director birthdate\u201d again.', plan, searches)  # already made
+    assert adds_nothing("", plan, searches)
+    # something new: another query, or a step that is neither in the plan nor a search
+    assert not adds_nothing('1. Search "Between Maybes director".', plan, searches)
+    assert not adds_nothing('1. Search "Between Maybes director birthdate".\n2. Check the director\'s name.', plan, searches)
+    assert not adds_nothing("1. Search the director's biography.", plan, searches)
+
+
 @pytest.mark.parametrize("question, plan, expected", [
     # verbatim Qwen-1.5B plans (results/2wiki-qwen-defaults/mia): the last step decides the answer
     ("Which film was released more recently, Shravana Banthu or Hitler'S Folly?",
@@ -149,6 +164,12 @@ def test_a_looping_plan_is_cut_where_the_loop_starts():
     ("Which film was released earlier, The Open House or Sons Of Ingmar?",
      '3. Compare the dates. The film that was released earlier is "The Open House".',
      "3. Compare the dates."),
+    ("Which film has the director who died earlier, Hold Back The Night or The Last Night Of The Barbary Coast?",
+     '3. **Compare the two search results**:\n   - If the death date of Hold Back The Night is earlier, then Hold Back '
+     'The Night has the director who died earlier.\n4. **Answer with the result**:\n   - "Hold Back The Night" has the '
+     'director who died earlier.',
+     '3. **Compare the two search results**:\n   - If the death date of Hold Back The Night is earlier, then Hold Back '
+     'The Night has the director who died earlier.\n4. **Answer with the result**:'),
     # not a comparison question, or no decision: unchanged
     ("Who is Phelan Beale Jr.'s uncle?", "1. Search X.\n2. The uncle is John.", "1. Search X.\n2. The uncle is John."),
     ("Which came first, A or B?", "1. Search A.\n2. Search B.\n3. Answer which is earlier.", "1. Search A.\n2. Search B.\n3. Answer which is earlier."),

@@ -14,6 +14,8 @@ import pytest
 
 from mia.graph.builder import build_graph, recursion_limit
 from mia.graph.context import Context
+from mia.graph.protocol import adds_nothing
+from mia.memory.trajectory import TrajectoryStep
 
 pytestmark = pytest.mark.real_model
 SAMPLE = Path(__file__).parent / "data" / "hotpotqa_sample.json"
@@ -52,3 +54,23 @@ def test_real_plan_has_search_steps_and_no_loop(tmp_path: Path) -> None:
     lines = [line.strip() for line in plan.splitlines() if line.strip()]
     assert max(Counter(lines).values()) < 3, plan
     assert "Question:" not in plan
+
+
+def test_real_replan_is_followed_only_when_it_adds_something(tmp_path: Path) -> None:
+    """The real planner reflects on a comparison question and, on yes, replans; with
+    `drop_repeated_replan` a replan that repeats the plan or its searches is recorded and dropped
+    (the first answer stands), any other one is followed by the executor."""
+    out = _run(tmp_path, memory_mode="mia", max_tool_calls=2, max_replans=1, planner_max_tokens=96,
+               executor_max_tokens=64, search_top_k=2, drop_repeated_replan=True)
+    steps = [TrajectoryStep.model_validate(s) for s in out["trajectory"]["steps"]]
+    kinds = [s.kind for s in steps]
+    assert kinds.count("reflection") == 1 and kinds.count("replan") <= 1, kinds
+    assert "replan" in kinds, "the real planner accepted its answer: this test needs a question it replans"
+    at = kinds.index("replan")
+    searches = [q for s in steps[:at] if s.kind == "tool_call" for q in (s.args or {}).get("query_list", [])]
+    assert steps[at].dropped == adds_nothing(steps[at].content, out["plan"], searches)
+    first = next(s.content for s in steps if s.kind == "answer")
+    if steps[at].dropped:
+        assert at == len(steps) - 1 and out["answer"] == first and out["replan"] == ""
+    else:
+        assert kinds[at + 1:] and out["replan"] == steps[at].content
