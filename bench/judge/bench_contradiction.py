@@ -3,7 +3,7 @@
 
 `JudgeConfig.contradiction` decides such a verdict: the grader said CORRECT but the answer shares
 no token with any gold answer (EM 0, F1 0, no cover match), or it said anything else for an exact
-match of a gold answer. `llm` keeps the grader's word (for a
+match of a gold answer or its words in another order (F1 1.0, `same_words`). `llm` keeps the grader's word (for a
 paraphrase such as "JFK" for "John F. Kennedy"), `metrics` grades it by the metrics. This reads
 the per-question logs of `mia eval` runs (no model call) and lists every such verdict, so that a
 person can tell paraphrases from a grader's mistakes.
@@ -26,7 +26,7 @@ HERE = Path(__file__).resolve().parent
 def contradicted(run_dirs: list[Path]) -> tuple[int, list[dict]]:
     """(LLM-graded verdicts read, the ones the metrics flatly contradict)."""
     from mia.app.evaluation import runlog
-    from mia.graph.judge.metrics import cover_match, shares_nothing
+    from mia.graph.judge.metrics import cover_match, same_words, shares_nothing
 
     graded, found = 0, []
     for run in run_dirs:
@@ -36,8 +36,8 @@ def contradicted(run_dirs: list[Path]) -> tuple[int, list[dict]]:
             graded += 1
             if r.judge_correct and shares_nothing(r.em, r.f1, cover_match(r.answer, r.gold_answers)):
                 direction = "CORRECT, no shared token"
-            elif r.judge_correct is False and r.em >= 1.0:
-                direction = "not CORRECT, exact match"
+            elif r.judge_correct is False and same_words(r.em, r.f1):
+                direction = "not CORRECT, exact match" if r.em >= 1.0 else "not CORRECT, gold words reordered (F1 1.0)"
             else:
                 continue
             found.append({"run": str(run), "id": r.id, "question": r.question, "answer": r.answer,
@@ -57,7 +57,7 @@ def main() -> None:
              "bench/e2e/*-run/*/` (the folders without a results.jsonl are passed over). "
              f"{graded} LLM-graded verdicts in {len(runs)} run folders; **{len(found)}** of them are flatly contradicted: "
              f"{sum(f['direction'].startswith('CORRECT') for f in found)} CORRECT with EM 0, F1 0 and no cover match, "
-             f"{sum(f['direction'].startswith('not') for f in found)} not CORRECT for an exact match (the verdicts "
+             f"{sum(f['direction'].startswith('not') for f in found)} not CORRECT for an exact match or the gold's words reordered (the verdicts "
              "`JudgeConfig.contradiction` decides; runs graded with the `metrics` policy log the resolved verdict).", "",
              "Run folders read: " + ", ".join(f"`{d}`" for d in runs) + ".", "",
              "| run | grader | question | answer | gold |", "|---|---|---|---|---|"]

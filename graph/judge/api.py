@@ -22,7 +22,7 @@ from .calls import Steps, at_temperature_zero, has_native_async, run_async, run_
 from .config import JudgeConfig
 from .grader import GradeResult, grade_steps, metrics_label
 from .metrics import shares_nothing
-from .metrics import cover_match, exact_match, extract_answer, f1_score
+from .metrics import cover_match, exact_match, extract_answer, f1_score, same_words
 from .outcome import Outcome
 from .reviewers import ReviewResult, review_steps
 from .verdict import GraderLabel, ResolvedMode, Usage, Verdict
@@ -147,15 +147,17 @@ class _Plan:
     def _contradicted(self, result: GradeResult) -> GradeResult | Outcome | None:
         """A grade the metrics flatly contradict, resolved by `config.contradiction`: a metrics
         GradeResult, the outcome "unknown", or None (trust the grader). Flatly: CORRECT for an
-        answer that shares no token with any gold answer, or another label for an exact match
+        answer that shares no token with any gold answer, or another label for an exact match (or
+        the gold's words in another order, `same_words`)
         (the Qwen grader said INCORRECT to "Hitler's Folly" for the gold "Hitler's Folly":
         results/2wiki-qwen-defaults/none)."""
         if result.method != "llm" or not self.golds:
             return None
         if result.label == "CORRECT" and shares_nothing(self.metrics["em"], self.metrics["f1"], self.metrics["cover"]):
             why = "the grader said CORRECT but the answer shares no token with any gold answer (F1 0)"
-        elif result.label != "CORRECT" and self.metrics["em"] >= 1.0:
-            why = f"the grader said {result.label} but the answer is an exact match of a gold answer"
+        elif result.label != "CORRECT" and same_words(self.metrics["em"], self.metrics["f1"]):
+            why = (f"the grader said {result.label} but the answer is an exact match of a gold answer"
+                   + ("" if self.metrics["em"] >= 1.0 else " in another word order (F1 1.0)"))
         else:
             return None
         policy = self.config.contradiction

@@ -40,8 +40,8 @@ class JudgeConfig(BaseModel):
     contradiction: Contradiction = Field(
         "metrics",
         description="when the grader says CORRECT but the answer shares no token with any gold answer (F1 0, no "
-        "exact or cover match), or says anything else for an exact match of a gold answer (1 in 661 logged Qwen "
-        "verdicts): metrics (default): trust the metrics (the embedded Qwen-1.5B grader did this 10 "
+        "exact or cover match), or says anything else for an exact match of a gold answer or its words in another "
+        "order (F1 1.0, judge.metrics.same_words; 3 logged Qwen verdicts in bench/judge/contradiction.md): metrics (default): trust the metrics (the embedded Qwen-1.5B grader did this 10 "
         "times in 456 logged HotpotQA verdicts: 9 wrong answers, 1 right yes/no answer written without 'yes': "
         "bench/judge/contradiction.md); llm: trust the grader, for a strong judge and gold answers with "
         "paraphrases such as 'JFK' for 'John F. Kennedy', which share no token; unknown: record the outcome as "

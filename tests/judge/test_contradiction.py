@@ -72,6 +72,16 @@ def test_an_exact_match_graded_incorrect_or_not_attempted_is_correct_by_the_metr
     assert unknown.outcome == "unknown"
 
 
+def test_the_gold_answer_in_another_word_order_graded_incorrect_is_correct_by_the_metrics(scripted) -> None:
+    """Verbatim from results/2wiki-qwen-planners/mia-grpo: INCORRECT for "May 2, 1934", gold "2 May 1934"."""
+    question = "What is the date of death of the composer of song Limehouse Blues (Song)?"
+    verdict = judge(scripted("B"), question, "May 2, 1934", gold_answers=["2 May 1934"])
+    assert (verdict.outcome, verdict.method, verdict.score) == ("correct", "fallback", 1.0)
+    assert any("another word order" in n for n in verdict.notes)
+    # other words, however close, keep the grader's label
+    assert judge(scripted("B"), question, "May 2, 1935", gold_answers=["2 May 1934"]).outcome == "incorrect"
+
+
 async def test_async_path_applies_the_policy(scripted) -> None:
     from mia.graph.judge import ajudge
 
