@@ -1,6 +1,6 @@
 """How often a replan only repeats the plan, and what following it did (`adds_nothing`).
 
-    .venv/bin/python bench/e2e/repeated_replans.py results/2wiki-qwen-planners/mia-base results/2wiki-qwen-planners/mia-grpo
+    .venv/bin/python bench/e2e/repeated_replans.py --n 100 results/2wiki-qwen-planners/mia-base results/2wiki-qwen-planners/mia-grpo
 
 Reads run folders whose graph followed every replan (the paper's behaviour, before the graph began
 to drop a replan that adds nothing) and replays the graph's rule on each logged replan: everything
@@ -42,13 +42,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, default=HERE / "repeated-replans.md")
+    parser.add_argument("--n", type=int, default=None, help="only the first N questions of each run (a run still going on)")
     args = parser.parse_args()
     lines = ["| run | questions | replans | adding nothing | of those: right -> wrong | wrong -> right | "
              "other replans: right -> wrong | wrong -> right | searches after a repeated replan (mean) | "
              "executor turns after it (mean) | executor s/turn | EM followed -> dropped | cover followed -> dropped |",
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for run in args.runs:
-        rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()]
+        rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()][: args.n]
         replays = [r for r in map(replay, rows) if r is not None]
         dropped = [r for r in replays if r["dropped"]]
 
@@ -70,7 +71,7 @@ def main() -> None:
                      f"{sum(r['searches_after'] for r in dropped) / n:.2f} | {sum(r['turns_after'] for r in dropped) / n:.2f} | "
                      f"{per_turn:.1f} | {em[0]:.0f} -> {em[1]:.0f} | {cover[0]:.0f} -> {cover[1]:.0f} |")
     text = ("# Replans that only repeat the plan (`graph.protocol.adds_nothing`)\n\n"
-            f"Command: `python bench/e2e/repeated_replans.py {' '.join(map(str, args.runs))}`. No model is called. "
+            f"Command: `python bench/e2e/repeated_replans.py {'--n %d ' % args.n if args.n else ''}{' '.join(map(str, args.runs))}`. No model is called. "
             "Right and wrong are cover match (a gold answer appears in the answer); \"followed -> dropped\" are "
             "the run's counts as logged and with each replan that adds nothing dropped (its first answer served).\n\n"
             + "\n".join(lines) + "\n")

@@ -16,15 +16,17 @@ between two searches) is a plan, not a loop, and stays.
 And a plan holds no facts, yet on "A or B?" questions it sometimes ends by deciding ("The film
 released more recently is Shravana Banthu."), and the executor then answers with that guess: 4 of
 the 29 comparison plans of that run and its warm-up, 3 of them wrong (`drop_guessed_answer`); and
-once in the first 40 of results/2wiki-qwen-planners/mia-base, as '"Hold Back The Night" has the
-director who died earlier.', wrong again.
+twice in the 100 scored plans of results/2wiki-qwen-planners/mia-base, both answered wrong, with the
+candidate as the subject: '"Hold Back The Night" has the director who died earlier.', 'The Gaucho
+War was directed by John Ford, who died in 1971.'
 
-Asked to replan, Qwen-1.5B mostly writes its plan again: 66 of the 85 replans of the first 176
-questions of results/2wiki-qwen-planners (mia-grpo, mia-base) add nothing (`adds_nothing`: every
+Asked to replan, Qwen-1.5B mostly writes its plan again: 71 of the 91 replans of the 200 scored
+questions of results/2wiki-qwen-planners/mia-grpo and mia-base add nothing (`adds_nothing`: every
 step is a step of the plan or names only searches already made). Following one makes the executor
-search and answer again; replayed, that changed 13 right answers to wrong and 11 wrong ones to right
-(bench/e2e/repeated-replans.md). So dropping them (`Context.drop_repeated_replan`) saves the second
-attempt but is no more accurate; the graph follows them by default, as the paper does.
+search and answer again; replayed, that changed 14 right answers to wrong and 11 wrong ones to right
+(bench/e2e/repeated-replans.md). Dropping them (`Context.drop_repeated_replan`) saves the second
+attempt, and its gain, 3 answers in 200, is within noise; the graph follows them by default, as
+the paper does.
 """
 
 from __future__ import annotations
