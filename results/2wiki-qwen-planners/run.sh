@@ -24,6 +24,8 @@ run mia-grpo --n 100 --memory mia --memory-from "$STORE" \
 run none --n 100 --memory none   # first: the cheapest row (about 22 s a question)
 run mia-base --n 120 --memory mia --memory-from "$STORE"
 run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
+# the plan's effect on the executor alone, on the 25 comparison questions (the executor only; once)
+[[ -f bench/e2e/plan-effect.md ]] || .venv/bin/python bench/e2e/plan_effect.py "$R/mia-grpo" --none "$R/none" --type comparison
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
 run mia-ttl --n 120 --memory mia --memory-from "$STORE" --test-time-learning
 .venv/bin/mia eval-report "$R/none" "$R/trajectory-rag" "$R/mia-base" "$R/mia-grpo" --out "$R" \
