@@ -67,6 +67,8 @@ def eval_command(
     """Evaluate the agent on a multi-hop QA set: LLM-judge accuracy, EM/F1, tool and LLM calls, tokens
     per role, wall time, with 95% intervals. Writes results.jsonl (the checkpoint), summary.md/json, plot.png."""
     from mia.app.evaluation.datasets import DatasetError
+    from pydantic import ValidationError
+
     from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
     from mia.app.evaluation.runlog import RunDirError
     from mia.app.evaluation.summary import render_markdown
@@ -85,25 +87,26 @@ def eval_command(
         "turn_grammar": turn_grammar,
     }
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
-    if n == 0 and not warmup:
-        _fail("--n 0 only builds a warm-up memory: give --warmup N as well")
-    cfg = EvalConfig(
-        dataset=dataset,
-        n=n,
-        seed=seed,
-        memory_mode=memory.value,
-        models={k: v for k, v in models.items() if v},
-        judge=judge.value,
-        max_tool_calls=max_tool_calls,
-        context_overrides={k: v for k, v in overrides.items() if v is not None},
-        concurrency=concurrency,
-        label=label,
-        memory_from=str(memory_from) if memory_from else None,
-        warmup=warmup,
-        retry_errors=retry_errors,
-        test_time_learning=test_time_learning,
-        ground_truth=not no_ground_truth,
-    )
+    try:
+        cfg = EvalConfig(
+            dataset=dataset,
+            n=n,
+            seed=seed,
+            memory_mode=memory.value,
+            models={k: v for k, v in models.items() if v},
+            judge=judge.value,
+            max_tool_calls=max_tool_calls,
+            context_overrides={k: v for k, v in overrides.items() if v is not None},
+            concurrency=concurrency,
+            label=label,
+            memory_from=str(memory_from) if memory_from else None,
+            warmup=warmup,
+            retry_errors=retry_errors,
+            test_time_learning=test_time_learning,
+            ground_truth=not no_ground_truth,
+        )
+    except ValidationError as err:  # EvalConfig says what is inconsistent (--n 0 without --warmup...)
+        _fail("; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors()))
     if judge_arbiter not in (None, "weighted", "llm"):
         _fail(f"--judge-arbiter must be weighted or llm, not {judge_arbiter!r}")
     if no_ground_truth and not test_time_learning:

@@ -59,7 +59,7 @@ class EvalConfig(BaseModel):
     @model_validator(mode="after")
     def _nothing_to_do(self) -> "EvalConfig":
         if self.n == 0 and not self.warmup:
-            raise ValueError("n=0 only builds a warm-up memory: give a warm-up (--warmup N)")
+            raise ValueError("--n 0 only builds a warm-up memory: give --warmup N as well")
         return self
 
     def resolved_models(self) -> dict[str, str]:

@@ -2,9 +2,9 @@
 
     .venv/bin/python bench/e2e/repeated_replans.py --n 100 results/2wiki-qwen-planners/mia-base results/2wiki-qwen-planners/mia-grpo
 
-Reads run folders whose graph followed every replan (the paper's behaviour, before the graph began
-to drop a replan that adds nothing) and replays the graph's rule on each logged replan: everything
-up to the replan is what the graph now does too, and a dropped replan serves the first answer. So
+Reads run folders whose graph followed every replan (the default, the paper's behaviour) and
+replays `Context.drop_repeated_replan` on each logged replan: everything up to the replan is what
+the graph does with it too, and a dropped replan serves the first answer. So
 the first answer against the final one is an exact replay of the rule, scored by EM and cover match
 (the judge graded only the final answer). No model is called. Writes bench/e2e/repeated-replans.md.
 """
@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.graph.judge.metrics import cover_match, exact_match
+from mia.graph.nodes.reflect import searches_made
 from mia.graph.protocol import adds_nothing
 
 HERE = Path(__file__).resolve().parent
@@ -30,9 +31,9 @@ def replay(row: dict[str, Any]) -> dict[str, Any] | None:
     answers = [s["content"] for s in steps if s["kind"] == "answer"]
     if at is None or not answers:
         return None
-    searches = [q for s in steps[:at] if s["kind"] == "tool_call" for q in (s.get("args") or {}).get("query_list", [])]
     after = steps[at + 1:]
-    return {"dropped": adds_nothing(steps[at]["content"], row.get("plan") or "", searches), "first": answers[0],
+    return {"dropped": adds_nothing(steps[at]["content"], row.get("plan") or "", searches_made(steps[:at])),
+            "first": answers[0],
             "final": row["answer"], "gold": row["gold_answers"],
             "searches_after": sum(s["kind"] == "tool_call" for s in after),
             "turns_after": sum(s["kind"] in EXECUTOR_TURN_ENDS for s in after)}
@@ -50,7 +51,8 @@ def main() -> None:
              "|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
     for run in args.runs:
         rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()][: args.n]
-        replays = [r for r in map(replay, rows) if r is not None]
+        replayed = [replay(row) for row in rows]
+        replays = [r for r in replayed if r is not None]
         dropped = [r for r in replays if r["dropped"]]
 
         def flips(group: list[dict[str, Any]]) -> tuple[int, int]:
@@ -59,7 +61,7 @@ def main() -> None:
 
         executor = [r["usage"].get("executor") or {} for r in rows]
         per_turn = sum(e.get("ms", 0) for e in executor) / 1000 / max(1, sum(e.get("calls", 0) for e in executor))
-        kept = [rep["first"] if rep and rep["dropped"] else row["answer"] for row, rep in zip(rows, map(replay, rows))]
+        kept = [rep["first"] if rep and rep["dropped"] else row["answer"] for row, rep in zip(rows, replayed)]
         em = (sum(exact_match(r["answer"], r["gold_answers"]) for r in rows),
               sum(exact_match(a, r["gold_answers"]) for a, r in zip(kept, rows)))
         cover = (sum(cover_match(r["answer"], r["gold_answers"]) for r in rows),

@@ -14,7 +14,7 @@ from langchain_core.messages import HumanMessage
 
 from .calls import Conversation, Steps, continue_with
 from .config import JudgeConfig
-from .metrics import cover_match, exact_match, f1_score
+from .metrics import cover_match, exact_match, f1_score, same_words
 from .parsing import parse_grade
 from .prompts import load_prompts, render
 from .verdict import GraderLabel, JudgeMethod
@@ -40,7 +40,7 @@ class GradeResult:
 def metrics_label(prediction: str, golds: list[str]) -> GraderLabel:
     """A grade without a model: exact or cover match, or a gold's words in another order, is
     CORRECT; a refusal NOT_ATTEMPTED."""
-    if exact_match(prediction, golds) or cover_match(prediction, golds) or f1_score(prediction, golds) >= 1.0:
+    if cover_match(prediction, golds) or same_words(exact_match(prediction, golds), f1_score(prediction, golds)):
         return "CORRECT"
     return "NOT_ATTEMPTED" if _REFUSAL.search(prediction) else "INCORRECT"
 

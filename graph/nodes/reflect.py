@@ -7,6 +7,7 @@ executor would only search and answer again (bench/e2e/repeated-replans.md has t
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -57,7 +58,7 @@ def make_replan(deps: Deps):
         raw = text_of(reply)
         text = served_plan(raw, state["question"])
         conversation.append({"role": "assistant", "content": text})
-        if ctx.drop_repeated_replan and adds_nothing(text, state.get("plan") or "", searches_made(state)):
+        if ctx.drop_repeated_replan and adds_nothing(text, state.get("plan") or "", searches_made(state.get("steps") or [])):
             return {
                 "planner_messages": conversation,
                 "replans": state.get("replans", 0) + 1,
@@ -87,7 +88,7 @@ def make_replan(deps: Deps):
     return replan
 
 
-def searches_made(state: State) -> list[str]:
-    """Every search query the executor has sent so far, in order."""
-    return [str(query) for step in state.get("steps") or [] if isinstance(step, dict) and step.get("kind") == "tool_call"
+def searches_made(steps: Iterable[Any]) -> list[str]:
+    """Every search query of these steps (state or logged step dicts), in order."""
+    return [str(query) for step in steps if isinstance(step, dict) and step.get("kind") == "tool_call"
             for query in (step.get("args") or {}).get("query_list") or []]

@@ -87,5 +87,5 @@ async def test_warmup_only_builds_a_memory_that_later_runs_start_from(tiny: Path
         found = st.search_trajectories("warm-up question?", seen["namespace"], k=5)
         assert [f.trajectory.question for f in found] == ["warm-up question?"]
 
-    with pytest.raises(ValueError, match="n=0 only builds a warm-up memory"):
+    with pytest.raises(ValueError, match="--n 0 only builds a warm-up memory"):
         cfg(tiny, n=0)
