@@ -12,7 +12,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from mia.graph.prompts import caption_line, load_prompts, render
-from mia.graph.protocol import escape_untrusted, question_options, tool_schema_lines, truncate_words
+from mia.graph.protocol import escape_untrusted, is_yes_no_question, question_options, tool_schema_lines, truncate_words
 
 PLAN_WORDS = 400
 """The plan length the planner prompt asks for."""
@@ -72,18 +72,26 @@ def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WO
     ]
 
 
+def answer_line(question: str) -> str:
+    """What the question's wording says of its answer's form, for the executor: a comparison
+    question's two candidates, or that a yes/no question is answered "yes" or "no"."""
+    options = question_options(question)
+    if options:
+        return "\n" + render("executor", "options_line", first=options[0], second=options[1])
+    return "\n" + render("executor", "yes_no_line") if is_yes_no_question(question) else ""
+
+
 def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), native: bool = False,
                       memories: str = "", caption: str = "",
                       image_block: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     """The executor's prompt: the system prompt (with the tool schemas in the text protocol),
-    then the question (with its image caption, the candidates of a comparison question, and the
+    then the question (with its image caption, the form its answer takes, and the
     image itself as a content block for a multimodal executor), the plan and, for trajectory-rag,
     past trajectories."""
     tools_text = render("executor", "tools", tool_lines=tool_schema_lines(tools)) if tools and not native else ""
     plan, memories = plan.strip(), memories.strip()
-    options = question_options(question)
     user = render("executor", "question", question=question, caption_line=caption_line(caption),
-                  options_line="\n" + render("executor", "options_line", first=options[0], second=options[1]) if options else "",
+                  answer_line=answer_line(question),
                   plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
                   memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
     return [{"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},

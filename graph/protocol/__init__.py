@@ -16,7 +16,7 @@ from mia.graph.protocol.json_span import (
                                           parse_json_loose,
 )
 from mia.graph.protocol.plans import PLAN_STOP, adds_nothing, cut_plan_overrun, drop_guessed_answer, served_plan
-from mia.graph.protocol.questions import question_options
+from mia.graph.protocol.questions import is_yes_no_question, question_options
 from mia.graph.protocol.schemas import tool_schema_lines
 from mia.graph.protocol.tags import (
                                           after_last_think,
@@ -58,6 +58,7 @@ __all__ = [
     "MAX_DEPTH", "MAX_JSON_CHARS", "MAX_TEXT_CHARS", "JSONRepairError", "PLAN_STOP", "ToolCall", "Turn", "TurnKind",
     "cut_plan_overrun",
     "drop_guessed_answer",
+    "is_yes_no_question",
     "question_options",
     "served_plan",
     "after_last_think", "bounded", "clean_text", "clean_value", "closed_blocks", "count_tags", "cut_before_answer",

@@ -27,6 +27,9 @@ run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
 # the plan's effect on the executor alone, on the 25 comparison questions (the executor only; once)
 [[ -f bench/e2e/plan-effect.md ]] || .venv/bin/python bench/e2e/plan_effect.py "$R/mia-grpo" --none "$R/none" --type comparison
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
-run mia-ttl --n 120 --memory mia --memory-from "$STORE" --test-time-learning
+# on mia-base's own code (00922b1), so that the two 120-question rows differ in test-time learning
+# alone (later commits added the executor's yes/no line and two plan and judge rules)
+scripts/frozen_run.sh --commit 00922b1 "$R/mia-ttl.log" -- eval "${COMMON[@]}" --label mia-ttl --out "$R/mia-ttl" \
+    --n 120 --memory mia --memory-from "$STORE" --test-time-learning
 .venv/bin/mia eval-report "$R/none" "$R/trajectory-rag" "$R/mia-base" "$R/mia-grpo" --out "$R" \
     --title "2WikiMultihopQA, 100 unseen questions"

@@ -88,3 +88,14 @@ def test_the_executor_is_told_the_candidates_of_a_comparison_question() -> None:
             in served[1]["content"])
     plain = training_prompts.executor_messages("Who founded Arthur's Magazine?", "1. Search it.")
     assert "answer with that name" not in plain[1]["content"]
+
+
+def test_the_executor_is_told_a_yes_no_question_is_answered_yes_or_no() -> None:
+    """Six of ten 2Wiki yes/no answers of each MIA run named a country; the line reaches the
+    executor prompt of a yes/no question only, and a comparison question keeps its candidates line."""
+    line = 'It is a yes/no question: answer "yes" or "no".'
+    polar = training_prompts.executor_messages("Are Heat and Ronin both from the same country?", "1. Search both.")
+    assert line in polar[1]["content"]
+    choice = training_prompts.executor_messages("Which film came out first, Heat or Ronin?", "1. Search both.")
+    assert line not in choice[1]["content"] and 'answer with that name as written: "Heat" or "Ronin".' in choice[1]["content"]
+    assert line not in training_prompts.executor_messages("Who directed Heat?", "1. Search it.")[1]["content"]
