@@ -266,6 +266,8 @@ async def run_evaluation(
             if resumed:  # a resume that answers questions: say which code answered them
                 note_resume(out_dir, config)
             store = store_dir(out_dir, config)
+            if resumed and done:
+                check_memory_kept(store, config, len(done))
             prepare_store(store)
             runner = (runner_factory or graph_runner_factory)({**config, "data_dir": str(store)}, setting)
             try:
@@ -285,6 +287,16 @@ async def run_evaluation(
 
             plot_runs([summary], out_dir / "plot.png")
         return summary
+
+
+def check_memory_kept(store: Path, config: dict[str, Any], answered: int) -> None:
+    """Refuse to resume a memory run whose store is gone (a run folder copied or checked out without
+    its ignored store/): the remaining questions would meet an empty memory, and the row would mix
+    two memories without saying so."""
+    if config["memory_mode"] != "none" and not store.is_dir():
+        raise runlog.RunDirError(
+            f"{store} is missing, but {answered} answers are logged with that memory: resuming would answer "
+            "the rest from an empty one. Restore the store, or start again with a new --out")
 
 
 def note_resume(out_dir: Path, config: dict[str, Any]) -> None:

@@ -41,6 +41,8 @@ def main() -> None:
     parser.add_argument("--type", default="comparison", help="2Wiki question type to replay ('' for all)")
     parser.add_argument("--dataset", default="2wiki")
     parser.add_argument("--max-tool-calls", type=int, default=4)
+    parser.add_argument("--yes-no", action="store_true",
+                        help="only yes/no questions (mia.graph.protocol.is_yes_no_question), of any type")
     parser.add_argument("--limit", type=int, default=None, help="only the first N questions")
     parser.add_argument("--out", type=Path, default=HERE / "plan-effect.md")
     args = parser.parse_args()
@@ -50,11 +52,13 @@ def main() -> None:
     from mia.graph.builder import build_graph, recursion_limit
     from mia.graph.context import Context
     from mia.graph.judge.metrics import cover_match, exact_match
+    from mia.graph.protocol import is_yes_no_question
 
     mia, none = logged(args.run), logged(args.none)
     examples, setting = load_examples(args.dataset)
     by_id = {ex.id: ex for ex in examples}
-    ids = [i for i, r in mia.items() if i in none and (not args.type or r.get("type") == args.type)][: args.limit]
+    ids = [i for i, r in mia.items() if i in none and (not args.type or r.get("type") == args.type)
+           and (not args.yes_no or is_yes_no_question(r["question"]))][: args.limit]
     graph = build_graph()
     out_rows = []
     with tempfile.TemporaryDirectory() as data_dir:
@@ -80,7 +84,7 @@ def main() -> None:
     lines += [f"| {labels[k]} | {count('cover', k)}/{n} | {count('em', k)}/{n} |" for k in labels]
     text = ("# The plan's effect on the executor\n\n"
             f"Command: `python bench/e2e/plan_effect.py {args.run} --none {args.none} --type {args.type!r} "
-            f"--max-tool-calls {args.max_tool_calls}`. {n} questions; cover = a gold answer appears in the answer.\n\n"
+            f"--max-tool-calls {args.max_tool_calls}{' --yes-no' if args.yes_no else ''}`. {n} questions; cover = a gold answer appears in the answer.\n\n"
             + "\n".join(lines)
             + f"\n\nPaired (cover): right only without the plan {only('none', 'plan')}, only with it "
               f"{only('plan', 'none')}. Replay tool calls per question: "

@@ -23,12 +23,15 @@ run mia-grpo --n 100 --memory mia --memory-from "$STORE" \
     --planner-model llamacpp:qwen-coder-1.5b+results/training/cpu-qwen-2wiki/adapter
 run none --n 100 --memory none   # first: the cheapest row (about 22 s a question)
 run mia-base --n 120 --memory mia --memory-from "$STORE"
-run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
 # the plan's effect on the executor alone, on the 25 comparison questions (the executor only; once)
 [[ -f bench/e2e/plan-effect.md ]] || .venv/bin/python bench/e2e/plan_effect.py "$R/mia-grpo" --none "$R/none" --type comparison
+# a first attempt (30 answers on 6290ee8) lost its memory with the machine it ran on; kept in attempts/
+run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
 # on mia-base's own code (00922b1), so that the two 120-question rows differ in test-time learning
 # alone (later commits added the executor's yes/no line and two plan and judge rules)
+# test-time learning takes longer than a session (about 160 s a question): stop it at a question
+# boundary, commit its store (git add -f), and the next session resumes it (see README.md)
 scripts/frozen_run.sh --commit 00922b1 "$R/mia-ttl.log" -- eval "${COMMON[@]}" --label mia-ttl --out "$R/mia-ttl" \
     --n 120 --memory mia --memory-from "$STORE" --test-time-learning
 .venv/bin/mia eval-report "$R/none" "$R/trajectory-rag" "$R/mia-base" "$R/mia-grpo" --out "$R" \

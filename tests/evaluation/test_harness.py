@@ -332,3 +332,21 @@ async def test_run_folder_says_which_code_wrote_it_and_each_resume(tiny: Path, t
     monkeypatch.setattr(harness, "code_version", lambda: {"version": "1", "commit": "ccc", "dirty": False})
     await run_evaluation(cfg(tiny, n=2), out, runner_factory=factory(ScriptedGraph()), progress=False)
     assert [r["commit"] for r in runlog.read_config(out)["resumed_code"]] == ["bbb"]
+
+
+async def test_resume_refuses_when_the_memory_is_gone(tiny: Path, tmp_path: Path):
+    import shutil
+
+    out = tmp_path / "run"
+    await run_evaluation(cfg(tiny, n=2), out, runner_factory=factory(ScriptedGraph()), progress=False)
+    shutil.rmtree(out / "store")  # what a machine that keeps only tracked files leaves
+    more = ScriptedGraph()
+    with pytest.raises(runlog.RunDirError, match="2 answers are logged"):
+        await run_evaluation(cfg(tiny, n=4), out, runner_factory=factory(more), progress=False)
+    assert more.calls == [] and len(runlog.read_results(out)) == 2  # nothing answered, nothing lost
+    # a memory-less run has nothing to lose: it resumes
+    plain = tmp_path / "plain"
+    await run_evaluation(cfg(tiny, n=2, memory_mode="none"), plain, runner_factory=factory(ScriptedGraph()), progress=False)
+    shutil.rmtree(plain / "store")
+    s = await run_evaluation(cfg(tiny, n=4, memory_mode="none"), plain, runner_factory=factory(ScriptedGraph()), progress=False)
+    assert s.n == 4
