@@ -12,6 +12,7 @@
 #   .venv, `python -P` and PYTHONPATH=the copy: without -P, `python -c` puts the working directory
 #   first on sys.path and the checkout's own `mia/` folder would be imported instead of the copy.
 # - Output (progress bars included) is appended to LOG. Run it with nohup/& to keep it in the background.
+# - Stop one between two questions with scripts/stop_at_boundary.sh RUN_DIR.
 # - Never `git stash` or check out files that such a run writes (its results and store): git replaces
 #   the files, and the run goes on writing to the deleted ones.
 set -euo pipefail
@@ -19,7 +20,7 @@ cd "$(dirname "$0")/.."
 REV=HEAD
 if [[ "${1:-}" == "--commit" ]]; then REV="$2"; shift 2; fi
 if [[ $# -lt 3 || "$2" != "--" || "${1:-}" == "-h" || "${1:-}" == "--help" ]]; then
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'
     exit 2
 fi
 LOG="$1"; shift 2
@@ -34,5 +35,7 @@ if [[ ! -f "$DEST/pkg/mia/CODE_COMMIT" ]]; then
 fi
 export PYTHONPATH="$DEST/pkg" HF_HUB_OFFLINE=1 TRANSFORMERS_OFFLINE=1 ANONYMIZED_TELEMETRY=False
 echo "[frozen_run] $(date -u +%FT%TZ) commit ${SHA:0:12}: mia $*" >> "$LOG"
-exec .venv/bin/python -P -c "import sys; from mia.app.cli import main; sys.argv = ['mia'] + sys.argv[1:]; main()" \
+# SIGINT is restored: a job started with `&` from a script ignores it, and scripts/stop_at_boundary.sh
+# relies on it (asyncio then cancels the question in flight and the harness's cleanup runs).
+exec .venv/bin/python -P -c "import signal, sys; signal.signal(signal.SIGINT, signal.default_int_handler); from mia.app.cli import main; sys.argv = ['mia'] + sys.argv[1:]; main()" \
     "$@" >> "$LOG" 2>&1
