@@ -198,6 +198,9 @@ def test_trajectory_rag_pastes_raw_trajectories_and_logs_raw() -> None:
     assert out["answer"] == "rag" and m["fake:planner"].prompts == []
     assert "Who wrote Othello?" in m["fake:executor"].prompts[0][1].content
     assert len(store.logged) == 2 and store.memorised == []
+    # the output says which trajectories were pasted, without crediting them as workflows
+    assert [(x["question"], x["outcome"], x["similarity"]) for x in out["memories"]] == [("Who wrote Othello?", "correct", 1.0)]
+    assert out["memories"][0]["id"] == store.logged[0].id and out["used_memory_ids"] == [] and store.stats == []
 
 
 def test_preset_plan_skips_planner_but_keeps_reflection() -> None:

@@ -54,3 +54,5 @@ def test_memory_store_tools_judge_for_real(tmp_path: Path) -> None:
                        context=Context(**{**ctx.__dict__, "memory_mode": "trajectory-rag", "judge_mode": "off"}))
     assert rag["answer"] == "fallback"  # the executor's script is used up
     assert q in models["executor"].prompts[-1][1].content  # past raw trajectories were pasted in
+    shown = {m["question"] for m in rag["memories"]}  # and the output names them (real Chroma similarity)
+    assert q in shown and all(0.0 < m["similarity"] <= 1.0001 for m in rag["memories"])
