@@ -22,6 +22,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from mia.graph.judge.metrics import cover_match, exact_match, normalize_answer
+from mia.graph.nodes.reflect import searches_made
+
 HERE = Path(__file__).resolve().parent
 WORD = re.compile(r"[A-Za-z0-9À-ÿ'’]+")
 NOT_NAMES = {"who", "what", "which", "when", "where", "why", "how", "is", "are", "was", "were", "do", "does",
@@ -46,17 +49,6 @@ def name_words(question: str) -> set[str]:
     return {w.lower() for w in tokens(question)[1:] if is_name(w) and len(w) > 1}
 
 
-def queries(row: dict[str, Any]) -> list[str]:
-    """Every search query of the answer path, in order."""
-    out: list[str] = []
-    for step in row.get("trajectory") or []:
-        if step.get("kind") == "tool_call":
-            args = step.get("args") or {}
-            items = args.get("query_list") or args.get("queries") or [args.get("query", "")]
-            out += [str(q) for q in items if str(q).strip()]
-    return out
-
-
 def past_log(run: Path) -> list[dict[str, Any]]:
     """The run's trajectory log, oldest first ([] for a run without memory)."""
     log = run / "store" / "memory" / "trajectories.jsonl"
@@ -66,12 +58,13 @@ def past_log(run: Path) -> list[dict[str, Any]]:
 
 
 def borrowed_answer(row: dict[str, Any], earlier: list[dict[str, Any]]) -> bool:
-    """The answer is an earlier question's answer and is nowhere in this question's search results."""
-    answer = (row.get("answer") or "").strip().lower()
-    if not answer or answer in ("yes", "no"):
+    """The answer is an earlier question's answer (normalised as EM is) and is nowhere in this
+    question's search results."""
+    answer = row.get("answer") or ""
+    if not normalize_answer(answer) or normalize_answer(answer) in ("yes", "no"):
         return False
-    seen = " ".join(s.get("content", "") for s in row.get("trajectory") or [] if s.get("kind") == "observation").lower()
-    return answer not in seen and any((t.get("answer") or "").strip().lower() == answer for t in earlier)
+    seen = " ".join(s.get("content", "") for s in row.get("trajectory") or [] if s.get("kind") == "observation")
+    return not cover_match(seen, [answer]) and any(exact_match(answer, [t.get("answer") or ""]) for t in earlier)
 
 
 def classify(question: str, query: str, others: list[set[str]]) -> str:
@@ -107,7 +100,7 @@ def run_stats(run: Path, n: int | None, against: dict[str, bool] | None = None) 
         before = position.get(row["question"], 0)  # only what was in memory before it
         others = log_words[:before]
         answers_borrowed += borrowed_answer(row, log[:before])
-        asked = queries(row)
+        asked = searches_made(row.get("trajectory") or [])
         kinds = [classify(row["question"], q, others) for q in asked]
         for kind in kinds:
             counts[kind] += 1
