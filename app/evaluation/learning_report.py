@@ -40,8 +40,10 @@ class LearningWindow(BaseModel):
 class LearnerBatch(BaseModel):
     """One learner step and how far behind the answers it was."""
 
-    batch: int
-    version: str | None  # None: the batch failed (see error)
+    batch: int  # the learned batch this row belongs to (a failed try: the batch being tried)
+    kind: str = "step"  # step (a version is published if the groups were not all tied), rollback,
+    # failed (a try, retried on the same episodes) or skipped (given up after the retries)
+    version: str | None  # a step's new version (None: no update), a rollback's target
     learned_through: int  # the answer (1-based) of the batch's last episode
     seconds: float  # the step's own duration
     lag_answers: int | None  # answers given after that one, before this version was published
@@ -114,24 +116,45 @@ def _first_served_from_registry(infos: dict[str, Any], n: int) -> dict[str, int]
 
 def _batches(events: list[dict[str, Any]], answers: list[QuestionResult],
              first_served: dict[str, int]) -> list[LearnerBatch]:
+    """One row per learner event. Numbered here, in log order: a resumed learner used to number
+    from 1 again. Only a learned (or finally skipped) batch moves `learned_through`: a failed try
+    is retried on the same episodes."""
     times = [r.finished_at for r in answers]
-    out, learned = [], 0
+    out, learned, done = [], 0, 0
     for event in events:
-        learned += int(event.get("episodes") or 0)
+        stats = event.get("stats") or {}
+        kind = _kind(event)
+        if kind == "step":
+            learned += int(event.get("episodes") or 0)
+            done += 1
+        elif kind == "skipped":
+            learned += int(stats.get("skipped") or 0)
         version, ended = event.get("version"), float(event.get("ended") or 0.0)
         last = times[learned - 1] if 0 < learned <= len(times) else None
         first = first_served.get(version) if version else None
         lag_answers = lag_s = None
-        if event.get("error") is None:
+        if kind == "step" and version is not None:
             if last is not None:
                 lag_answers = sum(1 for t in times[learned:] if t is not None and t <= ended)
                 lag_s = round(ended - last, 1)
             elif first is not None:  # no timestamps: published before the answer it first served
                 lag_answers = max(0, first - 1 - learned)
-        out.append(LearnerBatch(batch=int(event.get("batch") or len(out) + 1), version=version, learned_through=learned,
+        out.append(LearnerBatch(batch=done if kind in ("step", "rollback") else done + 1, kind=kind,
+                                version=version, learned_through=learned,
                                 seconds=round(ended - float(event.get("started") or ended), 1), lag_answers=lag_answers,
                                 lag_s=lag_s, first_served=first, error=event.get("error")))
     return out
+
+
+def _kind(event: dict[str, Any]) -> str:
+    stats = event.get("stats") or {}
+    if stats.get("skipped"):
+        return "skipped"
+    if event.get("error") is not None:
+        return "failed"
+    if stats.get("rollback"):
+        return "rollback"
+    return "step"
 
 
 def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
@@ -193,7 +216,8 @@ def render_learning(report: LearningReport) -> str:
         lines += ["", "| batch | version | learned through answer | step s | answers given before it was published | lag s | first served at answer |",
                   "|---|---|---|---|---|---|---|"]
         for b in report.batches:
-            version = b.version or f"failed ({(b.error or '')[:40]})"
+            version = {"step": b.version or "no update (tied groups)", "rollback": f"rollback to {b.version}",
+                       "skipped": "skipped after retries"}.get(b.kind) or f"failed ({(b.error or '')[:40]})"
             lines.append(f"| {b.batch} | {version} | {b.learned_through} | {b.seconds:.0f} | "
                          f"{'n/a' if b.lag_answers is None else b.lag_answers} | "
                          f"{'n/a' if b.lag_s is None else f'{b.lag_s:.0f}'} | "
@@ -201,7 +225,8 @@ def render_learning(report: LearningReport) -> str:
         lagged = [b.lag_answers for b in report.batches if b.lag_answers is not None]
         if lagged:
             lines += ["", f"Lag: a version was published a median of {statistics.median(lagged):g} answers "
-                          f"(max {max(lagged)}) after the last answer it learned from."]
+                          f"(max {max(lagged)}) after the last answer it learned from. Lag in seconds is wall-clock: "
+                          "in a run stopped and resumed it includes the time it was stopped."]
         else:
             lines += ["", "Lag: n/a (this run's answers carry neither timestamps nor versions, and it rolled back)."]
         if not report.tracked and lagged:

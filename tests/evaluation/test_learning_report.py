@@ -84,3 +84,27 @@ def test_eval_report_adds_the_section_only_for_learning_runs(tmp_path: Path) -> 
     assert learning_report(plain) is None
     _, md = compare([plain, run], window=5)
     assert md.count("### Test-time learning") == 1 and "| 6-10 | 3 |" in md
+
+
+def test_a_resumed_learner_log_is_numbered_in_order_and_failed_tries_learn_nothing(tmp_path: Path) -> None:
+    """The committed 2Wiki TTL log restarts at batch 1 after a resume, and its first batch of each
+    segment updated nothing (tied groups): rows must neither repeat numbers nor read "failed";
+    a failed try is retried on the same episodes, so it moves `learned_through` by nothing."""
+    run = make_run(tmp_path)
+    log = next((run / "store" / "online").glob("*/learner.jsonl"))
+    events = [{"batch": 1, "started": T0 + 40, "ended": T0 + 45, "episodes": 4, "version": None, "stats": {}},
+              {"batch": 1, "started": T0 + 50, "ended": T0 + 55, "episodes": 4, "version": None,
+               "error": "RuntimeError: boom"},
+              {"batch": 1, "started": T0 + 60, "ended": T0 + 65, "episodes": 4, "version": "v0001"},
+              {"batch": 1, "started": T0 + 66, "ended": T0 + 66, "episodes": 0, "version": "base",
+               "stats": {"rollback": 1.0}},
+              {"batch": 1, "started": T0 + 80, "ended": T0 + 80, "episodes": 0, "version": None,
+               "stats": {"skipped": 2.0}, "error": "skipped"}]
+    log.write_text("".join(json.dumps(e) + "\n" for e in events), encoding="utf-8")
+    report = learning_report(run, window=4)
+    assert report is not None
+    rows = [(b.batch, b.kind, b.learned_through) for b in report.batches]
+    assert rows == [(1, "step", 4), (2, "failed", 4), (2, "step", 8), (2, "rollback", 8), (3, "skipped", 10)]
+    text = render_learning(report)
+    assert "| 1 | no update (tied groups) | 4 |" in text and "| 2 | failed (RuntimeError: boom) | 4 |" in text
+    assert "| 2 | rollback to base | 8 |" in text and "| 3 | skipped after retries | 10 |" in text

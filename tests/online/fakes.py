@@ -12,6 +12,7 @@ from pathlib import Path
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.policy import SampledPlan
 from mia.training.online.rollouts import Rollout
+from mia.training.online.stopping import ShouldStop, check_stop
 from mia.training.online.trainer import BatchResult
 
 
@@ -28,7 +29,8 @@ def rollout(plan: str, outcome: str, turns: int = 1, answer: str = "x", feedback
 
 
 class GatedTrainer:
-    """learn() enters, signals `entered`, then waits for `gate` (a training step in progress)."""
+    """learn() enters, signals `entered`, then waits for `gate` (a training step in progress),
+    polling `should_stop` as the real trainer does between its units."""
 
     parametric = True
 
@@ -43,11 +45,14 @@ class GatedTrainer:
         self.resets: list[Path | None] = []
         self.log = log
 
-    def learn(self, episodes: Sequence[OnlineEpisode]) -> BatchResult:
+    def learn(self, episodes: Sequence[OnlineEpisode], should_stop: ShouldStop | None = None) -> BatchResult:
         start = time.monotonic()
         self.entered.set()
-        if not self.gate.wait(60):
-            raise TimeoutError("the test never released the training step")
+        deadline = time.monotonic() + 60
+        while not self.gate.wait(0.02):
+            check_stop(should_stop)
+            if time.monotonic() > deadline:
+                raise TimeoutError("the test never released the training step")
         if self.fail_times > 0:
             self.fail_times -= 1
             raise RuntimeError("simulated training failure")

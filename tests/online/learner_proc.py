@@ -23,11 +23,11 @@ def main(folder: Path, mode: str) -> None:
     if mode == "hang":
         original = trainer.learn
 
-        def learn(episodes):
+        def learn(episodes, should_stop=None):
             if trainer.batches:  # the second batch: announce, then hang inside the step
                 (folder / "in_step").write_text(",".join(e.id for e in episodes))
                 time.sleep(600)
-            return original(episodes)
+            return original(episodes, should_stop)
 
         trainer.learn = learn
         for i in range(4):

@@ -45,3 +45,27 @@ def test_killed_learner_restarts_from_its_saved_episodes(tmp_path) -> None:
     assert learned == [["e0", "e1"], ["e2", "e3"]]
     registry = json.loads((tmp_path / "adapters" / "registry.json").read_text())
     assert registry["current"] == "v0002"
+
+
+def test_ctrl_c_during_a_real_batch_stops_the_learner_and_exits_cleanly(tmp_path) -> None:
+    """Ctrl-C while the learner samples plans on the real embedded model: close() returns in
+    seconds (the sampling is cut at the next token), the process exits normally (the learner
+    thread used to run on into interpreter shutdown and abort it: "terminate called without an
+    active exception"), and the episode stays pending for the next run."""
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    proc = subprocess.Popen([sys.executable, "-m", "tests.online.interrupt_proc", str(tmp_path)], cwd=ROOT, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 300
+    while not (tmp_path / "in_batch").exists():
+        assert proc.poll() is None, proc.stdout.read()
+        assert time.monotonic() < deadline, "the learner never started its batch"
+        time.sleep(0.05)
+    time.sleep(2.0)  # well inside a sampling forced to thousands of tokens
+    proc.send_signal(signal.SIGINT)
+    out, _ = proc.communicate(timeout=180)
+    assert proc.returncode == 0, out
+    assert "terminate called" not in out, out
+    report = json.loads([line for line in out.splitlines() if line.startswith("{")][-1])
+    assert report["closed"] is True and report["close_s"] < 30, report
+    assert (report["cursor"], report["pending"], report["current"]) == (0, 1, "base"), report
+    assert report["last_error"] is None, report

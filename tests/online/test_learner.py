@@ -167,3 +167,60 @@ def test_rollback_fires_with_the_default_settings(tmp_path) -> None:
     finally:
         learner.close()
     assert reg.info("v0001")["status"] == "rolled_back"
+
+
+def test_close_stops_a_batch_in_progress_and_a_resumed_learner_learns_it(tmp_path) -> None:
+    """Ctrl-C during a batch: close() returns within a stop check (not after the batch, minutes on
+    a CPU), nothing is published, the batch's episodes stay pending, and the next learner over
+    the same folder learns them and goes on numbering its batches."""
+    import json
+
+    trainer = GatedTrainer()
+    learner, reg, _ = make(tmp_path, trainer)
+    learner.start()
+    try:
+        learner.submit(episode(0))
+        learner.submit(episode(1))
+        assert wait_for(lambda: reg.current == "v0001")
+        trainer.gate.clear()
+        trainer.entered.clear()
+        learner.submit(episode(2))
+        learner.submit(episode(3))
+        assert trainer.entered.wait(30), "the second batch never started"
+    finally:
+        started = time.monotonic()
+        assert learner.close(timeout=30), "the learner outlived close()"
+    assert time.monotonic() - started < 5
+    assert not learner.alive and reg.current == "v0001" and learner.queue.cursor() == 2
+    assert "LearningStopped" not in (learner.last_error or "")  # a stop is not a failure
+
+    trainer2 = GatedTrainer()
+    resumed, reg2, _ = make(tmp_path, trainer2)
+    resumed.start()
+    try:
+        assert wait_for(lambda: resumed.queue.cursor() == 4)
+    finally:
+        resumed.close()
+    assert trainer2.batches == [["e2", "e3"]] and reg2.current == "v0002"
+    events = [json.loads(line) for line in (tmp_path / "online" / "learner.jsonl").read_text().splitlines()]
+    assert [(e["batch"], e["version"]) for e in events] == [(1, "v0001"), (2, "v0002")]
+
+
+def test_close_reports_a_learner_that_does_not_stop(tmp_path, caplog) -> None:
+    """A trainer that ignores the stop flag: close() says so instead of pretending."""
+
+    class Deaf(GatedTrainer):
+        def learn(self, episodes, should_stop=None):
+            return super().learn(episodes)  # never polls the flag
+
+    trainer = Deaf(hold=True)
+    learner, _, _ = make(tmp_path, trainer)
+    learner.start()
+    learner.submit(episode(0))
+    learner.submit(episode(1))
+    assert trainer.entered.wait(30)
+    with caplog.at_level("WARNING"):
+        assert learner.close(timeout=0.2) is False
+    assert "did not stop" in caplog.text
+    trainer.gate.set()
+    assert wait_for(lambda: not learner.alive)

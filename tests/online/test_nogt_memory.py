@@ -104,10 +104,10 @@ class FakePolicy:
     def __init__(self):
         self.groups = None
 
-    def sample(self, messages, n, max_new_tokens, temperature):
+    def sample(self, messages, n, max_new_tokens, temperature, should_stop=None):
         return [SampledPlan(f"plan {i}: search", [1, 2], [3, 4]) for i in range(n)]
 
-    def grpo_step(self, groups):
+    def grpo_step(self, groups, should_stop=None):
         self.groups = groups
         return {"reward_mean": 0.5, "updated": 1.0}
 
@@ -181,3 +181,23 @@ def test_a_failed_batch_is_played_one_by_one_and_a_broken_rollout_earns_no_answe
     assert [r.outcome for r in got] == ["correct", "incorrect", "correct"]
     assert got[1].answer is None and got[1].reward == pytest.approx(0.05)  # the plan's format credit only
     assert got[0].reward == pytest.approx(1.0)
+
+
+def test_the_batch_trainer_stops_between_questions_without_a_step() -> None:
+    """close() while a batch's second question is sampled: no GRPO step, `LearningStopped`."""
+    from mia.training.online.stopping import LearningStopped
+
+    policy = FakePolicy()
+    sampled: list[int] = []
+    plain = policy.sample
+
+    def sample(*args, should_stop=None, **kwargs):
+        sampled.append(1)
+        return plain(*args, **kwargs)
+
+    policy.sample = sample
+    cfg = OnlineConfig(rollouts=2)
+    trainer = GRPOBatchTrainer(policy, RolloutScorer(FakeReact(["gold 0", "x"] * 4), cfg, None), cfg)
+    with pytest.raises(LearningStopped):
+        trainer.learn([episode(0), episode(1)], should_stop=lambda: len(sampled) >= 1)
+    assert sampled == [1] and policy.groups is None

@@ -62,3 +62,34 @@ def test_sampled_plans_keep_their_token_ids_for_the_update(policy) -> None:
     assert all(p.text == policy.tokenizer.decode(p.completion_ids, skip_special_tokens=True).strip() for p in plans)
     stats = policy.grpo_step([[(plans[0], 1.0), (plans[1], 0.0), (plans[2], 0.5), (plans[3], 0.0)]])
     assert stats["updated"] == 1.0 and stats["loss"] == stats["loss"]
+
+
+@pytest.mark.real_model
+def test_a_stop_request_cuts_sampling_and_leaves_the_weights_as_they_were(policy) -> None:
+    """close() during a batch: `generate` ends at the next token, and a GRPO step stopped between
+    its samples changes no weight (its gradients are dropped)."""
+    import torch
+
+    from mia.training.online.stopping import LearningStopped
+
+    calls = {"n": 0}
+
+    def after_three_tokens() -> bool:
+        calls["n"] += 1
+        return calls["n"] > 3
+
+    torch.manual_seed(0)
+    cut = policy.sample(PROMPT, 2, max_new_tokens=40, should_stop=after_three_tokens)
+    assert all(len(p.completion_ids) <= 4 for p in cut), [len(p.completion_ids) for p in cut]
+    plans = policy.sample(PROMPT, 2, max_new_tokens=6)
+    before = [p.detach().clone() for p in policy.params]
+    seen = {"n": 0}
+
+    def after_first_sample() -> bool:
+        seen["n"] += 1
+        return seen["n"] > 1
+
+    with pytest.raises(LearningStopped):
+        policy.grpo_step([[(plans[0], 1.0), (plans[1], 0.0)]], should_stop=after_first_sample)
+    assert all(torch.equal(a, b) for a, b in zip(before, policy.params, strict=True))
+    assert all(p.grad is None for p in policy.params) and not policy.model.training

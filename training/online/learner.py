@@ -25,6 +25,7 @@ from typing import Any
 from mia.training.online.episodes import EpisodeQueue, OnlineEpisode
 from mia.training.online.layout import LEARNER_LOG
 from mia.training.online.registry import AdapterRegistry
+from mia.training.online.stopping import LearningStopped
 from mia.training.online.trainer import BatchTrainer
 
 log = logging.getLogger(__name__)
@@ -63,7 +64,7 @@ class OnlineLearner:
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
         self._failures = 0
-        self._batches = 0
+        self._batches = _batches_learned(self.folder / LEARNER_LOG)  # numbering goes on after a resume
 
     # ---------------------------------------------------------------- the answer path
     def submit(self, episode: OnlineEpisode) -> None:
@@ -96,12 +97,21 @@ class OnlineLearner:
     def alive(self) -> bool:
         return self._thread is not None and self._thread.is_alive()
 
-    def close(self, timeout: float | None = 60.0) -> None:
-        """Stop after the batch in progress (its episodes stay pending if it does not finish)."""
+    def close(self, timeout: float | None = 300.0) -> bool:
+        """Stop the thread: a batch in progress ends at its next stop check (a plan group's
+        sampling is cut at the next token; a rollout group, at most one question's rollouts, runs
+        to its end) and its episodes stay pending. True once the thread has ended; False (logged)
+        if it outlived `timeout`."""
         self._stop.set()
         self._wake.set()
-        if self._thread is not None:
-            self._thread.join(timeout)
+        if self._thread is None:
+            return True
+        self._thread.join(timeout)
+        if self._thread.is_alive():
+            log.warning("the online learner did not stop within %ss; its batch's episodes stay pending in %s",
+                        timeout, self.queue.path)
+            return False
+        return True
 
     def drain(self, timeout: float = 600.0) -> bool:
         """Block until fewer than a batch of episodes is pending (tests, end of an eval run)."""
@@ -140,7 +150,7 @@ class OnlineLearner:
         self.training.set()
         version = None
         try:
-            result = self.trainer.learn(batch)
+            result = self.trainer.learn(batch, should_stop=self._stop.is_set)
             if self.trainer.parametric and result.updated:
                 folder = self.registry.next_dir()
                 self.trainer.save(folder)
@@ -151,6 +161,9 @@ class OnlineLearner:
                 for episode in batch:
                     self.memory_loop.absorb(episode, result.rollouts.get(episode.id, []))
                 self.memory_loop.end_batch(batch[0].namespace if batch else None)
+        except LearningStopped:  # closed part-way: not a failure; the batch is learned on resume
+            log.info("online learning batch stopped by close(); its %d episodes stay pending", len(batch))
+            return
         except Exception as exc:  # noqa: BLE001 - retried, then skipped; never fatal
             self._failures += 1
             self.last_error = f"{type(exc).__name__}: {exc}"
@@ -160,6 +173,8 @@ class OnlineLearner:
             if self._failures > self.max_retries:
                 log.error("skipping %d episodes after repeated failures (they stay in %s)", len(batch),
                           self.queue.path)
+                self._record(StepEvent(self._batches, time.time(), time.time(), 0, None,
+                                       stats={"skipped": float(len(batch))}, error="skipped"))
                 self.queue.advance(len(batch))
                 self._failures = 0
             else:
@@ -191,6 +206,21 @@ class OnlineLearner:
         self.events.append(event)
         with (self.folder / LEARNER_LOG).open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(event.__dict__, default=str) + "\n")
+
+
+def _batches_learned(path: Path) -> int:
+    """The batches an earlier process learned, from its learner.jsonl (0 for a new learner)."""
+    if not path.is_file():
+        return 0
+    done = 0
+    for line in path.read_text(encoding="utf-8").splitlines():
+        try:
+            event = json.loads(line)
+        except ValueError:  # a line cut by a kill: the batches before it still count
+            continue
+        if isinstance(event, dict) and event.get("error") is None and int(event.get("episodes") or 0) > 0:
+            done += 1
+    return done
 
 
 def _write_meta(folder: Path, stats: dict[str, Any], episode_ids: list[str], parent: str) -> None:

@@ -21,6 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from mia.training.online.stopping import ShouldStop, check_stop, stopping_criteria
+
 log = logging.getLogger(__name__)
 
 
@@ -120,11 +122,13 @@ class PlannerPolicy:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     def sample(self, messages: list[dict[str, str]], n: int, max_new_tokens: int,
-               temperature: float = 1.0) -> list[SampledPlan]:
-        """n plans for one planner prompt (sampled, so that the group differs)."""
+               temperature: float = 1.0, should_stop: ShouldStop | None = None) -> list[SampledPlan]:
+        """n plans for one planner prompt (sampled, so that the group differs); cut short at the
+        next token once `should_stop()` (the caller then drops them: see `stopping`)."""
         ids = self.prompt_ids(messages)
         out = self.generate_from_prompt(ids, n, max_new_tokens=max_new_tokens, do_sample=True,
-                                        temperature=temperature, top_p=1.0, top_k=0)
+                                        temperature=temperature, top_p=1.0, top_k=0,
+                                        stopping_criteria=stopping_criteria(should_stop))
         plans = []
         eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
         for row in out[:, len(ids):].tolist():
@@ -159,8 +163,11 @@ class PlannerPolicy:
                                        **generate_kwargs)
 
     # ---------------------------------------------------------------- learning
-    def grpo_step(self, groups: Sequence[Sequence[tuple[SampledPlan, float]]]) -> dict[str, float]:
-        """One GRPO update from scored groups (one group = one question's n plans)."""
+    def grpo_step(self, groups: Sequence[Sequence[tuple[SampledPlan, float]]],
+                  should_stop: ShouldStop | None = None) -> dict[str, float]:
+        """One GRPO update from scored groups (one group = one question's n plans). Polls
+        `should_stop` between samples' backward passes: a stopped step leaves the weights as they
+        were (`LearningStopped`; the gradients are dropped before the next step)."""
         import torch
 
         items = []
@@ -177,14 +184,20 @@ class PlannerPolicy:
         self.optimizer.zero_grad(set_to_none=True)
         total_tokens = sum(len(plan.completion_ids) for plan, _ in items)
         loss_value = 0.0
-        for plan, adv in items:
-            ids = torch.tensor([plan.prompt_ids + plan.completion_ids], device=self.device)
-            logits = self.model(input_ids=ids).logits[0, len(plan.prompt_ids) - 1: -1]
-            target = ids[0, len(plan.prompt_ids):]
-            logp = torch.log_softmax(logits.float(), dim=-1).gather(1, target[:, None]).squeeze(1)
-            loss = -(adv * logp).sum() / total_tokens  # DAPO: token sum over the batch's token count
-            loss.backward()
-            loss_value += float(loss.detach())
+        try:
+            for plan, adv in items:
+                check_stop(should_stop)
+                ids = torch.tensor([plan.prompt_ids + plan.completion_ids], device=self.device)
+                logits = self.model(input_ids=ids).logits[0, len(plan.prompt_ids) - 1: -1]
+                target = ids[0, len(plan.prompt_ids):]
+                logp = torch.log_softmax(logits.float(), dim=-1).gather(1, target[:, None]).squeeze(1)
+                loss = -(adv * logp).sum() / total_tokens  # DAPO: token sum over the batch's token count
+                loss.backward()
+                loss_value += float(loss.detach())
+        except BaseException:
+            self.optimizer.zero_grad(set_to_none=True)
+            self.model.eval()
+            raise
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, self.max_grad_norm)
         self.optimizer.step()
         self.model.eval()

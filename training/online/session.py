@@ -175,11 +175,12 @@ class LearningSession:
         self.learner.submit(episode)
         return episode
 
-    def close(self, drain: bool = False, timeout: float = 600.0) -> None:
-        """Stop the learner (after learning from what is pending when `drain`)."""
+    def close(self, drain: bool = False, timeout: float = 600.0) -> bool:
+        """Stop the learner (after learning from what is pending when `drain`). A batch in
+        progress ends at its next stop check and stays pending. True once the thread ended."""
         if drain:
             self.learner.drain(timeout)
-        self.learner.close()
+        return self.learner.close(timeout)
 
 
 def served_reward(result: RunResult, gold: list[str], cfg: OnlineConfig) -> tuple[str, float | None, str]:

@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from mia.training.online.config import OnlineConfig
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.rollouts import Rollout, RolloutScorer
+from mia.training.online.stopping import ShouldStop, check_stop
 
 log = logging.getLogger(__name__)
 
@@ -32,11 +33,13 @@ class BatchResult:
 
 
 class BatchTrainer(Protocol):
-    """The learner's seam (tests plug in fakes): learn from a batch, save and restore weights."""
+    """The learner's seam (tests plug in fakes): learn from a batch, save and restore weights.
+    `learn` polls `should_stop` and raises `LearningStopped`, so that closing the learner (Ctrl-C,
+    the end of a run) waits for seconds, not for the rest of a batch (minutes on a CPU)."""
 
     parametric: bool
 
-    def learn(self, episodes: Sequence[OnlineEpisode]) -> BatchResult: ...
+    def learn(self, episodes: Sequence[OnlineEpisode], should_stop: ShouldStop | None = None) -> BatchResult: ...
 
     def save(self, folder: Path) -> None: ...
 
@@ -48,7 +51,7 @@ class MemoryOnlyTrainer:
 
     parametric = False
 
-    def learn(self, episodes: Sequence[OnlineEpisode]) -> BatchResult:
+    def learn(self, episodes: Sequence[OnlineEpisode], should_stop: ShouldStop | None = None) -> BatchResult:
         return BatchResult(stats={"questions": float(len(episodes))})
 
     def save(self, folder: Path) -> None:  # pragma: no cover - never called for a non-parametric trainer
@@ -68,7 +71,7 @@ class GRPOBatchTrainer:
         self.policy, self.scorer, self.cfg = policy, scorer, cfg
         self.before_step = before_step  # tests: observe/hold the moment a GRPO step begins
 
-    def learn(self, episodes: Sequence[OnlineEpisode]) -> BatchResult:
+    def learn(self, episodes: Sequence[OnlineEpisode], should_stop: ShouldStop | None = None) -> BatchResult:
         from mia.training.prompts import planner_messages
 
         started = time.perf_counter()
@@ -76,17 +79,21 @@ class GRPOBatchTrainer:
         groups = []
         sample_s = 0.0
         for ep in episodes:
+            check_stop(should_stop)
             messages = planner_messages(ep.question, ep.memories, max_words=self.cfg.plan_max_words)
             sampling = time.perf_counter()
-            plans = self.policy.sample(messages, self.cfg.rollouts, self.cfg.plan_max_tokens, self.cfg.temperature)
+            plans = self.policy.sample(messages, self.cfg.rollouts, self.cfg.plan_max_tokens, self.cfg.temperature,
+                                       should_stop=should_stop)
             sample_s += time.perf_counter() - sampling
+            check_stop(should_stop)  # a sampling cut short by the stop is not a group to score
             rollouts = self.scorer.score_group(ep, plans)
             result.rollouts[ep.id] = rollouts
             groups.append([(r.plan, r.reward) for r in rollouts])
         rollout_s = time.perf_counter() - started
         if self.before_step is not None:
             self.before_step()
-        stats = self.policy.grpo_step(groups)
+        check_stop(should_stop)
+        stats = self.policy.grpo_step(groups, should_stop=should_stop)
         all_rollouts = [r for rs in result.rollouts.values() for r in rs]
         stats.update(rollout_s=round(rollout_s, 2), sample_s=round(sample_s, 2),
                      step_s=round(time.perf_counter() - started - rollout_s, 2),
