@@ -93,3 +93,35 @@ def test_bad_policy_and_damaged_registry_are_clear_errors(tmp_path) -> None:
     (tmp_path / "registry.json").write_text("[]")
     with pytest.raises(ValueError, match="damaged"):
         AdapterRegistry(tmp_path)
+
+
+def test_a_version_whose_files_are_gone_is_marked_missing_and_its_ancestor_served(tmp_path) -> None:
+    """A machine recycled with only the registry kept: v0002 and v0003 lost their folders. The
+    registry serves v0001 (the newest intact ancestor), keeps the lost versions' history, and the
+    next version is v0004, not a second v0002."""
+    import shutil
+
+    reg = AdapterRegistry(tmp_path)
+    for _ in range(3):
+        folder = reg.next_dir()
+        write_fake_adapter(folder)
+        reg.publish(folder)
+        reg.record_reward(folder.name, 0.5)
+    shutil.rmtree(tmp_path / "v0002")
+    shutil.rmtree(tmp_path / "v0003")
+    again = AdapterRegistry(tmp_path)
+    assert again.recovered == ["v0002", "v0003"]
+    assert again.current == "v0001" and again.current_path() == tmp_path / "v0001"
+    assert again.info("v0003")["status"] == "missing" and again.info("v0003")["rewards"] == [0.5]
+    assert "v0003" in again.info("v0003")["missing_reason"]
+    assert again.next_dir().name == "v0004"
+    assert AdapterRegistry(tmp_path).recovered == []  # said once; the state on disk carries it
+
+
+def test_every_version_missing_falls_back_to_the_base_planner(tmp_path) -> None:
+    reg = AdapterRegistry(tmp_path)
+    folder = reg.next_dir()
+    (folder / "adapter_config.json").write_text("{}")  # cut before the weights were written
+    reg.publish(folder)
+    again = AdapterRegistry(tmp_path)
+    assert again.recovered == ["v0001"] and again.current == BASE and again.current_path() is None

@@ -6,6 +6,11 @@ overwritten, `registry.json` (replaced atomically) says which one is served, and
 the answers each version served decide whether the newest one stays: when its rolling mean
 reward falls more than `tolerance` below the version it replaced (over `window` answers each),
 the registry rolls back to that version.
+
+A version whose folder has lost its adapter files (a machine recycled with the data directory only
+partly kept, a folder deleted by hand) cannot be served or trained on: on load the registry marks
+it `missing` and serves its newest intact ancestor, says so in `recovered` and the log, and never
+gives its name to a new version.
 """
 
 from __future__ import annotations
@@ -25,6 +30,8 @@ from mia.training.online.layout import BASE, REGISTRY_FILE
 log = logging.getLogger(__name__)
 
 _VERSION = re.compile(r"^v(\d{4,})$")
+ADAPTER_FILES = ("adapter_config.json", "adapter_model.safetensors")  # what a servable version folder holds
+MISSING = "missing"  # the status of a version whose adapter files are gone
 
 
 @dataclass(frozen=True)
@@ -56,6 +63,7 @@ class AdapterRegistry:
         self.policy = policy or RollbackPolicy()
         self._lock = threading.RLock()
         self._state = self._load()
+        self.recovered: list[str] = self._recover_missing()
 
     # ---------------------------------------------------------------- persistence
     def _load(self) -> dict[str, Any]:
@@ -70,6 +78,33 @@ class AdapterRegistry:
 
     def _save(self) -> None:
         atomic_write_json(self.path, self._state)
+
+    def intact(self, version: str) -> bool:
+        """Whether a version can be served: `base`, or a folder holding its adapter files."""
+        folder = self.path_of(version)
+        return folder is None or all((folder / name).is_file() for name in ADAPTER_FILES)
+
+    def _recover_missing(self) -> list[str]:
+        """Mark versions whose files are gone as `missing` and, when the served one is among them,
+        serve its newest intact ancestor instead. Returns the versions newly found missing."""
+        versions = self._state["versions"]
+        lost = [v for v in versions if v != BASE and versions[v].get("status") != MISSING and not self.intact(v)]
+        if not lost:
+            return []
+        now = time.time()
+        for version in lost:
+            versions[version].update(status=MISSING, missing_since=now,
+                                     missing_reason=f"adapter files missing from {self.path_of(version)}")
+        current = self._state["current"]
+        while current != BASE and versions.get(current, {}).get("status") == MISSING:
+            current = versions[current].get("parent") or BASE
+        if current != self._state["current"]:
+            log.warning("planner adapter %s has lost its files: serving %s, its newest intact ancestor",
+                        self._state["current"], current)
+            self._state["current"] = current
+        log.warning("planner adapter versions without their files (marked missing): %s", ", ".join(lost))
+        self._save()
+        return lost
 
     # ---------------------------------------------------------------- versions
     @property
@@ -97,9 +132,11 @@ class AdapterRegistry:
         return self.path_of(self.current)
 
     def next_dir(self) -> Path:
-        """A fresh folder for the next version (v0001, v0002, ...), created empty."""
+        """A fresh folder for the next version (v0001, v0002, ...), created empty. A name the
+        history already holds is never reused, even when its folder is gone."""
         with self._lock:
-            taken = [int(m.group(1)) for p in self.root.iterdir() if (m := _VERSION.match(p.name))]
+            names = [p.name for p in self.root.iterdir()] + list(self._state["versions"])
+            taken = [int(m.group(1)) for name in names if (m := _VERSION.match(name))]
             folder = self.root / f"v{max(taken, default=0) + 1:04d}"
             folder.mkdir(parents=True)
             return folder
