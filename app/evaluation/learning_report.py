@@ -25,6 +25,7 @@ from mia.app.evaluation.records import QuestionResult
 from mia.app.evaluation.runlog import RunDirError, latest_by_id, read_config, read_results
 from mia.app.evaluation.stats import Estimate, wilson
 from mia.training.online.layout import ADAPTERS_DIR, BASE, LEARNER_LOG, ONLINE_DIR, REGISTRY_FILE
+from mia.training.online.registry import MISSING
 
 
 class LearningWindow(BaseModel):
@@ -59,6 +60,7 @@ class LearningReport(BaseModel):
     windows: list[LearningWindow]
     batches: list[LearnerBatch]
     rolled_back: list[str]
+    missing: list[str] = []  # versions whose adapter files were lost (the registry served an ancestor instead)
     served: dict[str, int]  # answers per version
     tracked: bool = True  # answers say which version served them (runs before that: from the registry)
 
@@ -188,6 +190,7 @@ def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
     else:
         served = {v: len(info.get("rewards") or []) for v, info in infos.items() if info.get("rewards")}
     rolled = [v for v, info in infos.items() if info.get("status") == "rolled_back"]
+    missing = [v for v, info in infos.items() if info.get("status") == MISSING]
     if tracked:
         first_served: dict[str, int] = {}
         for index, r in enumerate(answers, start=1):
@@ -198,7 +201,7 @@ def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
 
     return LearningReport(label=run_label(config), n=len(answers), scored_by="judge" if by_judge else "cover match",
                           windows=windows, batches=_batches(_learner_log(run_dir), answers, first_served),
-                          rolled_back=rolled,
+                          rolled_back=rolled, missing=missing,
                           served=served, tracked=tracked)
 
 
@@ -208,7 +211,9 @@ def render_learning(report: LearningReport) -> str:
              f"{report.n} answers, scored by {report.scored_by}. Answers per version served"
              + ("" if report.tracked else " (from the registry: this run's answers do not say which version served them)")
              + ": " + (", ".join(f"{v} {n}" for v, n in report.served.items()) or "n/a")
-             + f". Rolled back: {', '.join(report.rolled_back) or 'none'}.", "",
+             + f". Rolled back: {', '.join(report.rolled_back) or 'none'}."
+             + (f" Lost (adapter files missing; their newest intact ancestor was served instead): "
+                f"{', '.join(report.missing)}." if report.missing else ""), "",
              "| answers | correct | accuracy (95% CI) | versions served |", "|---|---|---|---|"]
     lines += [f"| {w.start}-{w.end} | {w.correct} | {w.accuracy.fmt(3)} | {', '.join(w.versions) or 'n/a'} |"
               for w in report.windows]

@@ -71,6 +71,19 @@ def test_a_rollback_is_reported_and_the_registry_order_is_not_trusted(tmp_path: 
     assert report is not None and report.rolled_back == ["v0002"]
     assert all(b.first_served is None and b.lag_answers is None for b in report.batches)
     assert "Rolled back: v0002" in render_learning(report)
+    assert report.missing == [] and "Lost" not in render_learning(report)
+
+
+def test_versions_that_lost_their_files_are_reported(tmp_path: Path) -> None:
+    """The registry (training.online.registry) marks such versions missing on load; the report names them."""
+    from mia.training.online.registry import AdapterRegistry
+
+    run = make_run(tmp_path)
+    AdapterRegistry(run / "store" / "adapters" / "planner" / "default")  # v0001 and v0002 have no folders
+    report = learning_report(run)
+    assert report is not None and report.missing == ["v0001", "v0002"]
+    assert "Lost (adapter files missing; their newest intact ancestor was served instead): v0001, v0002." \
+        in render_learning(report)
 
 
 def test_eval_report_adds_the_section_only_for_learning_runs(tmp_path: Path) -> None:
