@@ -17,6 +17,7 @@ STORE=results/training/2wiki-warmup-store
 COMMON=(--dataset 2wiki --max-tool-calls 4)
 run() {  # run NAME ARGS...: one configuration, logged to $R/NAME.log
     local name="$1"; shift
+    scripts/checkpoint_run.sh "$R/$name" >> "$R/checkpoints.log" 2>&1 &   # commits the run every 30 min
     scripts/frozen_run.sh "$R/$name.log" -- eval "${COMMON[@]}" --label "$name" --out "$R/$name" "$@"
 }
 run mia-grpo --n 100 --memory mia --memory-from "$STORE" \
@@ -28,11 +29,13 @@ run mia-base --n 120 --memory mia --memory-from "$STORE"
 # a first attempt (30 answers on 6290ee8) lost its memory with the machine it ran on; kept in attempts/
 run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
-# on mia-base's own code (00922b1), so that the two 120-question rows differ in test-time learning
+# on mia-base's own code (00922b1; since question 105, fa667c1 = 00922b1 + the registry's recovery of
+# adapter versions whose files were lost, b68a9d5), so that the two 120-question rows differ in test-time learning
 # alone (later commits added the executor's yes/no line and two plan and judge rules)
 # test-time learning takes longer than a session (about 160 s a question): stop it at a question
 # boundary, commit its store (git add -f), and the next session resumes it (see README.md)
-scripts/frozen_run.sh --commit 00922b1 "$R/mia-ttl.log" -- eval "${COMMON[@]}" --label mia-ttl --out "$R/mia-ttl" \
+scripts/checkpoint_run.sh "$R/mia-ttl" >> "$R/checkpoints.log" 2>&1 &
+scripts/frozen_run.sh --commit fa667c1 "$R/mia-ttl.log" -- eval "${COMMON[@]}" --label mia-ttl --out "$R/mia-ttl" \
     --n 120 --memory mia --memory-from "$STORE" --test-time-learning
 .venv/bin/mia eval-report "$R/none" "$R/trajectory-rag" "$R/mia-base" "$R/mia-grpo" --out "$R" \
     --title "2WikiMultihopQA, 100 unseen questions"

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Commit a running evaluation's folder (results, log, store with its adapter versions) every
+# INTERVAL seconds, each time just after an answer, so that a machine recycled mid-run loses at
+# most one interval. Why: run stores are git-ignored (results/.gitignore), and a machine change
+# keeps only what git tracks; twice a store, and once ten adapter versions, were lost that way.
+#
+#   scripts/checkpoint_run.sh RUN_DIR [INTERVAL_S]      (default 1800; run it with nohup ... &)
+#
+# - Waits for RUN_DIR/results.jsonl to gain a line (the answer's memory is written, the next
+#   question has only begun), then `git add -f` RUN_DIR (less the GGUF copies of adapters, rebuilt
+#   from the safetensors on load) and RUN_DIR.log and commits only those paths (`git commit
+#   --only`), whatever else is staged. A busy index (another git command) is retried.
+# - Waits up to a minute for the process that writes RUN_DIR to start (so a queue can start it
+#   just before the run), and ends when no process writes RUN_DIR any more, after a last commit.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
+    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
+    exit 2
+fi
+RUN="${1%/}"; INTERVAL="${2:-1800}"
+count() { [[ -f "$RUN/results.jsonl" ]] && wc -l < "$RUN/results.jsonl" || echo 0; }
+running() { pgrep -f -- "--out $RUN( |\$)" > /dev/null; }
+commit() {
+    local paths=("$RUN") n
+    [[ -f "$RUN.log" ]] && paths+=("$RUN.log")
+    n="$(count)"
+    for _ in 1 2 3 4 5; do
+        if git add -f -- "${paths[@]}" ':(exclude,glob)**/*.gguf' 2>/dev/null; then
+            git diff --cached --quiet -- "${paths[@]}" && return 0  # nothing new
+            git commit -q --only -m "$RUN: checkpoint at $n answers (scripts/checkpoint_run.sh)" -- "${paths[@]}" \
+                && { echo "$(date -u +%FT%TZ) committed $RUN at $n answers"; return 0; }
+        fi
+        sleep 5
+    done
+    echo "$(date -u +%FT%TZ) could not commit $RUN" >&2
+}
+for _ in $(seq 1 30); do running && break; sleep 2; done
+while running; do
+    for _ in $(seq 1 $((INTERVAL / 10))); do running || break; sleep 10; done
+    start="$(count)"
+    while running && [[ "$(count)" == "$start" ]]; do sleep 2; done
+    commit
+done
+commit
