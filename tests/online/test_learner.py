@@ -224,3 +224,34 @@ def test_close_reports_a_learner_that_does_not_stop(tmp_path, caplog) -> None:
     assert "did not stop" in caplog.text
     trainer.gate.set()
     assert wait_for(lambda: not learner.alive)
+
+
+def test_a_version_that_fails_while_the_learner_lags_is_rolled_back(tmp_path) -> None:
+    """The learner is always a batch or more behind on CPU: v0001 serves bad answers while the
+    next batch is being learned from it. It is judged before that batch's update is published (it
+    used to be judged only between batches, when the newest version had served nothing yet, so no
+    rollback ever fired in a 104-answer 2Wiki run); the update built on it is dropped and the
+    batch is learned again from the base planner."""
+    trainer = GatedTrainer()
+    learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1))
+    learner.start()
+    try:
+        learner.submit(episode(0, reward=0.9, adapter_version=BASE))
+        learner.submit(episode(1, reward=0.9, adapter_version=BASE))
+        assert wait_for(lambda: reg.current == "v0001")
+        trainer.gate.clear()
+        trainer.entered.clear()
+        learner.submit(episode(2, reward=0.9, adapter_version=BASE))  # answered before the swap
+        learner.submit(episode(3, reward=0.9, adapter_version=BASE))
+        assert trainer.entered.wait(30), "the learner never started the second batch"
+        learner.submit(episode(4, reward=0.0, adapter_version="v0001"))  # v0001 serves while it learns
+        learner.submit(episode(5, reward=0.0, adapter_version="v0001"))
+        trainer.gate.set()
+        assert wait_for(lambda: learner.queue.cursor() == 6), learner.queue.cursor()
+    finally:
+        learner.close()
+    assert reg.info("v0001")["status"] == "rolled_back"
+    assert trainer.batches == [["e0", "e1"], ["e2", "e3"], ["e2", "e3"], ["e4", "e5"]]
+    assert reg.info("v0002")["parent"] == BASE and reg.info("v0003")["parent"] == "v0002"
+    assert (None, BASE) in swaps.swaps and trainer.resets == [None]
+    assert [e.version for e in learner.events if e.stats.get("rollback")] == [BASE]

@@ -5,7 +5,8 @@ credited to the adapter version that served the answer, and a wake-up. It never 
 training step holds. The thread, every `batch_questions` episodes, asks its `BatchTrainer` for
 rollouts and a GRPO step, saves the adapter as a new version, publishes it in the registry and
 calls `on_swap(folder, version)` (the served model's `set_adapter`), feeds the rollouts to the
-memory loop, and only then moves the queue cursor. A failure in any of that is logged and
+memory loop, and only then moves the queue cursor. Before it publishes, the version that served
+while the batch was learned is judged by the registry's rollback rule. A failure in any of that is logged and
 retried (then the batch is skipped, its episodes kept in the file), and never reaches the
 answer path. After a restart the learner resumes at the cursor.
 """
@@ -151,6 +152,8 @@ class OnlineLearner:
         version = None
         try:
             result = self.trainer.learn(batch, should_stop=self._stop.is_set)
+            if self.trainer.parametric and self._failed_while_learning():
+                return  # built on a version that failed meanwhile: learned again from its parent
             if self.trainer.parametric and result.updated:
                 folder = self.registry.next_dir()
                 self.trainer.save(folder)
@@ -186,6 +189,21 @@ class OnlineLearner:
         self.queue.advance(len(batch))
         self._batches += 1
         self._record(StepEvent(self._batches, started, time.time(), len(batch), version, stats=result.stats))
+
+    def _failed_while_learning(self) -> bool:
+        """Judge the served version before publishing its successor. A learner that lags behind
+        the answers (every CPU run) learns batch after batch; a version that served its rollback
+        window during a batch is judged here, or never: checked only between batches, it would
+        still have no answers when judged and would be replaced before it had any. When it is
+        rolled back, the update trained on it is dropped and the batch stays pending, to be
+        learned from the version now served."""
+        with self._submit_lock:
+            back_to = self.registry.check_rollback()
+        if back_to is None:
+            return False
+        self._apply_rollback(back_to)
+        log.info("the batch was learned on a version rolled back meanwhile; it is learned again from %s", back_to)
+        return True
 
     def _swap(self, folder: Path | None, version: str) -> None:
         if self.on_swap is not None:
