@@ -14,17 +14,14 @@
 #   just before the run), and ends when no process writes RUN_DIR any more, after a last commit.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-    sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'
-    exit 2
-fi
+source scripts/run_dir.sh
+usage_unless_args 16 "$@"
 RUN="${1%/}"; INTERVAL="${2:-1800}"
-count() { [[ -f "$RUN/results.jsonl" ]] && wc -l < "$RUN/results.jsonl" || echo 0; }
-running() { pgrep -f -- "--out $RUN( |\$)" > /dev/null; }
+running() { [[ -n "$(eval_pid)" ]]; }
 commit() {
     local paths=("$RUN") n
     [[ -f "$RUN.log" ]] && paths+=("$RUN.log")
-    n="$(count)"
+    n="$(answers)"
     for _ in 1 2 3 4 5; do
         if git add -f -- "${paths[@]}" ':(exclude,glob)**/*.gguf' 2>/dev/null; then
             git diff --cached --quiet -- "${paths[@]}" && return 0  # nothing new
@@ -38,8 +35,8 @@ commit() {
 for _ in $(seq 1 30); do running && break; sleep 2; done
 while running; do
     for _ in $(seq 1 $((INTERVAL / 10))); do running || break; sleep 10; done
-    start="$(count)"
-    while running && [[ "$(count)" == "$start" ]]; do sleep 2; done
+    start="$(answers)"
+    while running && [[ "$(answers)" == "$start" ]]; do sleep 2; done
     commit
 done
 commit

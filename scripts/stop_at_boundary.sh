@@ -13,22 +13,19 @@
 # Why not kill at any time: a memory write or an adapter save cut half-way is what a commit must not hold.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
-    sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'
-    exit 2
-fi
+source scripts/run_dir.sh
+usage_unless_args 13 "$@"
 RUN="${1%/}"; TIMEOUT="${2:-900}"
-PID="$(pgrep -f -- "--out $RUN( |\$)" | head -1 || true)"
+PID="$(eval_pid)"
 [[ -n "$PID" ]] || { echo "no running eval writes $RUN" >&2; exit 1; }
-count() { [[ -f "$RUN/results.jsonl" ]] && wc -l < "$RUN/results.jsonl" || echo 0; }
-start="$(count)"; waited=0
+start="$(answers)"; waited=0
 echo "waiting for question $((start + 1)) of $RUN to finish (pid $PID)"
-while [[ "$(count)" == "$start" ]] && kill -0 "$PID" 2>/dev/null; do
+while [[ "$(answers)" == "$start" ]] && kill -0 "$PID" 2>/dev/null; do
     (( waited >= TIMEOUT )) && { echo "no answer within ${TIMEOUT}s; nothing stopped" >&2; exit 1; }
     sleep 2; waited=$((waited + 2))
 done
 kill -INT "$PID" 2>/dev/null || true
-for _ in $(seq 1 60); do kill -0 "$PID" 2>/dev/null || { echo "stopped after $(count) answers"; exit 0; }; sleep 2; done
+for _ in $(seq 1 60); do kill -0 "$PID" 2>/dev/null || { echo "stopped after $(answers) answers"; exit 0; }; sleep 2; done
 echo "still running after 120 s: SIGKILL" >&2
 kill -KILL "$PID" 2>/dev/null || true
-echo "killed after $(count) answers"
+echo "killed after $(answers) answers"

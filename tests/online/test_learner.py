@@ -28,6 +28,13 @@ def make(tmp_path, trainer, k=2, policy=None, loop=None):
     return learner, reg, swaps
 
 
+def serve_v0001(learner, reg) -> None:
+    """Two base answers at 0.9, learned into v0001 (rollback window 2: base's rolling reward 0.9)."""
+    learner.submit(episode(0, reward=0.9, adapter_version=BASE))
+    learner.submit(episode(1, reward=0.9, adapter_version=BASE))
+    assert wait_for(lambda: reg.current == "v0001")
+
+
 def test_answers_flow_while_a_training_step_is_held_open(tmp_path) -> None:
     trainer = GatedTrainer(hold=True)
     learner, reg, swaps = make(tmp_path, trainer)
@@ -91,9 +98,7 @@ def test_rollback_swaps_the_served_adapter_back_and_resets_the_policy(tmp_path) 
     learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1))
     learner.start()
     try:
-        learner.submit(episode(0, reward=0.9, adapter_version=BASE))
-        learner.submit(episode(1, reward=0.9, adapter_version=BASE))
-        assert wait_for(lambda: reg.current == "v0001")
+        serve_v0001(learner, reg)
         learner.submit(episode(2, reward=0.0, adapter_version="v0001"))
         learner.submit(episode(3, reward=0.0, adapter_version="v0001"))
         assert wait_for(lambda: any(v == BASE for _, v in swaps.swaps)), swaps.swaps
@@ -236,9 +241,7 @@ def test_a_version_that_fails_while_the_learner_lags_is_rolled_back(tmp_path) ->
     learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1))
     learner.start()
     try:
-        learner.submit(episode(0, reward=0.9, adapter_version=BASE))
-        learner.submit(episode(1, reward=0.9, adapter_version=BASE))
-        assert wait_for(lambda: reg.current == "v0001")
+        serve_v0001(learner, reg)
         trainer.gate.clear()
         trainer.entered.clear()
         learner.submit(episode(2, reward=0.9, adapter_version=BASE))  # answered before the swap
