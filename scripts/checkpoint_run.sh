@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Commit a running evaluation's folder (results, log, store with its adapter versions) every
 # INTERVAL seconds, each time just after an answer, so that a machine recycled mid-run loses at
-# most one interval. Why: run stores are git-ignored (results/.gitignore), and a machine change
-# keeps only what git tracks; twice a store, and once ten adapter versions, were lost that way.
+# most one interval. Why: a session's uncommitted work can outlive its machine only as far as git
+# carries it; twice a store, and once ten adapter versions (then git-ignored), were lost that way.
 #
 #   scripts/checkpoint_run.sh RUN_DIR [INTERVAL_S]      (default 1800; run it with nohup ... &)
 #
