@@ -108,6 +108,13 @@ def embed_text(question: str) -> str:
     return question.strip()
 
 
+def shown_memory(id: str, outcome: str, question: str, score: float, similarity: float) -> dict[str, Any]:
+    """The short, JSON-able view of one memory shown to the agent (the graph's output, the CLI,
+    an eval's log), the same for a scored workflow and a past trajectory."""
+    return {"id": id, "outcome": outcome, "question": question, "score": round(float(score), 4),
+            "similarity": round(float(similarity), 4)}
+
+
 class ScoredMemory(BaseModel):
     """A retrieved memory with the parts of its score (for display and for checking)."""
 
@@ -116,6 +123,9 @@ class ScoredMemory(BaseModel):
     similarity: float
     normalised_similarity: float
     win_rate: float
+
+    def shown(self) -> dict[str, Any]:
+        return shown_memory(self.record.id, self.record.outcome, self.record.question, self.score, self.similarity)
 
 
 class Retrieved(BaseModel):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 import orjson
@@ -14,7 +15,7 @@ from pydantic import BaseModel
 
 from mia.memory.index import TRAJECTORY_BUCKET, MemoryIndex
 from mia.memory.locking import WriteLock
-from mia.memory.records import embed_text
+from mia.memory.records import embed_text, shown_memory
 from mia.memory.trajectory import Trajectory
 from mia.memory.trajectory_log import TrajectoryLog
 
@@ -26,6 +27,11 @@ class ScoredTrajectory(BaseModel):
 
     trajectory: Trajectory
     similarity: float
+
+    def shown(self) -> dict[str, Any]:
+        """Ranked by similarity alone, so its score is that."""
+        t = self.trajectory
+        return shown_memory(t.id, t.outcome, t.question, self.similarity, self.similarity)
 
 
 class TrajectoryIndex:

@@ -43,17 +43,6 @@ def close_question(state: State) -> dict[str, Any]:
     return {"gold_answers": None, "paragraphs": None, "caption": None, "image": None, "closed_plan": state.get("plan")}
 
 
-def summarise(scored: Any) -> dict[str, Any]:
-    """A short, JSON-able view of one memory shown (for the CLI and the output): a scored workflow
-    (MIA), or a past trajectory (trajectory-rag, ranked by similarity alone, so its score is that)."""
-    rec = getattr(scored, "record", None) or getattr(scored, "trajectory", scored)
-    similarity = float(getattr(scored, "similarity", 0.0) or 0.0)
-    score = getattr(scored, "score", None)
-    return {"id": rec.id, "outcome": str(getattr(rec, "outcome", "unknown")), "question": rec.question,
-            "score": round(float(similarity if score is None else score or 0.0), 4),
-            "similarity": round(similarity, 4)}
-
-
 def make_retrieve_memory(deps: Deps):
     def retrieve_memory(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
@@ -69,13 +58,13 @@ def make_retrieve_memory(deps: Deps):
                                      min_similarity=ctx.min_similarity, **extra)
                 update["memory_text"] = render_memories(got)
                 update["used_memory_ids"] = list(got.ids)
-                update["memories"] = [summarise(m) for m in list(got.positives) + list(got.negatives)]
+                update["memories"] = [m.shown() for m in list(got.positives) + list(got.negatives)]
             else:
                 found = store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg,
                                                   min_similarity=ctx.min_similarity)
                 update["memory_text"] = render_trajectories(found, max_words=300)
                 # shown, not credited: used_memory_ids stays for the workflows whose stats a verdict updates
-                update["memories"] = [summarise(t) for t in found]
+                update["memories"] = [t.shown() for t in found]
         except Exception as exc:  # a broken store must not lose the question
             update["warnings"] = [f"memory retrieval failed: {type(exc).__name__}: {exc}"]
         return update
