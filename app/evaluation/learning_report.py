@@ -62,6 +62,8 @@ class LearningReport(BaseModel):
     rolled_back: list[str]
     missing: list[str] = []  # versions whose adapter files were lost (the registry served an ancestor instead)
     served: dict[str, int]  # answers per version
+    answer_ids: list[str] = []  # the questions, in the order they were answered
+    answer_correct: list[bool] = []  # scored as `scored_by` says
     tracked: bool = True  # answers say which version served them (runs before that: from the registry)
 
 
@@ -95,7 +97,15 @@ def _registry(run_dir: Path) -> dict[str, Any]:
         raise RunDirError(f"{path}: not valid JSON ({err})") from err
 
 
-def _correct(r: QuestionResult, by_judge: bool) -> bool:
+def answers_in_order(run_dir: Path) -> tuple[list[QuestionResult], bool]:
+    """A run's answers in the order they were given (a resumed run appends; a retried question
+    keeps its last try), and whether they are scored by the judge (else by cover match)."""
+    latest = latest_by_id(read_results(Path(run_dir)))
+    answers = sorted(latest.values(), key=lambda r: (r.finished_at is None, r.finished_at or 0.0))
+    return answers, any(r.judge_correct is not None for r in answers)
+
+
+def is_correct(r: QuestionResult, by_judge: bool) -> bool:
     if by_judge:
         return bool(r.judge_correct)
     from mia.graph.judge import cover_match
@@ -167,17 +177,14 @@ def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
         return None
     if window < 1:
         raise ValueError("window must be at least 1")
-    # the order answers were given in (a resumed run appends; a retried question keeps its last try)
-    latest = latest_by_id(read_results(run_dir))
-    answers = sorted(latest.values(), key=lambda r: (r.finished_at is None, r.finished_at or 0.0))
-    by_judge = any(r.judge_correct is not None for r in answers)
+    answers, by_judge = answers_in_order(run_dir)
     # runs logged before answers carried their version: the registry's per-version rewards still
     # say how many answers each version served, but not which ones
     tracked = any(r.served_version is not None for r in answers)
     windows = []
     for start in range(0, len(answers), window):
         chunk = answers[start:start + window]
-        correct = sum(_correct(r, by_judge) for r in chunk)
+        correct = sum(is_correct(r, by_judge) for r in chunk)
         versions = list(dict.fromkeys(r.served_version or BASE for r in chunk)) if tracked else []
         windows.append(LearningWindow(start=start + 1, end=start + len(chunk), correct=correct,
                                       accuracy=wilson(correct, len(chunk)), versions=versions))
@@ -201,7 +208,8 @@ def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
 
     return LearningReport(label=run_label(config), n=len(answers), scored_by="judge" if by_judge else "cover match",
                           windows=windows, batches=_batches(_learner_log(run_dir), answers, first_served),
-                          rolled_back=rolled, missing=missing,
+                          rolled_back=rolled, missing=missing, answer_ids=[r.id for r in answers],
+                          answer_correct=[is_correct(r, by_judge) for r in answers],
                           served=served, tracked=tracked)
 
 

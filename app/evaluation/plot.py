@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from mia.app.evaluation.learning_report import LearningReport
 from mia.app.evaluation.summary import RunSummary
 
 
@@ -60,6 +61,53 @@ def plot_runs(summaries: list[RunSummary], path: Path, title: str = "") -> Path:
         ax.set_xticklabels(labels, rotation=20, ha="right", fontsize=8)
     n = summaries[0].n if summaries else 0
     fig.suptitle(title or f"{summaries[0].config.get('dataset', '')} (n={n}, 95% CI)" if summaries else title)
+    fig.tight_layout()
+    path = Path(path)
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def _cumulative(flags: list[bool | None]) -> list[float | None]:
+    """Accuracy over the answers so far; None where the run has no answer for that question."""
+    out, right, seen = [], 0, 0
+    for flag in flags:
+        if flag is not None:
+            right, seen = right + int(flag), seen + 1
+        out.append(right / seen if seen else None)
+    return out
+
+
+def plot_learning(report: LearningReport, others: dict[str, dict[str, bool]], path: Path, title: str = "") -> Path:
+    """Accuracy so far along the learning run's answers, beside other runs on the same questions in
+    the same order (a memory-only run: the same memory, no learning), with a tick where each
+    adapter version was first served. Why cumulative: windows of a few answers are too noisy to
+    read, and the question is whether the learning run pulls away as versions accumulate."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    x = list(range(1, len(report.answer_ids) + 1))
+    fig, ax = plt.subplots(figsize=(9, 4.2))
+    ax.plot(x, _cumulative(list(report.answer_correct)), color="#C44E52", lw=2, label=f"{report.label} (learning)")
+    colours = ["#4C72B0", "#55A868", "#8172B2", "#CCB974"]
+    for j, (label, correct) in enumerate(others.items()):
+        ys = _cumulative([correct.get(i) for i in report.answer_ids])
+        ax.plot(x, ys, color=colours[j % len(colours)], lw=1.5, label=label)
+    firsts = [b for b in report.batches if b.kind == "step" and b.version and b.first_served]
+    for b in firsts:
+        ax.axvline(b.first_served, color="#999999", lw=0.6, ls=":")
+    if firsts:
+        ax.plot([], [], color="#999999", lw=0.6, ls=":", label="a new adapter version first served")
+    for w in report.windows[1:]:
+        ax.axvline(w.start - 0.5, color="#333333", lw=0.8, alpha=0.4)
+    ax.set_xlabel("answers, in the order given")
+    ax.set_ylabel(f"accuracy so far ({report.scored_by})")
+    ax.set_xlim(1, max(x, default=1))
+    ax.set_ylim(0, max(0.6, max((v for v in _cumulative(list(report.answer_correct))[5:] if v), default=0) + 0.1))
+    ax.legend(fontsize=8, loc="upper right")
+    fig.suptitle(title or f"Test-time learning: {report.label} (n={report.n})")
     fig.tight_layout()
     path = Path(path)
     fig.savefig(path, dpi=120)

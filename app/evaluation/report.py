@@ -10,7 +10,13 @@ import json
 from pathlib import Path
 
 from mia.app.evaluation import runlog
-from mia.app.evaluation.learning_report import learning_report, render_learning
+from mia.app.evaluation.learning_report import (
+    LearningReport,
+    answers_in_order,
+    is_correct,
+    learning_report,
+    render_learning,
+)
 from mia.app.evaluation.paired import markdown_paired, neighbours
 from mia.app.evaluation.summary import RunSummary, body_sections, summarise
 
@@ -46,6 +52,7 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
     only = common_ids(run_dirs) if common and len(run_dirs) > 1 else None
     summaries = [load_run(d, only) for d in run_dirs]
     paired = neighbours(run_dirs, [s.label for s in summaries])
+    learning = [learning_report(Path(d), window) for d in run_dirs]
     datasets = sorted({str(s.config.get("dataset")) for s in summaries})
     sizes = sorted({s.n for s in summaries})
     note = "" if len(sizes) == 1 else f" **Runs cover different numbers of questions ({sizes}); compare with care.**"
@@ -60,7 +67,7 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
             "",
             *body_sections(summaries),
             markdown_paired(paired),
-            *[render_learning(r) for r in (learning_report(Path(d), window) for d in run_dirs) if r is not None],
+            *[render_learning(r) for r in learning if r is not None],
         ]
     )
     if out_dir is not None:
@@ -76,4 +83,24 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
         n = summaries[0].n if len(sizes) == 1 else f"{min(sizes)}-{max(sizes)}"
         plot_title = title if title != "Comparison" else ", ".join(datasets)
         plot_runs(summaries, out_dir / "comparison.png", title=f"{plot_title}: accuracy and cost (n={n}, 95% CI)")
+        plot_learning_runs(learning, run_dirs, summaries, out_dir)
     return summaries, md
+
+
+def plot_learning_runs(learning: list[LearningReport | None], run_dirs: list[Path], summaries: list[RunSummary],
+                       out_dir: Path) -> list[Path]:
+    """learning.png (learning-<label>.png when several): each learning run's accuracy so far,
+    beside the other runs of the comparison on the same questions."""
+    from mia.app.evaluation.plot import plot_learning
+
+    reports = [(r, d) for r, d in zip(learning, run_dirs) if r is not None]
+    others: dict[str, dict[str, bool]] = {}
+    for r, d, s in zip(learning, run_dirs, summaries):
+        if r is None:
+            answers, by_judge = answers_in_order(Path(d))
+            others[s.label] = {a.id: is_correct(a, by_judge) for a in answers}
+    paths = []
+    for report, _ in reports:
+        name = "learning.png" if len(reports) == 1 else f"learning-{report.label}.png"
+        paths.append(plot_learning(report, others, Path(out_dir) / name))
+    return paths

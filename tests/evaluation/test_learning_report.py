@@ -99,6 +99,35 @@ def test_eval_report_adds_the_section_only_for_learning_runs(tmp_path: Path) -> 
     assert md.count("### Test-time learning") == 1 and "| 6-10 | 3 |" in md
 
 
+def test_eval_report_plots_the_learning_run_beside_the_others(tmp_path: Path, monkeypatch) -> None:
+    """learning.png: the learning run's accuracy so far and a plain run's on the same questions."""
+    from mia.app.evaluation import plot
+
+    run = make_run(tmp_path)
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    runlog.write_config(plain, {"dataset": "hotpotqa", "memory_mode": "mia", "label": "plain", "judge": "llm"})
+    for i in reversed(range(10)):  # logged in another order: matched by question id, not position
+        runlog.append_result(plain, QuestionResult(id=f"q{i}", question="Q?", gold_answers=["Paris"], answer="Paris",
+                                                   judge_correct=i < 5))
+    report = learning_report(run)
+    assert report is not None and report.answer_ids == [f"q{i}" for i in range(10)]
+    assert report.answer_correct == [bool(i % 2) for i in range(10)]
+    assert plot._cumulative([True, None, False, True]) == [1.0, 1.0, 0.5, 2 / 3]
+    drawn: list[tuple[str, list[str], dict[str, bool]]] = []
+    real = plot.plot_learning
+
+    def spy(rep, others, path, title=""):
+        drawn.append((rep.label, list(others), others["plain"]))
+        return real(rep, others, path, title)
+
+    monkeypatch.setattr(plot, "plot_learning", spy)
+    out = tmp_path / "out"
+    compare([plain, run], out_dir=out, window=5)
+    assert (out / "learning.png").stat().st_size > 10_000
+    assert drawn == [("ttl", ["plain"], {f"q{i}": i < 5 for i in range(10)})]
+
+
 def test_a_resumed_learner_log_is_numbered_in_order_and_failed_tries_learn_nothing(tmp_path: Path) -> None:
     """The committed 2Wiki TTL log restarts at batch 1 after a resume, and its first batch of each
     segment updated nothing (tied groups): rows must neither repeat numbers nor read "failed";
