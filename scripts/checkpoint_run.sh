@@ -23,7 +23,8 @@ commit() {
     [[ -f "$RUN.log" ]] && paths+=("$RUN.log")
     n="$(answers)"
     for _ in 1 2 3 4 5; do
-        if git add -f -- "${paths[@]}" ':(exclude,glob)**/*.gguf' 2>/dev/null; then
+        # two steps: with a wildcard exclude pathspec, git 2.39's `add` skips untracked files
+        if git add -f -- "${paths[@]}" 2>/dev/null && git reset -q -- ":(glob)$RUN/**/*.gguf"; then
             git diff --cached --quiet -- "${paths[@]}" && return 0  # nothing new
             git commit -q --only -m "$RUN: checkpoint at $n answers (scripts/checkpoint_run.sh)" -- "${paths[@]}" \
                 && { echo "$(date -u +%FT%TZ) committed $RUN at $n answers"; return 0; }
