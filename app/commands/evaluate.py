@@ -133,13 +133,17 @@ def report_command(
     from mia.app.evaluation.report import compare
     from mia.app.evaluation.runlog import RunDirError
 
+    import time
+
+    started = time.time() - 1.0
     try:
         _, md = compare(runs, out, title, common=common, window=window)
     except RunDirError as err:
         _fail(str(err))
     typer.echo(md)
     if out:
-        typer.echo(f"Wrote {out}/comparison.md, comparison.json, comparison.png")
+        written = sorted(p.name for p in Path(out).iterdir() if p.is_file() and p.stat().st_mtime >= started)
+        typer.echo(f"Wrote {out}/: {', '.join(written)}")
 
 
 def register(app: typer.Typer) -> None:

@@ -64,6 +64,7 @@ class LearningReport(BaseModel):
     served: dict[str, int]  # answers per version
     answer_ids: list[str] = []  # the questions, in the order they were answered
     answer_correct: list[bool] = []  # scored as `scored_by` says
+    answer_versions: list[str] = []  # the version that served each answer (empty: untracked run)
     tracked: bool = True  # answers say which version served them (runs before that: from the registry)
 
 
@@ -210,6 +211,7 @@ def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
                           windows=windows, batches=_batches(_learner_log(run_dir), answers, first_served),
                           rolled_back=rolled, missing=missing, answer_ids=[r.id for r in answers],
                           answer_correct=[is_correct(r, by_judge) for r in answers],
+                          answer_versions=[r.served_version or BASE for r in answers] if tracked else [],
                           served=served, tracked=tracked)
 
 

@@ -78,6 +78,19 @@ def _cumulative(flags: list[bool | None]) -> list[float | None]:
     return out
 
 
+def _returns_to_older(versions: list[str]) -> list[int]:
+    """1-based answers at which the served version went back to one published before the newest
+    served so far (a rollback, or versions whose files were lost)."""
+    order = {"base": 0}
+    out, newest = [], 0
+    for i, v in enumerate(versions, start=1):
+        rank = order.setdefault(v, int(v[1:]) if v[1:].isdigit() else len(order))
+        if rank < newest and (i == 1 or versions[i - 2] != v):
+            out.append(i)
+        newest = max(newest, rank)
+    return out
+
+
 def plot_learning(report: LearningReport, others: dict[str, dict[str, bool]], path: Path, title: str = "") -> Path:
     """Accuracy so far along the learning run's answers, beside other runs on the same questions in
     the same order (a memory-only run: the same memory, no learning), with a tick where each
@@ -100,6 +113,11 @@ def plot_learning(report: LearningReport, others: dict[str, dict[str, bool]], pa
         ax.axvline(b.first_served, color="#999999", lw=0.6, ls=":")
     if firsts:
         ax.plot([], [], color="#999999", lw=0.6, ls=":", label="a new adapter version first served")
+    returns = _returns_to_older(report.answer_versions)
+    for at in returns:
+        ax.axvline(at, color="#C44E52", lw=1.0, ls="--")
+    if returns:
+        ax.plot([], [], color="#C44E52", lw=1.0, ls="--", label="an older version served again (rollback or lost files)")
     for w in report.windows[1:]:
         ax.axvline(w.start - 0.5, color="#333333", lw=0.8, alpha=0.4)
     ax.set_xlabel("answers, in the order given")

@@ -114,6 +114,8 @@ def test_eval_report_plots_the_learning_run_beside_the_others(tmp_path: Path, mo
     assert report is not None and report.answer_ids == [f"q{i}" for i in range(10)]
     assert report.answer_correct == [bool(i % 2) for i in range(10)]
     assert plot._cumulative([True, None, False, True]) == [1.0, 1.0, 0.5, 2 / 3]
+    assert report.answer_versions == ["base"] * 6 + ["v0001"] * 4
+    assert plot._returns_to_older(["base", "v0001", "v0002", "v0001", "v0001", "v0003", "base"]) == [4, 7]
     drawn: list[tuple[str, list[str], dict[str, bool]]] = []
     real = plot.plot_learning
 
