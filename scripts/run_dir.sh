@@ -1,7 +1,8 @@
 # Sourced by the scripts that watch a running `mia eval` (stop_at_boundary.sh, checkpoint_run.sh):
 # how they find its process and count its answers, defined once.
 #   usage_unless_args N "$@"   print the caller's header comment (lines 2..N) and exit 2 without a RUN_DIR
-#   answers                    lines in $RUN/results.jsonl (0 before the first answer)
+#   answers                    lines in $RUN/results.jsonl and $RUN/warmup/results.jsonl (a warm-up's
+#                              answers: `mia eval --warmup N` answers those first)
 #   eval_pid                   the pid of the eval whose command line has `--out $RUN` (empty if none)
 usage_unless_args() {
     local last="$1"; shift
@@ -10,5 +11,5 @@ usage_unless_args() {
         exit 2
     fi
 }
-answers() { [[ -f "$RUN/results.jsonl" ]] && wc -l < "$RUN/results.jsonl" || echo 0; }
+answers() { cat "$RUN/warmup/results.jsonl" "$RUN/results.jsonl" 2>/dev/null | wc -l; }
 eval_pid() { pgrep -f -- "--out $RUN( |\$)" | head -1 || true; }
