@@ -4,7 +4,8 @@
 #
 #   scripts/stop_at_boundary.sh RUN_DIR [TIMEOUT_S]
 #
-# - Waits (up to TIMEOUT_S, default 900) for RUN_DIR/results.jsonl to gain a line: the question just
+# - Waits (up to TIMEOUT_S, default 900) for RUN_DIR/results.jsonl (or a warm-up's
+#   RUN_DIR/warmup/results.jsonl) to gain a line: the question just
 #   answered has had its memory written, the next one has only begun.
 # - Then sends SIGINT to the eval process whose command line has `--out RUN_DIR`: asyncio cancels the
 #   question in flight (it is answered again on resume) and the harness closes the learner of a
@@ -14,7 +15,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 source scripts/run_dir.sh
-usage_unless_args 13 "$@"
+usage_unless_args 14 "$@"
 RUN="${1%/}"; TIMEOUT="${2:-900}"
 PID="$(eval_pid)"
 [[ -n "$PID" ]] || { echo "no running eval writes $RUN" >&2; exit 1; }
