@@ -35,7 +35,12 @@ run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
 # test-time learning takes longer than a session (about 160 s a question): stop it at a question
 # boundary, commit its store (git add -f), and the next session resumes it (see README.md)
 scripts/checkpoint_run.sh "$R/mia-ttl" >> "$R/checkpoints.log" 2>&1 &
+# 00922b1's learner could not stop mid-batch: its process aborts at exit ("terminate called without
+# an active exception") after the results and summary are written, hence `|| true`
 scripts/frozen_run.sh --commit fa667c1 "$R/mia-ttl.log" -- eval "${COMMON[@]}" --label mia-ttl --out "$R/mia-ttl" \
-    --n 120 --memory mia --memory-from "$STORE" --test-time-learning
+    --n 120 --memory mia --memory-from "$STORE" --test-time-learning || true
+.venv/bin/mia eval-report "$R/mia-base" "$R/mia-ttl" --out "$R/ttl" \
+    --title "2WikiMultihopQA, 120 questions: test-time learning against memory only"
+.venv/bin/python bench/online/rollback_replay.py "$R/mia-ttl"
 .venv/bin/mia eval-report "$R/none" "$R/trajectory-rag" "$R/mia-base" "$R/mia-grpo" --out "$R" \
     --title "2WikiMultihopQA, 100 unseen questions"
