@@ -83,21 +83,15 @@ def parse_steps(text: str) -> tuple[list[str], list[str]]:
         if _ECHO.match(line):  # the model is replaying the transcript: drop it up to the next step
             echo = True
             repairs.append("transcript echo dropped")
-        elif match := _NUMBERED.match(line):
-            if _ECHO.match(match.group(2)):  # "5. Round 1: ..." is the transcript again
+        elif (match := _NUMBERED.match(line)) or (match := _BULLET.match(line)):
+            step = match.group(match.lastindex or 1)  # the text after "5." or "-"
+            if _ECHO.match(step):  # "5. Round 1: ..." or "- Tool result: ..." is the transcript again
                 echo = True
                 repairs.append("transcript echo dropped")
                 continue
-            steps.append(match.group(2))
-            numbered += 1
-            echo = False
-        elif match := _BULLET.match(line):
-            if _ECHO.match(match.group(1)):  # "- Tool result: ..." is the transcript again
-                echo = True
-                repairs.append("transcript echo dropped")
-                continue
-            steps.append(match.group(1))
-            bullets += 1
+            steps.append(step)
+            numbered += match.re is _NUMBERED
+            bullets += match.re is _BULLET
             echo = False
         elif steps and not echo and line.strip() and not line.strip().lower().startswith("workflow"):
             steps[-1] += " " + line.strip()  # a wrapped step line
