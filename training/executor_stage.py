@@ -204,8 +204,7 @@ def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume:
     examples = load_training_examples(cfg)
     plans = frozen_plans(cfg, examples, out, planner_spec)
     rows = executor_rows(examples, plans)
-    budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
-                         max_answer_tokens=cfg.budget.max_answer_tokens)
+    budget = ReactBudget.of(cfg.budget)
     model, tokenizer, peft_config, base = make_policy(cfg)
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model, cfg.reward.executor.max_answer_chars)
     replanner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg) if cfg.executor.replan else None

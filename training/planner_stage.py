@@ -111,8 +111,7 @@ def make_runner(cfg: TrainConfig, executor_spec: str | None = None, policy: Poli
     `graph_context.planner_model` may name another planner model explicitly."""
     spec = executor_spec or cfg.planner.executor_model
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model)
-    budget = ReactBudget(max_tool_calls=cfg.budget.max_tool_calls, max_turn_tokens=cfg.budget.max_turn_tokens,
-                         max_answer_tokens=cfg.budget.max_answer_tokens)
+    budget = ReactBudget.of(cfg.budget)
     if cfg.planner.episode_backend == "graph":
         from mia.training.episodes import GraphEpisodeRunner
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mia.graph.protocol import parse
+from mia.training.config import BudgetConfig
 from mia.training.prompts import force_answer_message, observation_message, replan_message
 from mia.training.rewards import tool_call_ok
 
@@ -90,13 +91,20 @@ class SandboxSearch:
 
 @dataclass
 class ReactBudget:
-    """Budgets of one episode (tight on CPU so that an episode takes seconds)."""
+    """Budgets of one episode (tight on CPU so that an episode takes seconds): a training
+    config's `BudgetConfig` (its defaults too) plus the sampling of the executor's turns."""
 
-    max_tool_calls: int = 2
-    max_turn_tokens: int = 96
-    max_answer_tokens: int = 32
+    max_tool_calls: int = BudgetConfig.max_tool_calls
+    max_turn_tokens: int = BudgetConfig.max_turn_tokens
+    max_answer_tokens: int = BudgetConfig.max_answer_tokens
     temperature: float = 1.0
     top_p: float = 1.0
+
+    @classmethod
+    def of(cls, budget: BudgetConfig, **sampling: float) -> ReactBudget:
+        """The episode budget a config's `budget:` section sets."""
+        return cls(max_tool_calls=budget.max_tool_calls, max_turn_tokens=budget.max_turn_tokens,
+                   max_answer_tokens=budget.max_answer_tokens, **sampling)
 
 
 class ReactRunner:

@@ -266,8 +266,7 @@ def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path 
         executor = load_model(exec_base, exec_adapter, dtype=dtype, device=device)
     tokenizer = load_tokenizer(exec_base)
     react = ReactRunner(executor, tokenizer, SandboxSearch(top_k=b.search_top_k),
-                        ReactBudget(max_tool_calls=b.max_tool_calls, max_turn_tokens=b.max_turn_tokens,
-                                    max_answer_tokens=b.max_answer_tokens))
+                        ReactBudget.of(b))
     judge_model = None
     if not cfg.ground_truth:
         judge_model = private_judge_model(context, executor, tokenizer, exec_base)
