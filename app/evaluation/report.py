@@ -93,14 +93,11 @@ def plot_learning_runs(learning: list[LearningReport | None], run_dirs: list[Pat
     beside the other runs of the comparison on the same questions."""
     from mia.app.evaluation.plot import plot_learning
 
-    reports = [(r, d) for r, d in zip(learning, run_dirs) if r is not None]
+    reports = [r for r in learning if r is not None]
     others: dict[str, dict[str, bool]] = {}
     for r, d, s in zip(learning, run_dirs, summaries):
         if r is None:
             answers, by_judge = answers_in_order(Path(d))
             others[s.label] = {a.id: is_correct(a, by_judge) for a in answers}
-    paths = []
-    for report, _ in reports:
-        name = "learning.png" if len(reports) == 1 else f"learning-{report.label}.png"
-        paths.append(plot_learning(report, others, Path(out_dir) / name))
-    return paths
+    return [plot_learning(r, others, Path(out_dir) / ("learning.png" if len(reports) == 1 else f"learning-{r.label}.png"))
+            for r in reports]

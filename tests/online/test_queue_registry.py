@@ -125,3 +125,21 @@ def test_every_version_missing_falls_back_to_the_base_planner(tmp_path) -> None:
     reg.publish(folder)
     again = AdapterRegistry(tmp_path)
     assert again.recovered == ["v0001"] and again.current == BASE and again.current_path() is None
+
+
+def test_a_rollback_skips_a_parent_whose_files_are_gone(tmp_path) -> None:
+    """v0001 lost its folder after v0002 was published on it: rolling v0002 back serves base."""
+    import shutil
+
+    reg = AdapterRegistry(tmp_path, RollbackPolicy(window=1, tolerance=0.0))
+    for _ in range(2):
+        folder = reg.next_dir()
+        write_fake_adapter(folder)
+        reg.publish(folder)
+    shutil.rmtree(tmp_path / "v0001")
+    again = AdapterRegistry(tmp_path, RollbackPolicy(window=1, tolerance=0.0))
+    assert again.recovered == ["v0001"] and again.current == "v0002"
+    again.record_reward("v0001", 0.9)
+    again.record_reward("v0002", 0.1)
+    assert again.check_rollback() == BASE and again.current == BASE
+    assert again.info("v0002")["status"] == "rolled_back"

@@ -95,9 +95,7 @@ class AdapterRegistry:
         for version in lost:
             versions[version].update(status=MISSING, missing_since=now,
                                      missing_reason=f"adapter files missing from {self.path_of(version)}")
-        current = self._state["current"]
-        while current != BASE and versions.get(current, {}).get("status") == MISSING:
-            current = versions[current].get("parent") or BASE
+        current = self._servable(self._state["current"])
         if current != self._state["current"]:
             log.warning("planner adapter %s has lost its files: serving %s, its newest intact ancestor",
                         self._state["current"], current)
@@ -105,6 +103,13 @@ class AdapterRegistry:
         log.warning("planner adapter versions without their files (marked missing): %s", ", ".join(lost))
         self._save()
         return lost
+
+    def _servable(self, version: str) -> str:
+        """The version itself, or its newest ancestor not marked missing (at worst `base`)."""
+        versions = self._state["versions"]
+        while version != BASE and versions.get(version, {}).get("status") == MISSING:
+            version = versions[version].get("parent") or BASE
+        return version
 
     # ---------------------------------------------------------------- versions
     @property
@@ -185,11 +190,11 @@ class AdapterRegistry:
             self._state["versions"][current]["rollback_reason"] = (
                 f"rolling reward {mine:.3f} < {before:.3f} - {self.policy.tolerance} of {parent}"
             )
-            self._state["current"] = parent
+            target = self._state["current"] = self._servable(parent)
             self._save()
-            log.warning("planner adapter %s rolled back to %s (rolling reward %.3f vs %.3f)", current, parent, mine,
-                        before)
-            return parent
+            log.warning("planner adapter %s rolled back to %s (rolling reward %.3f vs %.3f of %s)", current, target,
+                        mine, before, parent)
+            return target
 
     def rollback(self) -> str:
         """Roll back to the current version's parent now (manual); returns the version served."""
@@ -199,6 +204,6 @@ class AdapterRegistry:
             if parent is None:
                 raise ValueError("nothing to roll back to: the base planner is served")
             self._state["versions"][current]["status"] = "rolled_back"
-            self._state["current"] = parent
+            target = self._state["current"] = self._servable(parent)
             self._save()
-            return parent
+            return target
