@@ -197,7 +197,9 @@ def render_markdown(summaries: list[RunSummary], title: str = "Evaluation") -> s
 
 
 def write_summary(run_dir: Path, summary: RunSummary) -> None:
-    """summary.json and summary.md beside the log."""
+    """summary.json and summary.md beside the log. Keys sorted, as in config.json: a summary rebuilt
+    from a finished run's files then differs from the first one only where a figure does."""
     run_dir = Path(run_dir)
-    (run_dir / "summary.json").write_text(json.dumps(summary.model_dump(), indent=2) + "\n", encoding="utf-8")
+    text = json.dumps(summary.model_dump(), indent=2, sort_keys=True)
+    (run_dir / "summary.json").write_text(text + "\n", encoding="utf-8")
     (run_dir / "summary.md").write_text(render_markdown([summary], f"Evaluation: {summary.label}"), encoding="utf-8")

@@ -129,10 +129,13 @@ async def test_resume_after_crash_and_torn_line(tiny: Path, tmp_path: Path):
     assert len(lines) == 4 and all(json.loads(line)["id"] != "q9" for line in lines)
     # same namespace kept across the resume (the memory keeps growing in the same place)
     assert first.calls[0][1]["namespace"] == second.calls[0][1]["namespace"]
-    # a third start has nothing to do and rebuilds the same summary
+    # a third start has nothing to do and rebuilds the same summary, byte for byte (its config is read
+    # back from config.json then, not taken from the command line: the key order must not differ)
+    written = (out / "summary.json").read_text()
     third = ScriptedGraph()
     again = await run_evaluation(cfg(tiny), out, runner_factory=factory(third), progress=False)
     assert third.calls == [] and again.model_dump(exclude={"config"}) == s.model_dump(exclude={"config"})
+    assert (out / "summary.json").read_text() == written
 
 
 async def test_extend_n_runs_only_new_questions(tiny: Path, tmp_path: Path):
