@@ -25,9 +25,10 @@ run() {  # run NAME ARGS...: one configuration, logged to $R/NAME.log
 }
 run warmup --n 0 --warmup 50 --memory mia   # about an hour: the memory every row below starts from
 run none --n 100 --memory none
+# the shorter rows first: a session that ends part-way leaves whole rows to compare
+run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$R/warmup"
 run mia-base --n 100 --memory mia --memory-from "$R/warmup"
 run mia-grpo --n 100 --memory mia --memory-from "$R/warmup" \
     --planner-model llamacpp:qwen-coder-1.5b+results/training/cpu-qwen-2wiki/adapter
-run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$R/warmup"
 .venv/bin/mia eval-report "$R/none" "$R/trajectory-rag" "$R/mia-base" "$R/mia-grpo" --out "$R" \
     --title "HotpotQA, 100 questions"
