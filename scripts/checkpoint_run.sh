@@ -7,9 +7,10 @@
 #   scripts/checkpoint_run.sh RUN_DIR [INTERVAL_S]      (default 1800; run it with nohup ... &)
 #
 # - Waits for RUN_DIR/results.jsonl to gain a line (the answer's memory is written, the next
-#   question has only begun), then `git add -f` RUN_DIR (less the GGUF copies of adapters, rebuilt
-#   from the safetensors on load) and RUN_DIR.log and commits only those paths (`git commit
-#   --only`), whatever else is staged. A busy index (another git command) is retried.
+#   question has only begun), then `git add`s RUN_DIR and RUN_DIR.log and commits only those paths
+#   (`git commit --only`), whatever else is staged. What .gitignore names stays out: locks, owner
+#   files and the GGUF copies of adapters (rebuilt from the safetensors on load). A busy index
+#   (another git command) is retried.
 # - Waits up to a minute for the process that writes RUN_DIR to start (so a queue can start it
 #   just before the run), and ends when no process writes RUN_DIR any more, after a last commit.
 set -uo pipefail
@@ -23,8 +24,7 @@ commit() {
     [[ -f "$RUN.log" ]] && paths+=("$RUN.log")
     n="$(answers)"
     for _ in 1 2 3 4 5; do
-        # two steps: with a wildcard exclude pathspec, git 2.39's `add` skips untracked files
-        if git add -f -- "${paths[@]}" 2>/dev/null && git reset -q -- ":(glob)$RUN/**/*.gguf"; then
+        if git add -- "${paths[@]}" 2>/dev/null; then
             git diff --cached --quiet -- "${paths[@]}" && return 0  # nothing new
             git commit -q --only -m "$RUN: checkpoint at $n answers (scripts/checkpoint_run.sh)" -- "${paths[@]}" \
                 && { echo "$(date -u +%FT%TZ) committed $RUN at $n answers"; return 0; }
