@@ -11,5 +11,7 @@ usage_unless_args() {
         exit 2
     fi
 }
-answers() { cat "$RUN/warmup/results.jsonl" "$RUN/results.jsonl" 2>/dev/null | wc -l; }
+# (cat fails when one of the two files is absent, as in most runs; under `set -e -o pipefail`, as in
+# stop_at_boundary.sh, that failure ended the caller silently)
+answers() { { cat "$RUN/warmup/results.jsonl" "$RUN/results.jsonl" 2>/dev/null || true; } | wc -l; }
 eval_pid() { pgrep -f -- "--out $RUN( |\$)" | head -1 || true; }
