@@ -4,6 +4,8 @@
 #   answers                    lines in $RUN/results.jsonl and $RUN/warmup/results.jsonl (a warm-up's
 #                              answers: `mia eval --warmup N` answers those first)
 #   eval_pid                   the pid of the eval whose command line has `--out $RUN` (empty if none)
+#   alive PID                  PID runs and has not exited (an exited child its parent has not yet
+#                              reaped, a zombie, still answers `kill -0`)
 usage_unless_args() {
     local last="$1"; shift
     if [[ $# -lt 1 || "$1" == "-h" || "$1" == "--help" ]]; then
@@ -15,3 +17,4 @@ usage_unless_args() {
 # stop_at_boundary.sh, that failure ended the caller silently)
 answers() { { cat "$RUN/warmup/results.jsonl" "$RUN/results.jsonl" 2>/dev/null || true; } | wc -l; }
 eval_pid() { pgrep -f -- "--out $RUN( |\$)" | head -1 || true; }
+alive() { local state; state="$(ps -o stat= -p "$1" 2>/dev/null || true)"; [[ -n "$state" && "$state" != Z* ]]; }

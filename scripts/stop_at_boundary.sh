@@ -21,12 +21,12 @@ PID="$(eval_pid)"
 [[ -n "$PID" ]] || { echo "no running eval writes $RUN" >&2; exit 1; }
 start="$(answers)"; waited=0
 echo "waiting for question $((start + 1)) of $RUN to finish (pid $PID)"
-while [[ "$(answers)" == "$start" ]] && kill -0 "$PID" 2>/dev/null; do
+while [[ "$(answers)" == "$start" ]] && alive "$PID"; do
     (( waited >= TIMEOUT )) && { echo "no answer within ${TIMEOUT}s; nothing stopped" >&2; exit 1; }
     sleep 2; waited=$((waited + 2))
 done
 kill -INT "$PID" 2>/dev/null || true
-for _ in $(seq 1 60); do kill -0 "$PID" 2>/dev/null || { echo "stopped after $(answers) answers"; exit 0; }; sleep 2; done
+for _ in $(seq 1 60); do alive "$PID" || { echo "stopped after $(answers) answers"; exit 0; }; sleep 2; done
 echo "still running after 120 s: SIGKILL" >&2
 kill -KILL "$PID" 2>/dev/null || true
 echo "killed after $(answers) answers"
