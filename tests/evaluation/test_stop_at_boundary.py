@@ -45,17 +45,23 @@ def repo(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def test_stops_a_run_without_a_warmup_after_its_next_answer(repo: Path):
-    run = f"results/r-{uuid.uuid4().hex[:8]}"  # unique: pgrep must find this test's process only
-    (repo / run).mkdir(parents=True)  # no warmup/ folder: the case that once ended the script silently
+def stop_a_running_eval(repo: Path, run: str) -> subprocess.CompletedProcess[str]:
+    """Start the fake eval writing `run`, stop it with the script; the script must succeed."""
     writer = subprocess.Popen([sys.executable, "-c", FAKE_EVAL, "--out", run], cwd=repo)
     try:
         stop = subprocess.run(["bash", "scripts/stop_at_boundary.sh", run, "60"], cwd=repo,
                               capture_output=True, text=True, timeout=180)
-        writer.wait(10)
+        writer.wait(10)  # it has ended (the script said so), so this only reaps it
     finally:
         writer.kill()
     assert stop.returncode == 0, stop.stdout + stop.stderr
+    return stop
+
+
+def test_stops_a_run_without_a_warmup_after_its_next_answer(repo: Path):
+    run = f"results/r-{uuid.uuid4().hex[:8]}"  # unique: pgrep must find this test's process only
+    (repo / run).mkdir(parents=True)  # no warmup/ folder: the case that once ended the script silently
+    stop = stop_a_running_eval(repo, run)
     answered = (repo / run / "results.jsonl").read_text().count("\n")
     assert answered >= 1
     assert f"stopped after {answered} answers" in stop.stdout
@@ -67,14 +73,7 @@ def test_counts_a_warmups_answers_too(repo: Path):
     run = f"results/r-{uuid.uuid4().hex[:8]}"
     (repo / run / "warmup").mkdir(parents=True)
     (repo / run / "warmup" / "results.jsonl").write_text('{"id": "w1"}\n{"id": "w2"}\n')
-    writer = subprocess.Popen([sys.executable, "-c", FAKE_EVAL, "--out", run], cwd=repo)
-    try:
-        stop = subprocess.run(["bash", "scripts/stop_at_boundary.sh", run, "60"], cwd=repo,
-                              capture_output=True, text=True, timeout=180)
-        writer.wait(10)
-    finally:
-        writer.kill()
-    assert stop.returncode == 0, stop.stdout + stop.stderr
+    stop = stop_a_running_eval(repo, run)
     answered = (repo / run / "results.jsonl").read_text().count("\n")
     assert "waiting for question 3 " in stop.stdout
     assert f"stopped after {answered + 2} answers" in stop.stdout
