@@ -152,7 +152,7 @@ def main() -> None:
     stats = [run_stats(run, args.n or None, against) for run in args.runs]
     command = "python bench/e2e/off_question_queries.py " + " ".join(str(r) for r in args.runs) + \
         ("" if args.n == 100 else f" --n {args.n}") + (f" --against {args.against}" if args.against else "") + \
-        ("" if args.out == HERE / "off-question-queries.md" else f" --out {args.out}")
+        ("" if args.out == ap.get_default("out") else f" --out {args.out}")
     text = render(stats, command, args.against)
     args.out.write_text(text, encoding="utf-8")
     print(text)
