@@ -31,13 +31,17 @@ class ReflectionSummary(BaseModel):
     dropped: int = 0  # replans not followed: they only repeated the plan (the answer stood)
 
 
-def _first_answer_and_decision(steps: Iterable[dict[str, Any]]) -> tuple[str | None, str | None, bool]:
+def first_answer(steps: Iterable[dict[str, Any]]) -> str | None:
+    """The executor's answer before any replan (None when it never answered): what reflection
+    judged, so the replan's effect is the change from this to the final answer."""
+    return next((s["content"] for s in steps if s.get("kind") == "answer"), None)
+
+
+def _first_answer_and_decision(steps: list[dict[str, Any]]) -> tuple[str | None, str | None, bool]:
     """(first answer, reflection decision, whether the replan was dropped)."""
-    answer, decision = None, None
+    answer, decision = first_answer(steps), None
     for step in map(TrajectoryStep.model_validate, steps):
-        if step.kind == "answer" and answer is None:
-            answer = step.content
-        elif step.kind == "reflection" and decision is None:
+        if step.kind == "reflection" and decision is None:
             decision = step.content.strip().lower()
         elif step.kind == "replan" and decision is not None:
             return answer, decision, step.dropped

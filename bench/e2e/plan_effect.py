@@ -22,16 +22,14 @@ from typing import Any
 
 from tqdm import tqdm
 
+from mia.app.evaluation.reflection import first_answer
+
 HERE = Path(__file__).resolve().parent
 
 
 def logged(run: Path) -> dict[str, dict[str, Any]]:
     rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()]
     return {r["id"]: r for r in rows}
-
-
-def first_answer(row: dict[str, Any]) -> str:
-    return next((s["content"] for s in row["trajectory"] if s["kind"] == "answer"), row["answer"])
 
 
 def main() -> None:
@@ -69,7 +67,7 @@ def main() -> None:
             out = graph.invoke(state, context=context, config={"recursion_limit": recursion_limit(context)})
             golds = mia[qid]["gold_answers"]
             answers = {"none": none[qid]["answer"], "plan": str(out.get("answer") or ""),
-                       "mia_first": first_answer(mia[qid])}
+                       "mia_first": first_answer(mia[qid]["trajectory"]) or mia[qid]["answer"]}
             out_rows.append({"id": qid, "question": mia[qid]["question"], "gold": golds, "answers": answers,
                              "cover": {k: cover_match(a, golds) for k, a in answers.items()},
                              "em": {k: bool(exact_match(a, golds)) for k, a in answers.items()},

@@ -51,3 +51,10 @@ def test_a_replan_that_was_not_followed_is_counted() -> None:
     s = summarise_reflection([row, result("a", "Lyon", "yes", "Paris")])
     assert s is not None and (s.replanned_right, s.replanned_wrong, s.dropped, s.broken) == (1, 1, 1, 0)
     assert "; 1 replans only repeated the plan and were not followed" in reflection_lines([("mia", s)])
+
+
+def test_first_answer_is_the_one_before_the_replan() -> None:
+    from mia.app.evaluation.reflection import first_answer
+
+    assert first_answer(result("a", "Lyon", "yes", "Paris").trajectory) == "Lyon"
+    assert first_answer([{"kind": "tool_call", "content": ""}]) is None
