@@ -38,6 +38,7 @@ def eval_command(
     n: Annotated[Optional[int], typer.Option("--n", min=0, help="Number of questions (a seeded sample; all when omitted). 0 with --warmup: only build the memory, a folder later runs start from with --memory-from.")] = None,
     memory: Annotated[Memory, typer.Option(help="none: plain executor; trajectory-rag: raw past trajectories; mia: memory + planner.")] = Memory.mia,
     seed: Annotated[int, typer.Option(help="Sampling seed: same seed, same questions in the same order.")] = 0,
+    start: Annotated[int, typer.Option(min=0, help="First position of the seeded order to evaluate: a split disjoint from another run's (tune on --start 0, report on --start 100).")] = 0,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default eval-runs/<dataset>-<memory>-seed<seed>). Re-running resumes it.")] = None,
     planner_model: Annotated[Optional[str], typer.Option(help=f"Planner model spec (default $MIA_PLANNER_MODEL, else {DEFAULT_MODELS['planner']}).")] = None,
     executor_model: Annotated[Optional[str], typer.Option(help=f"Executor model spec (default $MIA_EXECUTOR_MODEL, else {DEFAULT_MODELS['executor']}).")] = None,
@@ -92,6 +93,7 @@ def eval_command(
             dataset=dataset,
             n=n,
             seed=seed,
+            start=start,
             memory_mode=memory.value,
             models={k: v for k, v in models.items() if v},
             judge=judge.value,
@@ -113,7 +115,8 @@ def eval_command(
         _fail("--no-ground-truth only applies with --test-time-learning")
     stem = Path(dataset).name.split(".")[0] if ("/" in dataset or dataset.endswith((".jsonl", ".gz"))) else dataset
     ttl = ("-ttl" if test_time_learning else "") + ("-nogt" if no_ground_truth else "")
-    out = out or Path("eval-runs") / f"{stem}-{memory.value}{ttl}-seed{seed}"
+    split = f"-from{start}" if start else ""
+    out = out or Path("eval-runs") / f"{stem}-{memory.value}{ttl}-seed{seed}{split}"
     try:
         summary = asyncio.run(run_evaluation(cfg, out, progress=progress))
     except (DatasetError, RunDirError, RunAborted, BackendError) as err:

@@ -29,7 +29,10 @@ from mia.memory import config
 
 MemoryMode = Literal["none", "trajectory-rag", "mia"]
 # fields that define what a run measures: resuming with any of them changed would mix two experiments
-IDENTITY = ("dataset", "seed", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides", "warmup")
+IDENTITY = ("dataset", "seed", "start", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides",
+            "warmup")
+# an identity field that older run folders do not record, read as its value then
+IDENTITY_DEFAULTS: dict[str, Any] = {"start": 0}
 WARMUP_DIR = "warmup"  # RUN/warmup/results.jsonl: the warm-up answers, never part of the summary
 
 
@@ -39,6 +42,8 @@ class EvalConfig(BaseModel):
     dataset: str = "hotpotqa"
     n: int | None = Field(None, ge=0, description="questions to run (None: all; 0 with a warm-up: build the memory only)")
     seed: int = 0
+    start: int = Field(0, ge=0, description="first position of the seeded order evaluated: a disjoint split "
+                       "(tuning 0-99, final rows 100-199) of the same order")
     memory_mode: MemoryMode = "mia"
     models: dict[str, str] = Field(default_factory=dict, description="role -> model spec; missing roles use MIA_<ROLE>_MODEL")
     judge: Literal["llm", "metrics"] = "llm"
@@ -147,7 +152,7 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> tuple[dict[
     fresh["models"] = cfg.resolved_models()
     fresh["setting"] = setting
     if stored is not None:
-        diff = [k for k in IDENTITY if stored.get(k) != fresh.get(k)]
+        diff = [k for k in IDENTITY if stored.get(k, IDENTITY_DEFAULTS.get(k)) != fresh.get(k)]
         if diff:
             details = "; ".join(f"{k}: {stored.get(k)!r} -> {fresh.get(k)!r}" for k in diff)
             raise runlog.RunDirError(f"{out_dir} holds a different run ({details}); use another --out")
@@ -250,7 +255,7 @@ async def run_evaluation(
 ) -> RunSummary:
     """Run (or continue) one configuration and write summary.json, summary.md and plot.png."""
     out_dir = Path(out_dir)
-    examples, setting = load_examples(cfg.dataset, cfg.n, cfg.seed)
+    examples, setting = load_examples(cfg.dataset, cfg.n, cfg.seed, cfg.start)
     warmup = warmup_split(cfg, examples)
     out_dir.mkdir(parents=True, exist_ok=True)
     with runlog.RunLock(out_dir):
@@ -315,11 +320,12 @@ def warmup_split(cfg: EvalConfig, examples: list[EvalExample]) -> list[EvalExamp
     if not cfg.warmup:
         return []
     pool, _ = load_examples(cfg.dataset, None, cfg.seed)
-    if len(examples) + cfg.warmup > len(pool):
+    if cfg.start + len(examples) + cfg.warmup > len(pool):
         from mia.app.evaluation.datasets import DatasetError
 
+        where = f" from position {cfg.start}" if cfg.start else ""
         raise DatasetError(f"--warmup {cfg.warmup} with {len(examples)} evaluated questions needs "
-                           f"{len(examples) + cfg.warmup}; {cfg.dataset} has {len(pool)}")
+                           f"{cfg.start + len(examples) + cfg.warmup}{where}; {cfg.dataset} has {len(pool)}")
     return pool[len(pool) - cfg.warmup:]
 
 

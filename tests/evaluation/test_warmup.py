@@ -89,3 +89,29 @@ async def test_warmup_only_builds_a_memory_that_later_runs_start_from(tiny: Path
 
     with pytest.raises(ValueError, match="--n 0 only builds a warm-up memory"):
         cfg(tiny, n=0)
+
+
+async def test_start_gives_a_split_disjoint_from_the_first_and_from_the_warmup(tiny: Path, tmp_path: Path) -> None:
+    """`--start`: the final rows run on positions no tuning run (positions 0..n-1) or warm-up saw."""
+    order = [ex.id for ex in load_examples(str(tiny), None, 0)[0]]
+    graph = ScriptedGraph()
+    await run_evaluation(cfg(tiny, n=1, start=1, warmup=1), tmp_path / "s", runner_factory=factory(graph),
+                         progress=False)
+    assert _asked(graph) == [order[-1], order[1]]
+    assert runlog.read_config(tmp_path / "s")["start"] == 1
+    with pytest.raises(DatasetError, match="needs 5 from position 2"):
+        await run_evaluation(cfg(tiny, n=2, start=2, warmup=1), tmp_path / "t", runner_factory=factory(ScriptedGraph()),
+                             progress=False)
+    with pytest.raises(DatasetError, match="past the end"):
+        load_examples(str(tiny), None, 0, start=len(order))
+
+
+async def test_a_run_folder_from_before_start_existed_resumes(tiny: Path, tmp_path: Path) -> None:
+    """Run folders written before `start` was recorded resume as start 0 (committed runs stay usable)."""
+    await run_evaluation(cfg(tiny, n=1), tmp_path / "old", runner_factory=factory(ScriptedGraph()), progress=False)
+    stored = runlog.read_config(tmp_path / "old")
+    del stored["start"]
+    runlog.write_config(tmp_path / "old", stored)
+    again = ScriptedGraph()
+    await run_evaluation(cfg(tiny, n=2), tmp_path / "old", runner_factory=factory(again), progress=False)
+    assert len(again.calls) == 1

@@ -89,18 +89,25 @@ def resolve(name_or_path: str) -> tuple[Path, Setting]:
     raise DatasetError(f"unknown dataset {name_or_path!r}: use one of {', '.join(DATASETS)} or a .jsonl path")
 
 
-def sample(examples: list[EvalExample], n: int | None, seed: int) -> list[EvalExample]:
-    """A seeded shuffle, then the first n: the same seed gives the same questions in the same order
-    for every configuration, and n=30 is a prefix of n=60 (so a run can be extended). The order is
-    training's too (`data.seed`), so a planner can be trained on questions no run evaluates."""
+def sample(examples: list[EvalExample], n: int | None, seed: int, start: int = 0) -> list[EvalExample]:
+    """A seeded shuffle, then n questions from position `start`: the same seed gives the same
+    questions in the same order for every configuration, and n=30 is a prefix of n=60 (so a run can
+    be extended). `start` gives a disjoint split of the same order (tuning on positions 0-99, final
+    rows on 100-199). The order is training's too (`data.seed`), so a planner can be trained on
+    questions no run evaluates."""
+    if start < 0:
+        raise DatasetError(f"start must be 0 or more, got {start}")
     order = seeded_order(examples, seed)
-    return order if n is None else order[:n]
+    if start >= len(order):
+        raise DatasetError(f"start {start} is past the end of the set ({len(order)} questions)")
+    return order[start:] if n is None else order[start:start + n]
 
 
-def load_examples(name_or_path: str, n: int | None = None, seed: int = 0) -> tuple[list[EvalExample], Setting]:
-    """The questions to evaluate and their search setting."""
+def load_examples(name_or_path: str, n: int | None = None, seed: int = 0,
+                  start: int = 0) -> tuple[list[EvalExample], Setting]:
+    """The questions to evaluate (n from position `start` of the seeded order) and their search setting."""
     path, setting = resolve(name_or_path)
-    return sample(read_examples(path), n, seed), setting
+    return sample(read_examples(path), n, seed, start), setting
 
 
 def load_open_corpus_paragraphs() -> list[dict[str, str]]:
