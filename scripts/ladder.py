@@ -1,0 +1,122 @@
+#!/usr/bin/env python3
+"""Run rungs of the ablation ladder (results/ladder/ladder.toml) and write its paired table.
+
+    scripts/ladder.py --split final --set hotpotqa none default     # two rungs, one after the other
+    scripts/ladder.py --split final --set hotpotqa --set 2wiki       # every rung of both sets
+    scripts/ladder.py --split final --report                         # only the table (results/ladder/README.md part)
+    scripts/ladder.py --split final --dry-run --set 2wiki default    # print the commands
+
+Each rung is a `mia eval` run folder `<split out>/<set>/<rung>/`, run from a frozen copy of the
+commit checked out when the rung starts (scripts/frozen_run.sh: edits made meanwhile cannot reach
+it; config.json records the commit), committed every 30 minutes by scripts/checkpoint_run.sh, and
+resumable: running the same command again goes on where a stopped rung ended. Run it in the
+background: `nohup scripts/ladder.py --split final --set hotpotqa none > /dev/null 2>&1 &`.
+
+The report is `mia eval-report` over a set's finished rungs (paired McNemar tests and a paired
+bootstrap on F1 against `none` and against the rung below), after `mia eval-regrade` has graded
+every rung with the one grader.
+"""
+
+from __future__ import annotations
+
+import argparse
+import subprocess
+import sys
+import tomllib
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+LADDER = ROOT / "results" / "ladder" / "ladder.toml"
+
+
+def load(path: Path = LADDER) -> dict:
+    return tomllib.loads(path.read_text(encoding="utf-8"))
+
+
+def run_dir(spec: dict, split: str, set_name: str, rung: str) -> Path:
+    return Path(spec["splits"][split]["out"]) / set_name / rung
+
+
+def eval_args(spec: dict, split: str, set_name: str, rung: dict) -> list[str]:
+    """The `mia eval` arguments of one rung on one set and split."""
+    s, d = spec["splits"][split], spec["sets"][set_name]
+    args = ["eval", "--dataset", d["dataset"], "--seed", str(spec["seed"]), "--start", str(s["start"]),
+            "--n", str(s["n"]), "--max-tool-calls", str(spec["max_tool_calls"]), "--label", rung["name"],
+            "--out", str(run_dir(spec, split, set_name, rung["name"])),]
+    if rung.get("memory"):
+        args += ["--memory-from", d["memory_from"]]
+    return args + list(rung["args"])
+
+
+def finished(folder: Path, n: int) -> bool:
+    results = ROOT / folder / "results.jsonl"
+    if not results.is_file():
+        return False
+    import json
+
+    ids = {json.loads(line)["id"] for line in results.read_text(encoding="utf-8").splitlines() if line.strip()}
+    return len(ids) >= n
+
+
+def run_rung(spec: dict, split: str, set_name: str, rung: dict, dry_run: bool) -> None:
+    folder = run_dir(spec, split, set_name, rung["name"])
+    args = eval_args(spec, split, set_name, rung)
+    frozen = [str(ROOT / "scripts" / "frozen_run.sh"), f"{folder}.log", "--", *args]
+    if dry_run:
+        print(" ".join(frozen))
+        return
+    if finished(folder, spec["splits"][split]["n"]):
+        print(f"[ladder] {folder}: finished")
+        return
+    (ROOT / folder).parent.mkdir(parents=True, exist_ok=True)
+    checkpoint = subprocess.Popen([str(ROOT / "scripts" / "checkpoint_run.sh"), str(folder)],
+                                  stdout=open(ROOT / folder.parent / "checkpoints.log", "a"), stderr=subprocess.STDOUT,
+                                  cwd=ROOT)
+    print(f"[ladder] {folder}: running", flush=True)
+    code = subprocess.call(frozen, cwd=ROOT)
+    checkpoint.wait()
+    if code:
+        print(f"[ladder] {folder}: exit {code} (see {folder}.log)", flush=True)
+
+
+def report(spec: dict, split: str, sets: list[str]) -> None:
+    """`mia eval-report` over each set's rungs that have answers, in ladder order."""
+    mia = str(ROOT / ".venv" / "bin" / "mia")
+    for set_name in sets:
+        folders = [run_dir(spec, split, set_name, r["name"]) for r in spec["rungs"]]
+        present = [str(f) for f in folders if (ROOT / f / "results.jsonl").is_file()]
+        if len(present) < 2:
+            print(f"[ladder] {set_name}: fewer than two rungs have answers; no report")
+            continue
+        out = Path(spec["splits"][split]["out"]) / set_name
+        subprocess.check_call([mia, "eval-report", *present, "--out", str(out),
+                               "--title", f"Ladder, {set_name}, {split} split"], cwd=ROOT)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("rungs", nargs="*", help="rung names (default: every rung, in ladder order)")
+    ap.add_argument("--split", choices=["tune", "final"], default="final")
+    ap.add_argument("--set", dest="sets", action="append", help="set name (repeatable; default: every set)")
+    ap.add_argument("--report", action="store_true", help="only write the paired tables")
+    ap.add_argument("--dry-run", action="store_true", help="print the commands")
+    args = ap.parse_args()
+    spec = load()
+    sets = args.sets or list(spec["sets"])
+    unknown = [s for s in sets if s not in spec["sets"]] + [r for r in args.rungs if r not in {x["name"] for x in spec["rungs"]}]
+    if unknown:
+        ap.error(f"unknown set or rung: {', '.join(unknown)}")
+    if not args.report:
+        rungs = [r for r in spec["rungs"] if not args.rungs or r["name"] in args.rungs]
+        order = {name: i for i, name in enumerate(args.rungs)}
+        rungs.sort(key=lambda r: order.get(r["name"], 0))
+        for set_name in sets:
+            for rung in rungs:
+                run_rung(spec, args.split, set_name, rung, args.dry_run)
+    if not args.dry_run:
+        report(spec, args.split, sets)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
