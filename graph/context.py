@@ -14,6 +14,7 @@ from typing import Any, Literal
 from mia.graph.judge.config import Arbiter as JudgeArbiter
 from mia.graph.judge.config import Contradiction as JudgeContradiction
 from mia.graph.judge.config import JudgeConfig
+from mia.graph.judge.config import Method as JudgeMethodChoice
 from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES, default_model
 from mia.graph.models.settings import read_settings
 from mia.memory import config
@@ -21,6 +22,10 @@ from mia.memory import config
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
 JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
 ToolProtocol = Literal["text", "native", "auto"]
+PlanStyle = Literal["hops", "paper"]
+ReplanWhen = Literal["failure", "planner"]
+MemoryStyle = Literal["strategy", "paper"]
+RepeatedSearch = Literal["cached", "run"]
 Vision = Literal["auto", "on", "off"]
 
 
@@ -70,10 +75,16 @@ class Context:
         "$MIA_MEMORY_NAMESPACE (environment or .env), else 'default'.")
     k_pos: int = _f(2, "Successful past workflows shown to the planner.")
     k_neg: int = _f(2, "Failed past workflows shown to the planner.")
-    min_similarity: float | None = _f(None,
+    min_similarity: float | None = _f(0.5,
         "Past workflows (and, in trajectory-rag, trajectories) whose question cosine to this one is below "
         "this are not shown. None: MIA's rule, the best candidates are shown however unrelated (on HotpotQA "
-        "the shown workflows' median cosine was 0.24: bench/memory/relatedness.md).")
+        "the shown workflows' median cosine was 0.24, and the nearest earlier question's 0.32; on 2Wiki, whose "
+        "questions share templates, 0.51: bench/memory/relatedness.md). 0.5 keeps the memories of questions of "
+        "the same kind and drops the rest, which cost answers on HotpotQA (results/ladder).")
+    memory_style: MemoryStyle = _f("strategy",
+        "How a past workflow is shown to the planner. strategy: its steps with the other question's names "
+        "replaced by placeholders and without what its searches found or answered (a strategy to reuse, not "
+        "names to copy); paper: the stored workflow as it is.")
     memorise: bool = _f(True, "Store this episode in memory after judging it.")
 
     max_tool_calls: int = _f(30, "Most tool calls per question; then an answer is forced.")
@@ -81,11 +92,23 @@ class Context:
         "Searches the executor must make before an answer is accepted (capped by max_tool_calls). "
         "An earlier answer or a junk reply is re-asked as a forced search call; 0 lets it answer at once.")
     max_replans: int = _f(1, "Most reflect-and-replan rounds per question (the paper uses 1).")
-    drop_repeated_replan: bool = _f(False,
+    plan_style: PlanStyle = _f("hops",
+        "hops: the plan is a chain of hops, each finding one fact named #1, #2, ... that later steps use "
+        "(the executor fills each from evidence before the next hop); its first step searches the question "
+        "itself. paper: the paper's free-form step list (on 2Wiki it folded two hops into one search, "
+        "'John A. Thayer father birthplace', and all 8 such questions checked were answered wrong).")
+    replan_when: ReplanWhen = _f("failure",
+        "failure: replan only on a failure the trace shows (no answer, a forced answer at the budget, a "
+        "failed tool call, or an answer no search result supports), with no model call otherwise; planner: "
+        "the planner reads the trace and says yes or no after every attempt, as the paper does (it replanned "
+        "12 of 26 right first answers on HotpotQA and broke more than it fixed: results/hotpotqa-qwen-planners).")
+    drop_repeated_replan: bool = _f(True,
         "Do not follow a supplementary plan that only repeats the plan or searches already made: the "
-        "answer stands and the executor's second attempt (about 2.3 turns) is saved. Off: follow every "
-        "replan, as the paper does. Replayed on 200 logged 2Wiki questions its accuracy gain was within noise "
-        "(bench/e2e/repeated-replans.md).")
+        "answer stands and the executor's second attempt (about 2.3 turns) is saved (71 of 91 replans on "
+        "2Wiki repeated the plan: bench/e2e/repeated-replans.md). Off: follow every replan, as the paper does.")
+    repeated_search: RepeatedSearch = _f("cached",
+        "cached: a search query already made in this episode is not run again; the executor is told its "
+        "result is above (saves the tool call's tokens). run: every query runs, as the paper does.")
     max_context_tokens: int = _f(7000, "Estimated executor context size that forces a final answer.")
     max_format_retries: int = _f(2,
         "Times a malformed executor reply is sent back for repair before an answer is forced.")
@@ -109,6 +132,11 @@ class Context:
         "When the grader says CORRECT but the answer shares no token with any gold answer: metrics (trust the "
         "metrics; the default, see JudgeConfig.contradiction), llm (trust the grader: 'JFK' for 'John F. "
         "Kennedy') or unknown.")
+    judge_method: JudgeMethodChoice = _f(JudgeConfig.model_fields["method"].default,
+        "How answers are graded against gold answers: match+llm (the answer matcher's rules decide what they are "
+        "sure of, the judge model only the rest: 97.8% agreement with 360 answers labelled by reading, 95.8% on "
+        "the held-out half, bench/judge/grader-agreement.md) or llm (the judge model grades every answer with the "
+        "SimpleQA prompt, as before: 84.4% with the embedded Qwen-1.5B).")
     credit_used_memories: bool = _f(True,
         "Credit the memories shown to the planner with this answer's outcome. Test-time learning turns it off: "
         "its learner credits them once per question, from the rollouts' majority.")
@@ -142,6 +170,11 @@ class Context:
                 setattr(self, name, getattr(settings, name))
             self.namespace = self.namespace or settings.memory_namespace
 
+    @classmethod
+    def paper(cls, **overrides: Any) -> Context:
+        """The paper's settings (PAPER), with `overrides` on top: MIA as published, one call away."""
+        return cls(**{**PAPER, **overrides})
+
     def model_for(self, role: str) -> tuple[str, float, int]:
         """(spec, temperature, max_tokens) of one role."""
         if role not in ROLES + OPTIONAL_ROLES:
@@ -152,8 +185,8 @@ class Context:
                 int(getattr(self, f"{role}_max_tokens")))
 
     def judge_config(self) -> JudgeConfig:
-        """The judge's settings this run chose (the arbiter, the contradiction rule)."""
-        return JudgeConfig(arbiter=self.judge_arbiter, contradiction=self.judge_contradiction)
+        """The judge's settings this run chose (the arbiter, the contradiction rule, the grading method)."""
+        return JudgeConfig(arbiter=self.judge_arbiter, contradiction=self.judge_contradiction, method=self.judge_method)
 
     def resolved_data_dir(self) -> Path:
         """The data directory this run reads and writes."""
@@ -177,3 +210,12 @@ class Context:
         # another graph's context (mia as a subgraph of an app with its own context_schema):
         # the fields that share a name with ours carry over, the rest keep their defaults
         return cls(**{name: getattr(value, name) for name in names if hasattr(value, name)})
+
+
+PAPER: dict[str, Any] = {
+    "plan_style": "paper", "replan_when": "planner", "drop_repeated_replan": False, "repeated_search": "run",
+    "min_similarity": None, "memory_style": "paper",
+}
+"""The fields whose defaults differ from the MIA paper's settings, at the paper's values
+(`mia ask --paper`, `mia eval --paper`, `Context.paper()`); results/ladder/README.md has the figures
+behind each default."""

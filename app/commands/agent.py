@@ -41,6 +41,14 @@ _mode = typer.Option(None, "--memory-mode", help="mia (default) | none | traject
 _judge_mode = typer.Option(None, "--judge-mode", help="auto (default) | ground_truth | reviewers | off.")
 _judge_arbiter = typer.Option(None, "--judge-arbiter",
                               help="Reviewer verdicts: weighted (default, the numeric rule) | llm (an arbiter call).")
+_judge_contradiction = typer.Option(None, "--judge-contradiction",
+                                    help="When the grader model's grade contradicts the metrics: metrics (default, trust "
+                                    "the metrics) | llm (trust the grader: 'JFK' for 'John F. Kennedy') | unknown.")
+_paper = typer.Option(False, "--paper", help="The MIA paper's settings (free-form plans, the planner's yes/no "
+                      "reflection after every attempt, every replan followed, every search run, memories shown as "
+                      "stored whatever their similarity); options given beside it win. See results/ladder/README.md.")
+_drop_repeated = typer.Option(None, "--drop-repeated-replan/--follow-repeated-replan",
+                              help="Do not follow a replan that only repeats the plan or its searches (default: drop; --paper: follow).")
 _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode in memory.")
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
@@ -70,7 +78,8 @@ def ask(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
-    judge_arbiter: str = _judge_arbiter,
+    judge_arbiter: str = _judge_arbiter, judge_contradiction: str = _judge_contradiction,
+    paper: bool = _paper, drop_repeated_replan: bool = _drop_repeated,
     no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
     web_search: bool = _web, learn: bool = _learn, checkpointer: str = _checkpointer,
 ) -> None:
@@ -98,7 +107,7 @@ def chat(
     planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
     judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
     max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
-    judge_arbiter: str = _judge_arbiter,
+    judge_arbiter: str = _judge_arbiter, paper: bool = _paper, drop_repeated_replan: bool = _drop_repeated,
     no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, web_search: bool = _web,
     learn: bool = _learn, checkpointer: str = _checkpointer,
 ) -> None:
@@ -223,6 +232,7 @@ def _read_paragraphs(path: Path) -> list[dict[str, Any]]:
 def _context(options: dict[str, Any]) -> Any:
     """A Context from the command-line options, env defaults, and checked model specs."""
     from mia.graph.context import Context  # its blank fields default to MIA_* (environment or .env)
+    from mia.graph.judge.config import CONTRADICTIONS
     from mia.graph.models import BackendError, check_model_spec
 
     overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES + OPTIONAL_ROLES}
@@ -230,6 +240,7 @@ def _context(options: dict[str, Any]) -> Any:
                      max_replans=options.get("max_replans"),
                      corpus=options.get("corpus"), memory_mode=options.get("memory_mode"),
                      judge_mode=options.get("judge_mode"), judge_arbiter=options.get("judge_arbiter"),
+                     judge_contradiction=options.get("judge_contradiction"),
                      data_dir=str(options["data_dir"]) if options.get("data_dir") else None)
     if options.get("no_memorise"):
         overrides["memorise"] = False
@@ -243,9 +254,18 @@ def _context(options: dict[str, Any]) -> Any:
         _fail(f"--memory-mode must be mia, none or trajectory-rag, not {overrides['memory_mode']!r}")
     if overrides.get("judge_arbiter") not in (None, "weighted", "llm"):
         _fail(f"--judge-arbiter must be weighted or llm, not {overrides['judge_arbiter']!r}")
+    if overrides.get("judge_contradiction") not in (None, *CONTRADICTIONS):
+        _fail(f"--judge-contradiction must be {', '.join(CONTRADICTIONS)}, not {overrides['judge_contradiction']!r}")
     if overrides.get("judge_mode") not in (None, "auto", "ground_truth", "reviewers", "off"):
         _fail(f"--judge-mode must be auto, ground_truth, reviewers or off, not {overrides['judge_mode']!r}")
+    overrides["drop_repeated_replan"] = options.get("drop_repeated_replan")
     context = Context.from_env(**overrides)
+    if options.get("paper"):  # the paper's values (min_similarity None among them); options given beside it win
+        from mia.graph.context import PAPER
+
+        for name, value in PAPER.items():
+            if overrides.get(name) is None:
+                setattr(context, name, value)
     for role in ROLES + OPTIONAL_ROLES:
         spec = getattr(context, f"{role}_model")
         if not spec:

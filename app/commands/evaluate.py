@@ -1,4 +1,5 @@
-"""CLI commands: `mia eval` (measure one configuration on a QA set) and `mia eval-report` (compare runs).
+"""CLI commands: `mia eval` (measure one configuration on a QA set), `mia eval-report` (compare runs) and
+`mia eval-regrade` (grade finished runs again with today's ground-truth judge).
 
 Heavy imports (the graph, torch, matplotlib) happen inside the commands so `mia --help` stays instant.
 """
@@ -52,9 +53,18 @@ def eval_command(
     judge_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per judge call.")] = None,
     search_top_k: Annotated[Optional[int], typer.Option(min=1, help="Documents per search query.")] = None,
     judge_arbiter: Annotated[Optional[str], typer.Option(help="Reviewer verdicts (--no-ground-truth): weighted (the numeric rule) or llm (an arbiter call).")] = None,
+    judge_method: Annotated[Optional[str], typer.Option(help="How --judge llm grades against the gold answers: match+llm (default: the answer matcher's rules, the judge model only for the answers they are unsure of; bench/judge/grader-agreement.md) or llm (the judge model grades every answer, as before).")] = None,
+    judge_contradiction: Annotated[Optional[str], typer.Option(help="When the judge model's grade contradicts the metrics: metrics (default, trust the metrics), llm (trust the grader: 'JFK' for 'John F. Kennedy') or unknown.")] = None,
     max_replans: Annotated[Optional[int], typer.Option(min=0, help="Reflect-and-replan rounds (the paper uses 1).")] = None,
-    drop_repeated_replan: Annotated[Optional[bool], typer.Option(help="Do not follow a replan that only repeats the plan or its searches: the answer stands (graph default: off, every replan is followed, as in the paper).")] = None,
-    min_similarity: Annotated[Optional[float], typer.Option(min=-1.0, max=1.0, help="Show only memories whose question cosine to this one is at least this (default: none, MIA's rule; see bench/memory/relatedness.md).")] = None,
+    drop_repeated_replan: Annotated[Optional[bool], typer.Option(help="Do not follow a replan that only repeats the plan or its searches: the answer stands (graph default: on; --paper: off, every replan is followed).")] = None,
+    min_similarity: Annotated[Optional[float], typer.Option(min=-1.0, max=1.0, help="Show only memories whose question cosine to this one is at least this (graph default 0.5; --paper: none, MIA's rule; see bench/memory/relatedness.md).")] = None,
+    paper: Annotated[bool, typer.Option("--paper", help="The MIA paper's settings (mia.graph.context.PAPER): free-form plans, the planner's yes/no reflection after every attempt, every replan followed, every search run, memories shown as stored whatever their similarity. Options given beside it win.")] = False,
+    plan_style: Annotated[Optional[str], typer.Option(help="hops (default: a chain of hops #1, #2 whose first step searches the question) or paper (free-form steps).")] = None,
+    replan_when: Annotated[Optional[str], typer.Option(help="failure (default: replan only on a failure the trace shows, no model call otherwise) or planner (the planner's yes/no after every attempt, as the paper).")] = None,
+    memory_style: Annotated[Optional[str], typer.Option(help="strategy (default: workflows with the other question's names as placeholders, no findings) or paper (as stored).")] = None,
+    repeated_search: Annotated[Optional[str], typer.Option(help="cached (default: a query already made in the episode is not run again) or run.")] = None,
+    k_pos: Annotated[Optional[int], typer.Option(min=0, help="Successful past workflows shown to the planner (default 2; 0 with --k-neg 0: the planner without memory).")] = None,
+    k_neg: Annotated[Optional[int], typer.Option(min=0, help="Failed past workflows shown to the planner (default 2).")] = None,
     turn_grammar: Annotated[Optional[bool], typer.Option(help="Constrain executor turns to the protocol's grammar on llama.cpp (graph default: on).")] = None,
     concurrency: Annotated[Optional[int], typer.Option(min=1, help="Questions in flight (default 1 for local models, 4 for APIs).")] = None,
     memory_from: Annotated[Optional[Path], typer.Option(help="Start from a copy of the memory a previous run folder built, or of a memory folder (chroma/ + trajectories.jsonl) holding one namespace; the source is not changed.")] = None,
@@ -73,8 +83,13 @@ def eval_command(
     from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
     from mia.app.evaluation.runlog import RunDirError
     from mia.app.evaluation.summary import render_markdown
+    from mia.graph.judge.config import CONTRADICTIONS, METHODS
     from mia.graph.models.errors import BackendError
 
+    if judge_method not in (None, *METHODS):
+        _fail(f"--judge-method must be {' or '.join(METHODS)}, not {judge_method!r}")
+    if judge_contradiction not in (None, *CONTRADICTIONS):
+        _fail(f"--judge-contradiction must be {', '.join(CONTRADICTIONS)}, not {judge_contradiction!r}")
     overrides = {
         "planner_max_tokens": planner_max_tokens,
         "executor_max_tokens": executor_max_tokens,
@@ -85,8 +100,25 @@ def eval_command(
         "drop_repeated_replan": drop_repeated_replan,
         "min_similarity": min_similarity,
         "judge_arbiter": judge_arbiter,
+        "judge_method": judge_method,
+        "judge_contradiction": judge_contradiction,
         "turn_grammar": turn_grammar,
+        "plan_style": plan_style,
+        "replan_when": replan_when,
+        "memory_style": memory_style,
+        "repeated_search": repeated_search,
+        "k_pos": k_pos,
+        "k_neg": k_neg,
     }
+    for name, allowed in (("plan_style", ("hops", "paper")), ("replan_when", ("failure", "planner")),
+                          ("memory_style", ("strategy", "paper")), ("repeated_search", ("cached", "run"))):
+        if overrides[name] not in (None, *allowed):
+            _fail(f"--{name.replace('_', '-')} must be {' or '.join(allowed)}, not {overrides[name]!r}")
+    overrides = {k: v for k, v in overrides.items() if v is not None}
+    if paper:  # the paper's values first (min_similarity None among them); options given beside --paper win
+        from mia.graph.context import PAPER
+
+        overrides = {**PAPER, **overrides}
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
     try:
         cfg = EvalConfig(
@@ -98,7 +130,7 @@ def eval_command(
             models={k: v for k, v in models.items() if v},
             judge=judge.value,
             max_tool_calls=max_tool_calls,
-            context_overrides={k: v for k, v in overrides.items() if v is not None},
+            context_overrides=overrides,
             concurrency=concurrency,
             label=label,
             memory_from=str(memory_from) if memory_from else None,
@@ -149,7 +181,37 @@ def report_command(
         typer.echo(f"Wrote {out}/: {', '.join(written)}")
 
 
+def regrade_command(
+    runs: Annotated[list[Path], typer.Argument(help="Run folders written by `mia eval` (or their results.jsonl).")],
+    llm: Annotated[bool, typer.Option("--llm", help="Send the answers the matcher is unsure of to the judge model (else they keep their logged grade).")] = False,
+    judge_model: Annotated[Optional[str], typer.Option(help=f"Judge model spec for --llm (default $MIA_JUDGE_MODEL, else {DEFAULT_MODELS['judge']}).")] = None,
+) -> None:
+    """Re-grade finished runs with the answer matcher (judge method match+llm) without running the agent:
+    rewrites judge_correct/judge_grade in results.jsonl (the first logged grade kept in judge_grade_logged,
+    so re-running is idempotent) and rebuilds each run's summary."""
+    from mia.app.evaluation.regrade import regrade_run
+    from mia.app.evaluation.runlog import RunDirError
+    from mia.graph.models.errors import BackendError
+
+    model = None
+    if llm:
+        from mia.graph.context import Context
+        from mia.graph.models import load_chat_model
+
+        try:
+            spec, temperature, max_tokens = Context.from_env(judge_model=judge_model).model_for("judge")
+            model = load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
+        except BackendError as err:
+            _fail(str(err))
+    for run in runs:
+        try:
+            typer.echo(regrade_run(run, model).line())
+        except RunDirError as err:
+            _fail(str(err))
+
+
 def register(app: typer.Typer) -> None:
-    """Add `mia eval` and `mia eval-report` to the root app."""
+    """Add `mia eval`, `mia eval-report` and `mia eval-regrade` to the root app."""
     app.command("eval")(eval_command)
     app.command("eval-report")(report_command)
+    app.command("eval-regrade")(regrade_command)

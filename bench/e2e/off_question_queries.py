@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.graph.judge.metrics import cover_match, exact_match, normalize_answer
-from mia.graph.nodes.reflect import searches_made
+from mia.graph.nodes.steps import searches_made
 
 HERE = Path(__file__).resolve().parent
 WORD = re.compile(r"[A-Za-z0-9À-ÿ'’]+")

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.graph.judge.metrics import cover_match, exact_match
-from mia.graph.nodes.reflect import searches_made
+from mia.graph.nodes.steps import searches_made
 from mia.graph.protocol import adds_nothing
 
 HERE = Path(__file__).resolve().parent

@@ -1,6 +1,7 @@
 """The judge's one entry point: `judge` (sync) and `ajudge` (async) return a Verdict.
 
-Modes: `ground_truth` grades against gold answers (SimpleQA grader, metrics fallback);
+Modes: `ground_truth` grades against gold answers (by default the answer matcher, matching.py, and the
+grader model only for the answers it is uncertain about: JudgeConfig.method; metrics fallback);
 `reviewers` judges without them (three reviewers and an arbiter); `auto` picks ground truth when
 gold answers are given, else reviewers; `off` judges nothing. Without a model, ground truth is
 graded by the metrics alone. The function never raises for a misbehaving model: every failure is
@@ -21,6 +22,7 @@ from mia.graph.protocol import clean_value
 from .calls import Steps, at_temperature_zero, has_native_async, run_async, run_sync
 from .config import JudgeConfig
 from .grader import GradeResult, grade_steps, metrics_label
+from .matching import Match, match_answer
 from .metrics import shares_nothing
 from .metrics import cover_match, exact_match, extract_answer, f1_score, same_words
 from .outcome import Outcome
@@ -115,6 +117,7 @@ class _Plan:
         self.model = at_temperature_zero(model) if model is not None and self.config.force_temperature_zero else model
         self.metrics = _metric_fields(self.prediction, self.golds)
         self.usage = Usage()
+        self.match: Match | None = None
 
     def immediate(self) -> Verdict | None:
         """The verdict when no model call is needed (off, metrics only, empty answer)."""
@@ -126,6 +129,10 @@ class _Plan:
             label = metrics_label(self.prediction, self.golds)
             note = "empty answer: not attempted, no model call" if not self.prediction else "no judge model: graded by metrics"
             return self._ground_truth(GradeResult(label=label, method="metrics", notes=[note]))
+        if self.mode == "ground_truth" and self.config.method == "match+llm":
+            self.match = match_answer(self.question, self.prediction, self.golds)
+            if self.match.decision != "uncertain":
+                return self._matched(self.match)
         if self.mode == "reviewers" and not self.prediction:
             note = "empty answer: incorrect, no model call"
             return Verdict(
@@ -141,8 +148,20 @@ class _Plan:
 
     def finish(self, result: GradeResult | ReviewResult) -> Verdict:
         if isinstance(result, GradeResult):
+            if self.match is not None:
+                result.notes.insert(0, f"answer matcher {self.match.label()}: asked the grader model")
             return self._ground_truth(result)
         return self._reviewed(result)
+
+    def _matched(self, match: Match) -> Verdict:
+        """The matcher's verdict: its rules were sure, so no model call (LABELLING.md's rule named)."""
+        label = match.grader_label or "INCORRECT"
+        return Verdict(
+            outcome=_LABEL_OUTCOME[label], score=1.0 if label == "CORRECT" else 0.0, mode="ground_truth",
+            method="match", prediction=self.prediction, grader_label=label,
+            feedback=f"Graded {label} by the answer matcher: {match.reason} (labelling rule {match.rule}).",
+            notes=[f"answer matcher: {match.label()}"], usage=self.usage, **self.metrics,
+        )
 
     def _contradicted(self, result: GradeResult) -> GradeResult | Outcome | None:
         """A grade the metrics flatly contradict, resolved by `config.contradiction`: a metrics

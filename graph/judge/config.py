@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal
+from typing import Literal, get_args
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -10,6 +10,10 @@ from pydantic import BaseModel, Field, model_validator
 # The judge settings a run may choose; Context reuses these types (one definition).
 Arbiter = Literal["weighted", "llm"]
 Contradiction = Literal["metrics", "llm", "unknown"]
+CONTRADICTIONS: tuple[str, ...] = get_args(Contradiction)  # what a command line may pass
+Method = Literal["match+llm", "llm"]
+METHODS: tuple[str, ...] = get_args(Method)
+GraderPrompt = Literal["simpleqa", "rules"]
 
 
 class JudgeConfig(BaseModel):
@@ -47,6 +51,19 @@ class JudgeConfig(BaseModel):
         "paraphrases such as 'JFK' for 'John F. Kennedy', which share no token; unknown: record the outcome as "
         "unknown. A note in the verdict says what happened",
     )
+    method: Method = Field(
+        "match+llm",
+        description="how ground truth is graded. match+llm (default): the answer matcher (judge/matching.py, the "
+        "rules of bench/judge/reference/LABELLING.md, no model) decides the answers it is sure of; only those it "
+        "is uncertain about go to the grader model. llm: every answer goes to the grader model (the SimpleQA "
+        "prompt), as before. Agreement with 360 labelled answers: bench/judge/grader-agreement.md",
+    )
+    grader_prompt: GraderPrompt = Field(
+        "simpleqa",
+        description="the grader model's prompt: simpleqa (the paper's SimpleQA grader; the default: on the matcher's "
+        "uncertain answers it agreed with the labels more often, bench/judge/grader-agreement.md) or rules (the "
+        "labelling rules, short; the embedded 1.5B grader calls too much of the residue CORRECT with it)",
+    )
     max_trace_chars: int = Field(12_000, ge=200, description="longer traces keep their head and tail")
     max_answer_chars: int = Field(2_000, ge=50, description="longer answers are cut for the prompts (metrics use all)")
 
@@ -59,5 +76,9 @@ class JudgeConfig(BaseModel):
             raise ValueError("reviewer weights must be non-negative and not all zero")
         return self
 
+    def prompt_name(self) -> str:
+        """The prompts.toml table the grader model is asked with."""
+        return "grader_rules" if self.grader_prompt == "rules" else "grader"
 
-__all__ = ["JudgeConfig"]
+
+__all__ = ["JudgeConfig", "Method", "METHODS", "GraderPrompt", "Arbiter", "Contradiction", "CONTRADICTIONS"]

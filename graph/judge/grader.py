@@ -1,4 +1,5 @@
-"""The ground-truth grader: the SimpleQA grading prompt run by the judge model.
+"""The ground-truth grader: a grading prompt run by the judge model (SimpleQA's, or the labelling
+rules' for the answers the matcher is uncertain about: JudgeConfig.prompt_name).
 
 Writes no Verdict itself; it yields the prompts to send (see calls.py) and returns the label with
 how it was obtained. When the model fails or twice replies something that is not a grade, the label
@@ -7,25 +8,16 @@ comes from the metrics instead, as the paper does (substring match), and the fal
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
 from langchain_core.messages import HumanMessage
 
 from .calls import Conversation, Steps, continue_with
 from .config import JudgeConfig
-from .metrics import cover_match, exact_match, f1_score, same_words
+from .metrics import cover_match, exact_match, f1_score, is_refusal, same_words
 from .parsing import parse_grade
 from .prompts import load_prompts, render
 from .verdict import GraderLabel, JudgeMethod
-
-# Replies that decline to answer; the metrics fallback grades them NOT_ATTEMPTED, like SimpleQA.
-_REFUSAL = re.compile(
-    r"^\s*$|\b(i\s+(do\s+not|don'?t)\s+know|unknown|cannot\s+(find|answer|determine)|can'?t\s+(find|answer|determine)|"
-    r"unable\s+to|no\s+answer|not\s+(found|enough\s+information)|insufficient\s+information)\b",
-    re.I,
-)
-
 
 @dataclass
 class GradeResult:
@@ -42,12 +34,12 @@ def metrics_label(prediction: str, golds: list[str]) -> GraderLabel:
     CORRECT; a refusal NOT_ATTEMPTED."""
     if cover_match(prediction, golds) or same_words(exact_match(prediction, golds), f1_score(prediction, golds)):
         return "CORRECT"
-    return "NOT_ATTEMPTED" if _REFUSAL.search(prediction) else "INCORRECT"
+    return "NOT_ATTEMPTED" if is_refusal(prediction) else "INCORRECT"
 
 
 def grader_conversation(question: str, prediction: str, golds: list[str], config: JudgeConfig) -> Conversation:
     """The grading prompt for one answer (gold aliases shown together as equivalent targets)."""
-    prompts = load_prompts()["grader"]
+    prompts = load_prompts()[config.prompt_name()]
     target = prompts["alias_separator"].join(golds)
     text = render(prompts["template"], question=question, target=target, prediction=prediction[: config.max_answer_chars])
     return [HumanMessage(content=text)]
@@ -72,7 +64,7 @@ def grade_steps(question: str, prediction: str, golds: list[str], config: JudgeC
             notes.append(f"grader reply could not be read as a grade ({_short(reply.text)}); graded by exact/cover match instead")
             break
         notes.append(f"grader reply could not be read as a grade ({_short(reply.text)}); re-asked")
-        follow_up = HumanMessage(content=load_prompts()["grader"]["reask"])
+        follow_up = HumanMessage(content=load_prompts()[config.prompt_name()]["reask"])
         conversation = continue_with(conversation, reply, follow_up)
         (reply,) = yield [conversation]
         attempts += 1

@@ -18,6 +18,14 @@ _PUNCTUATION = frozenset(string.punctuation)
 _ARTICLES = re.compile(r"\b(a|an|the)\b")
 # HotpotQA: these answers only ever match exactly; a partial token overlap with them means nothing.
 _EXACT_ONLY = frozenset({"yes", "no", "noanswer"})
+# Replies that decline to answer (SimpleQA's NOT_ATTEMPTED); also "No results were found ...", which a
+# yes/no reading would otherwise take for a "no".
+_REFUSAL = re.compile(
+    r"^\s*$|\b(i\s+(do\s+not|don'?t)\s+know|unknown|cannot\s+(find|answer|determine)|can'?t\s+(find|answer|determine)|"
+    r"unable\s+to|no\s+answer|not\s+(found|enough\s+information)|insufficient\s+information|"
+    r"no\s+(results?|information|relevant\s+information)\s+(was|were|is|are)?\s*(found|available|provided))\b",
+    re.I,
+)
 
 
 def normalize_answer(text: str) -> str:
@@ -89,6 +97,11 @@ def extract_answer(text: str) -> str:
     return final_answer(text)
 
 
+def is_refusal(text: str) -> bool:
+    """True for an answer that declines to answer ("I don't know", "unknown", "No results were found")."""
+    return bool(_REFUSAL.search(text))
+
+
 def shares_nothing(em: float, f1: float | None, cover: bool) -> bool:
     """The metrics flatly contradict a CORRECT grade: no exact match, no cover match, F1 0. The one
     rule behind JudgeConfig.contradiction, and behind bench/judge's count of such grades."""
@@ -103,5 +116,5 @@ def same_words(em: float, f1: float | None) -> bool:
     return em >= 1.0 or (f1 or 0.0) >= 1.0
 
 
-__all__ = ["normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", "shares_nothing",
+__all__ = ["normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", "is_refusal", "shares_nothing",
            "same_words"]

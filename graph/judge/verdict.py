@@ -9,9 +9,10 @@ from pydantic import BaseModel, Field
 from .outcome import Outcome
 
 GraderLabel = Literal["CORRECT", "INCORRECT", "NOT_ATTEMPTED"]
-# llm: the judge model decided; fallback: the model failed or replied nonsense and a rule decided;
-# metrics: no model was given (EM/F1/cover only); off: judging was switched off.
-JudgeMethod = Literal["llm", "weighted", "fallback", "metrics", "off"]  # weighted: the reviewers' numeric rule
+# llm: the judge model decided; match: the answer matcher's rules decided (matching.py, no model call);
+# fallback: the model failed or replied nonsense and a rule decided; metrics: no model was given (EM/F1/cover
+# only); off: judging was switched off.
+JudgeMethod = Literal["llm", "match", "weighted", "fallback", "metrics", "off"]  # weighted: the reviewers' numeric rule
 ResolvedMode = Literal["ground_truth", "reviewers", "off"]
 ReviewerName = Literal["reasoning", "sources", "validity"]
 
@@ -71,7 +72,7 @@ class Review(BaseModel):
 class Verdict(BaseModel):
     """The judge's decision on one answer, with everything needed to store, report and reward it.
 
-    `score` is in [0, 1]: 1/0 for a model-graded ground-truth verdict; 1 when exact/cover match,
+    `score` is in [0, 1]: 1/0 for a model- or matcher-graded ground-truth verdict; 1 when exact/cover match,
     else token F1, for metrics; the reviewers' weighted mean mapped from 1-10 onto 0-1.
     `em`, `f1`, `cover` are computed whenever gold answers are known (also in reviewers mode,
     where the reviewers never see them) and are None otherwise.

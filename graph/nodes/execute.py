@@ -60,7 +60,8 @@ def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool,
     trajectories): the shared prompt builder's executor prompt."""
     memories = (state.get("memory_text") or "") if ctx.memory_mode == "trajectory-rag" else ""
     system, user = executor_messages(state["question"], state.get("plan") or "", tools, native, memories,
-                                     caption=state.get("caption") or "", image_block=image_block)
+                                     caption=state.get("caption") or "", image_block=image_block,
+                                     plan_style=ctx.plan_style)
     return [SystemMessage(content=system["content"]), HumanMessage(content=user["content"])]
 
 

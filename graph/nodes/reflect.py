@@ -7,7 +7,6 @@ executor would only search and answer again (bench/e2e/repeated-replans.md has t
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from typing import Any
 
 from langchain_core.messages import AIMessage, HumanMessage
@@ -17,7 +16,9 @@ from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import to_messages
-from mia.graph.prompts.builder import reflection, replan_message, replan_request
+from mia.graph.nodes.failure import shown_failure
+from mia.graph.nodes.steps import searches_made
+from mia.graph.prompts.builder import failure_replan_request, reflection, replan_message, replan_request
 from mia.graph.protocol import PLAN_STOP, adds_nothing, cut_before_answer, parse_yes_no, served_plan
 from mia.graph.state import State
 
@@ -25,6 +26,8 @@ from mia.graph.state import State
 def make_reflect(deps: Deps):
     def reflect(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
+        if ctx.replan_when == "failure":
+            return judge_by_failure(state)
         trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
                                                            include_judgement=False)
         conversation = list(state.get("planner_messages") or [])
@@ -49,11 +52,30 @@ def make_reflect(deps: Deps):
     return reflect
 
 
+def judge_by_failure(state: State) -> dict[str, Any]:
+    """Reflection without a model call: replan only on a failure the trace shows (mia.graph.nodes.failure)."""
+    failure = shown_failure(list(state.get("steps") or []), state.get("answer") or "", state.get("stop_reason") or "",
+                            state["question"])
+    return {
+        "reflections": state.get("reflections", 0) + 1,
+        "failure": failure or "",
+        "steps": [{"kind": "reflection", "content": "yes" if failure else "no",
+                   "args": {"failure": failure or "none shown"}}],
+        "last_turn": "replan" if failure else "accept",
+    }
+
+
 def make_replan(deps: Deps):
     def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         conversation = list(state.get("planner_messages") or [])
-        conversation.append({"role": "user", "content": replan_request(state["question"])})
+        if state.get("failure"):  # the trace and its failure are the request (replan_when "failure")
+            trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
+                                                               include_judgement=False)
+            request = failure_replan_request(trace, state["failure"], state["question"])
+        else:
+            request = replan_request(state["question"])
+        conversation.append({"role": "user", "content": request})
         reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner", stop=PLAN_STOP)
         raw = text_of(reply)
         text = served_plan(raw, state["question"])
@@ -87,8 +109,3 @@ def make_replan(deps: Deps):
 
     return replan
 
-
-def searches_made(steps: Iterable[Any]) -> list[str]:
-    """Every search query of these steps (state or logged step dicts), in order."""
-    return [str(query) for step in steps if isinstance(step, dict) and step.get("kind") == "tool_call"
-            for query in (step.get("args") or {}).get("query_list") or []]

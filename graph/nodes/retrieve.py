@@ -29,7 +29,7 @@ def fresh_question_state(state: State | None = None) -> dict[str, Any]:
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "steps": Overwrite([]),
         "usage": Overwrite({role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}),
-        "memory_text": "", "used_memory_ids": [], "memories": [], "planner_messages": [], "replan": "",
+        "memory_text": "", "used_memory_ids": [], "memories": [], "planner_messages": [], "replan": "", "failure": "",
         "pending_tool": None, "tool_calls": 0, "format_retries": 0, "replans": 0, "reflections": 0,
         "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
         "judgement": None, "memory_id": None, "warnings": Overwrite([]),
@@ -56,7 +56,7 @@ def make_retrieve_memory(deps: Deps):
                 extra = {"caption": caption, "caption_weight": ctx.caption_weight} if caption else {}
                 got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg,
                                      min_similarity=ctx.min_similarity, **extra)
-                update["memory_text"] = render_memories(got)
+                update["memory_text"] = render_memories(got, ctx.memory_style)
                 update["used_memory_ids"] = list(got.ids)
                 update["memories"] = [m.shown() for m in list(got.positives) + list(got.negatives)]
             else:

@@ -9,8 +9,10 @@ from langchain_core.messages import HumanMessage, ToolMessage
 from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps
+from mia.graph.nodes.steps import searches_made
+from mia.graph.prompts import render
 from mia.graph.prompts.builder import observation
-from mia.graph.protocol import clean_text, escape_untrusted, truncate_words
+from mia.graph.protocol import clean_text, escape_untrusted, query_key, truncate_words
 from mia.graph.state import State
 
 
@@ -41,17 +43,37 @@ def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> ToolRun:
     return ToolRun(text, True, tuple(clean_text(str(s)) for s in sources) if isinstance(sources, list) else ())
 
 
+def drop_repeated_queries(args: dict[str, Any], earlier_steps: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+    """A search call's arguments without the queries this episode already ran (Context.repeated_search
+    "cached"), and those queries. Their results are in the executor's context already: running
+    them again costs a tool call's tokens and shows nothing new."""
+    queries = args.get("query_list")
+    if not isinstance(queries, list):
+        return args, []
+    done = {query_key(q) for q in searches_made(earlier_steps)}
+    fresh = [q for q in queries if query_key(str(q)) not in done]
+    repeated = [str(q) for q in queries if query_key(str(q)) in done]
+    return ({**args, "query_list": fresh} if repeated else args), repeated
+
+
 def make_tools_node(deps: Deps):
     def tools(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         pending = state.get("pending_tool") or {}
         name, args = pending.get("name") or "", dict(pending.get("args") or {})
+        repeated: list[str] = []
+        if ctx.repeated_search == "cached":
+            args, repeated = drop_repeated_queries(args, list(state.get("steps") or [])[:-1])
         try:
             available = deps.tools(ctx, state.get("paragraphs"))
         except Exception as exc:
             available, ran = [], ToolRun(f"Error: tools are unavailable ({type(exc).__name__}: {exc}).", False)
         else:
-            ran = run_tool(available, name, args)
+            ran = run_tool(available, name, args) if args.get("query_list") or not repeated else \
+                ToolRun(render("executor", "repeated_search", queries="; ".join(f'"{q}"' for q in repeated)), True)
+            if repeated and args.get("query_list"):
+                note = render("executor", "repeated_search", queries="; ".join(f'"{q}"' for q in repeated))
+                ran = ran._replace(text=note + "\n" + ran.text)
         text, ok = ran.text, ran.ok
         text = truncate_words(text, ctx.max_observation_words)
         fenced = escape_untrusted(text)  # a document cannot close the <tool_response> fence

@@ -12,8 +12,13 @@ from collections.abc import Sequence
 from typing import Any
 
 from mia.graph.prompts import caption_line, load_prompts, render
+from mia.memory.strategy import placeholders, question_names, strategy_view
 from mia.graph.protocol import escape_untrusted, is_yes_no_question, question_options, tool_schema_lines, truncate_words
 
+PLAN_STYLE = "hops"
+"""The plan style the builder writes when not told (Context.plan_style's default: serving and training agree)."""
+MEMORY_STYLE = "strategy"
+"""How memories are shown when not told (Context.memory_style's default)."""
 PLAN_WORDS = 400
 """The plan length the planner prompt asks for."""
 REPLAN_WORDS = 200
@@ -22,9 +27,10 @@ REPLAN_WORDS = 200
 Message = dict[str, str]
 
 
-def render_memories(retrieved: Any) -> str:
+def render_memories(retrieved: Any, style: str = MEMORY_STYLE) -> str:
     """Positive and negative workflows as separate sections (reference 2.7); `None` or empty
-    results render the cold-start block (each section says none was found)."""
+    results render the cold-start block (each section says none was found). `style` strategy shows
+    each workflow as a strategy (mia.memory.strategy: names as placeholders, no findings); paper, as stored."""
     p = load_prompts("memory")
     lines = [p["header"]]
     positives = list(getattr(retrieved, "positives", []) or [])
@@ -39,12 +45,17 @@ def render_memories(retrieved: Any) -> str:
             outcome = str(getattr(rec, "outcome", "unknown"))
             # a failed memory shows the reviewers' feedback: the lesson the planner should learn (12.7)
             feedback = (getattr(rec, "judge_feedback", "") or "").strip() if outcome == "incorrect" else ""
+            question, workflow = rec.question.strip(), (getattr(rec, "workflow", "") or "").strip()
+            if style == "strategy":
+                names = question_names(question)
+                question, workflow = strategy_view(workflow, question)
+                feedback = placeholders(feedback, names)
             lines.append(render(
                 "memory", "item", i=i, modality="image-text" if caption else "text-only",
-                judgement=outcome, question=escape_untrusted(rec.question.strip()),
+                judgement=outcome, question=escape_untrusted(question),
                 caption_line=caption_line(caption),
                 feedback_line=p["feedback_line"].format(feedback=escape_untrusted(feedback)) if feedback else "",
-                workflow=escape_untrusted((getattr(rec, "workflow", "") or "").strip())))
+                workflow=escape_untrusted(workflow)))
     return "\n".join(lines)
 
 
@@ -61,12 +72,13 @@ def render_trajectories(found: Any, max_words: int) -> str:
 
 
 def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WORDS,
-                     caption: str = "") -> list[Message]:
+                     caption: str = "", style: str = PLAN_STYLE) -> list[Message]:
     """The planner's prompt for one question (with its image caption, if any); `memories` is the
-    rendered memory block (empty: the cold-start block)."""
+    rendered memory block (empty: the cold-start block); `style` hops or paper (Context.plan_style)."""
     return [
         {"role": "system", "content": render("planner", "system")},
-        {"role": "user", "content": render("planner", "plan", memories=memories.strip() or render_memories(None),
+        {"role": "user", "content": render("planner", "plan_hops" if style == "hops" else "plan",
+                                           memories=memories.strip() or render_memories(None),
                                            max_words=max_words, question=question,
                                            caption_line=caption_line(caption))},
     ]
@@ -83,7 +95,7 @@ def answer_line(question: str) -> str:
 
 def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), native: bool = False,
                       memories: str = "", caption: str = "",
-                      image_block: dict[str, Any] | None = None) -> list[dict[str, Any]]:
+                      image_block: dict[str, Any] | None = None, plan_style: str = PLAN_STYLE) -> list[dict[str, Any]]:
     """The executor's prompt: the system prompt (with the tool schemas in the text protocol),
     then the question (with its image caption, the form its answer takes, and the
     image itself as a content block for a multimodal executor), the plan and, for trajectory-rag,
@@ -92,7 +104,8 @@ def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), 
     plan, memories = plan.strip(), memories.strip()
     user = render("executor", "question", question=question, caption_line=caption_line(caption),
                   answer_line=answer_line(question),
-                  plan_block=render("executor", "plan_block", plan=plan) + "\n" if plan else "",
+                  plan_block=render("executor", "plan_block_hops" if plan_style == "hops" else "plan_block",
+                                    plan=plan) + "\n" if plan else "",
                   memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
     return [{"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},
             {"role": "user", "content": [{"type": "text", "text": user}, image_block] if image_block else user}]
@@ -106,6 +119,13 @@ def reflection(trace: str) -> str:
 def replan_request(question: str, max_words: int = REPLAN_WORDS) -> str:
     """The planner's turn that asks for a supplementary plan."""
     return render("planner", "replan", question=question, max_words=max_words)
+
+
+def failure_replan_request(trace: str, reason: str, question: str, max_words: int = REPLAN_WORDS) -> str:
+    """The planner's turn that asks for a supplementary plan after a failure the trace shows
+    (Context.replan_when "failure"): the trajectory, escaped in its fence, and the failure."""
+    return render("planner", "failure", trace=escape_untrusted(trace), reason=reason, question=question,
+                  max_words=max_words)
 
 
 def replan_message(replan: str) -> str:

@@ -15,7 +15,7 @@ from mia.graph.protocol.json_span import (
                                           lenient_json,
                                           parse_json_loose,
 )
-from mia.graph.protocol.plans import PLAN_STOP, adds_nothing, cut_plan_overrun, drop_guessed_answer, served_plan
+from mia.graph.protocol.plans import PLAN_STOP, adds_nothing, cut_plan_overrun, drop_guessed_answer, query_key, served_plan
 from mia.graph.protocol.questions import is_yes_no_question, question_options
 from mia.graph.protocol.schemas import tool_schema_lines
 from mia.graph.protocol.tags import (
@@ -61,6 +61,7 @@ __all__ = [
     "is_yes_no_question",
     "question_options",
     "served_plan",
+    "query_key",
     "after_last_think", "bounded", "clean_text", "clean_value", "closed_blocks", "count_tags", "cut_before_answer",
     "drop_repeats", "escape_untrusted",
     "estimate_tokens", "extract_final_answer", "final_answer", "json_values", "last_answer", "lenient_json",

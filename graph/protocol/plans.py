@@ -102,7 +102,8 @@ def drop_guessed_answer(plan: str, question: str) -> str:
 _QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d\n]+)["\u201d]')
 
 
-def _query_key(query: str) -> str:
+def query_key(query: str) -> str:
+    """A search query compared without case, punctuation and spacing (repeated searches, repeated replans)."""
     return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
 
 
@@ -110,13 +111,13 @@ def adds_nothing(replan: str, plan: str, searches_made: Iterable[str]) -> bool:
     """True when a supplementary plan only repeats: each of its steps is a step of the plan, or
     names only searches already made (in quotes, as the plan prompt's example writes them). An
     empty replan adds nothing either; a step that is new in any other way counts as new."""
-    done = {_query_key(q) for q in searches_made}
+    done = {query_key(q) for q in searches_made}
     planned = {_step_key(line) for line in plan.splitlines()} - {""}
     for line in replan.splitlines():
         key = _step_key(line)
         if not key or key in planned:
             continue
-        queries = [_query_key(q) for q in _QUOTED.findall(line)]
+        queries = [query_key(q) for q in _QUOTED.findall(line)]
         if not queries or any(q not in done for q in queries):
             return False
     return True

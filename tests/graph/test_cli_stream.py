@@ -20,7 +20,7 @@ from mia.graph.nodes import deps as deps_module
 from .fakes import ScriptedChatModel, make_deps
 
 runner = CliRunner()
-CALL = '<think>I need the capital first.</think><tool_call>{"name": "search", "arguments": {"query_list": ["capital"]}}</tool_call>'
+CALL = '<think>I need the capital first.</think><tool_call>{"name": "search", "arguments": {"query_list": ["capital Paris"]}}</tool_call>'
 ANSWER = "<think>The search says Paris.</think><answer>Paris</answer>"
 TAGS = ("<think>", "</think>", "<tool_call>", "</tool_call>", "<answer>", "</answer>", '"name": "search"')
 
@@ -42,7 +42,7 @@ class StreamingModel(ScriptedChatModel):
 
 @pytest.fixture()
 def streaming(monkeypatch: pytest.MonkeyPatch) -> StreamingModel:
-    model = StreamingModel(script=["1. Search the capital.", CALL, ANSWER, "no"])
+    model = StreamingModel(script=["1. Search the capital.", CALL, ANSWER])
     deps, _ = make_deps(dict.fromkeys(DEFAULT_MODELS.values(), model))
     monkeypatch.setattr(deps_module, "_DEFAULT", deps)
     for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):

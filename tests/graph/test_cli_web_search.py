@@ -22,8 +22,8 @@ runner = CliRunner()
 
 @pytest.fixture()
 def seen_contexts(monkeypatch: pytest.MonkeyPatch) -> list[Context]:
-    search = '<tool_call>{"name": "search", "arguments": {"query_list": ["capital"]}}</tool_call>'
-    model = ScriptedChatModel(script=["1. Search.", search, "<answer>Paris</answer>", "no"])
+    search = '<tool_call>{"name": "search", "arguments": {"query_list": ["capital Paris"]}}</tool_call>'
+    model = ScriptedChatModel(script=["1. Search.", search, "<answer>Paris</answer>"])
     deps, _ = make_deps(dict.fromkeys(DEFAULT_MODELS.values(), model))
     contexts: list[Context] = []
     tools = deps.tools

@@ -12,7 +12,7 @@ from mia.graph.context import Context
 
 from .fakes import ScriptedChatModel, make_deps
 
-CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Hamlet author"]}}</tool_call>'
+CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Hamlet author Shakespeare"]}}</tool_call>'
 ROLE_VARS = ("MIA_PLANNER_MODEL", "MIA_EXECUTOR_MODEL", "MIA_MANAGER_MODEL", "MIA_JUDGE_MODEL",
              "MIA_MEMORY_NAMESPACE", "MIA_DATA_DIR")
 
@@ -41,7 +41,7 @@ def test_blank_context_fields_take_dotenv(dotenv: Path, monkeypatch: pytest.Monk
 
 def test_graph_without_context_uses_the_models_named_in_dotenv(dotenv: Path) -> None:
     models = {
-        "fake:env-planner": ScriptedChatModel(script=["1. Search for the author.", "no"]),
+        "fake:env-planner": ScriptedChatModel(script=["1. Search for the author."]),
         "fake:env-executor": ScriptedChatModel(script=[CALL, "<answer>Shakespeare</answer>"]),
         "fake:env-manager": ScriptedChatModel(script=[]),
         "fake:env-judge": ScriptedChatModel(script=[], fallback="A"),

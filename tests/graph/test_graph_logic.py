@@ -10,7 +10,7 @@ from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
 from langgraph.checkpoint.memory import InMemorySaver
 
 from mia.graph.builder import build_graph, recursion_limit
-from mia.graph.context import Context
+from mia.graph.context import PAPER, Context
 from mia.memory.compression import extractive_workflow
 from mia.memory.trajectory import Trajectory
 
@@ -30,8 +30,11 @@ def models(planner: list[Any] | None = None, executor: list[Any] | None = None, 
 
 
 def ctx(**kw: Any) -> Context:
+    """The paper's settings (PAPER): these scripts hold the planner's yes/no reflection turn;
+    tests/graph/test_ladder_fixes.py covers the defaults that differ."""
     base = dict(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                judge_model="fake:judge", tool_protocol="text", min_tool_calls=0)  # search policy: test_search_policy
+                judge_model="fake:judge", tool_protocol="text", min_tool_calls=0,  # search policy: test_search_policy
+                **PAPER)
     base.update(kw)
     return Context(**base)
 
@@ -379,7 +382,7 @@ def test_a_replan_that_only_repeats_the_plan_is_not_followed_and_the_answer_stan
     assert "Revise the plan" not in extractive_workflow(Trajectory.model_validate(out["trajectory"]))
 
 
-def test_a_repeated_replan_is_followed_by_default_as_in_the_paper() -> None:
+def test_a_repeated_replan_is_followed_with_the_papers_settings() -> None:
     plan = '1. Search "Hamlet author".'
     m = models(planner=[plan, "yes", plan],
                executor=[CALL.format(q="Hamlet author"), "<answer>Marlowe</answer>", "<answer>Shakespeare</answer>"])

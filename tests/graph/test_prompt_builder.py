@@ -13,6 +13,7 @@ from mia.graph.tools import SearchTool, corpus_from_paragraphs
 from mia.training import prompts as training_prompts
 
 from .fakes import FakeStore, make_deps, memory
+from .test_ladder_fixes import ctx as default_ctx
 from .test_graph_logic import CALL, ctx, models
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
@@ -30,7 +31,7 @@ def serve(store: FakeStore) -> dict[str, Any]:
                executor=[CALL.format(q="Arthur's Magazine"), "<answer>Arthur's Magazine</answer>"])
     tool = SearchTool(corpus_from_paragraphs(PARAGRAPHS), top_k=2)
     deps, _ = make_deps(m, store=store, tools=[tool])
-    context = ctx()
+    context = default_ctx()  # the defaults: training's prompts are the default served ones
     out = build_graph(deps=deps).invoke({"question": QUESTION}, context=context,
                                         config={"recursion_limit": recursion_limit(context)})
     return {"models": m, "out": out}

@@ -75,7 +75,8 @@ def test_empty_answer_needs_no_call(scripted) -> None:
 
 def test_answer_tags_are_extracted_before_grading(scripted) -> None:
     model = scripted("A")
-    verdict = judge(model, Q, "<think>compare years</think>\n<answer> Arthur's   Magazine </answer>", gold_answers=["Arthur's Magazine"])
+    verdict = judge(model, Q, "<think>compare years</think>\n<answer> Arthur's   Magazine </answer>", gold_answers=["Arthur's Magazine"],
+                    config=JudgeConfig(method="llm"))  # the grader model's prompt is what this reads
     assert verdict.prediction == "Arthur's Magazine"
     assert "Predicted answer: Arthur's Magazine\n" in model.prompt_texts()[0]
     assert "compare years" not in model.prompt_texts()[0]
@@ -116,8 +117,10 @@ async def test_ajudge_native_async_runs_reviewers_concurrently() -> None:
 
 async def test_ajudge_ground_truth_and_reask_with_fake_list_model() -> None:
     model = FakeListChatModel(responses=["Let me think about it.", "B"])
-    verdict = await ajudge(model, Q, "First for Women", gold_answers=["Arthur's Magazine"])
+    verdict = await ajudge(model, Q, "First for Women", gold_answers=["Arthur's Magazine"], config=JudgeConfig(method="llm"))
     assert (verdict.outcome, verdict.method, verdict.usage.calls) == ("incorrect", "llm", 2)
+    matched = await ajudge(FakeListChatModel(responses=[]), Q, "First for Women", gold_answers=["Arthur's Magazine"])
+    assert (matched.outcome, matched.method, matched.usage.calls) == ("incorrect", "match", 0)  # the default method
 
 
 async def test_ajudge_without_model_is_immediate() -> None:

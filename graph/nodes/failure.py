@@ -1,0 +1,71 @@
+"""What failure, if any, an executor attempt shows on its own trace: the rule behind
+`Context.replan_when = "failure"`, which replans only then and makes no model call otherwise.
+
+Why a rule instead of the planner's yes/no: on HotpotQA the paper's reflection replanned 12 of 26
+right first answers and 30 of 74 wrong ones, and the replans fixed 4 answers and broke 6
+(results/hotpotqa-qwen-planners). A failure the trace shows is one a replan can address: no answer,
+a forced answer (the budget, the context or the format ran out), a failed search, or an answer
+whose words appear in no search result the agent read (it came from nowhere the agent looked).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from mia.graph.judge.metrics import normalize_answer
+from mia.graph.prompts import render
+from mia.graph.protocol import is_yes_no_question, question_options
+
+# answers that decline: no fact to check, a failure to show
+_DECLINES = ("i don't know", "i do not know", "unknown", "cannot be determined", "not enough information",
+             "no answer", "cannot find", "can't find", "unable to")
+_STOPWORDS = frozenset("a an the of in on at to and or is was were are be by for with from as it its his her their "
+                       "this that these those he she they which who what when where".split())
+
+
+def content_words(text: str) -> set[str]:
+    """The normalised words of a text that carry content (no articles, pronouns or connectors)."""
+    return {w for w in normalize_answer(text).split() if w not in _STOPWORDS}
+
+
+def unsupported(answer: str, question: str, observations: Iterable[str]) -> bool:
+    """True when fewer than half of the answer's own content words (those not already in the
+    question) appear in any search result. Yes/no answers and a comparison's named candidate are
+    never unsupported: their words are the question's."""
+    if is_yes_no_question(question) or question_options(question):
+        return False
+    own = content_words(answer) - content_words(question)
+    if not own:
+        return False
+    seen: set[str] = set()
+    for text in observations:
+        seen |= content_words(text)
+    return len(own & seen) * 2 < len(own)
+
+
+def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, question: str) -> str | None:
+    """The failure this attempt's trace shows, as the planner prompt words it, or None."""
+    attempt = _last_attempt(steps)
+    if stop_reason.startswith("forced:"):
+        reason = stop_reason.split(":", 1)[1]
+        return render("planner", f"failure_{reason}" if reason in {"budget", "format", "context"} else "failure_budget")
+    text = " ".join(answer.split())
+    if not text or any(d in text.lower() for d in _DECLINES):
+        return render("planner", "failure_no_answer")
+    observations = [str(s.get("content") or "") for s in attempt if s.get("kind") == "observation"]
+    if any(o.lstrip().lower().startswith("error") for o in observations):
+        return render("planner", "failure_tool")
+    all_observations = [str(s.get("content") or "") for s in steps if s.get("kind") == "observation"]
+    if unsupported(text, question, all_observations):
+        return render("planner", "failure_unsupported", answer=text[:120])
+    return None
+
+
+def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The steps since the last replan (the attempt just ended)."""
+    last = max((i for i, s in enumerate(steps) if s.get("kind") == "replan"), default=-1)
+    return steps[last + 1:]
+
+
+__all__ = ["content_words", "unsupported", "shown_failure"]

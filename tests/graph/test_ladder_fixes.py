@@ -1,0 +1,207 @@
+"""The fixes of the ablation ladder (results/ladder), each on its own: hop plans, reflection that
+replans only on a failure the trace shows, repeated searches served from the episode, memories shown
+as strategies. The paper's settings (`Context.paper()`) keep the published behaviour:
+tests/graph/test_graph_logic.py runs its scripts with them."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+import pytest
+
+from mia.graph.context import PAPER, Context
+from mia.graph.nodes.failure import shown_failure, unsupported
+from mia.graph.prompts import builder
+from mia.memory.strategy import question_names, strategy_view
+
+from .fakes import FakeStore, make_deps, memory
+from .test_graph_logic import CALL, kinds, models, run
+
+DEFAULTS = {f.name: f.default for f in fields(Context)}
+
+
+def ctx(**kw: Any) -> Context:
+    base = dict(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
+                judge_model="fake:judge", tool_protocol="text", min_tool_calls=0)
+    return Context(**{**base, **kw})
+
+
+# ---- the failure rule (pure)
+
+def obs(text: str) -> dict[str, Any]:
+    return {"kind": "observation", "content": text}
+
+
+@pytest.mark.parametrize("steps, answer, stop, expected", [
+    ([obs("Paris is the capital of France.")], "Paris", "answered", None),
+    ([obs("Paris is the capital of France.")], "Lyon", "answered", "no search result supports"),
+    ([obs("Paris is the capital of France.")], "", "answered", "no answer"),
+    ([obs("Paris is the capital of France.")], "I don't know", "answered", "no answer"),
+    ([obs("Paris is the capital of France.")], "Paris", "forced:budget", "ran out of tool calls"),
+    ([obs("Error: the tool 'search' failed (boom).")], "Paris", "answered", "a search failed"),
+    # an earlier attempt's tool error is not this attempt's failure
+    ([obs("Error: failed"), {"kind": "replan", "content": "1. Search again"}, obs("Paris is the capital.")],
+     "Paris", "answered", None),
+])
+def test_shown_failure(steps: list[dict[str, Any]], answer: str, stop: str, expected: str | None) -> None:
+    got = shown_failure(steps, answer, stop, "What is the capital of France?")
+    assert (got is None) if expected is None else (got is not None and expected in got)
+
+
+def test_yes_no_and_a_named_candidate_are_never_unsupported() -> None:
+    assert not unsupported("no", "Are A and B of the same nationality?", ["nothing related"])
+    assert not unsupported("Crowea", "Which genus has more species, Crowea or Dracula?", ["nothing"])
+    # words of the question do not count as support, nor against
+    assert unsupported("the director Ben Verbong", "Who directed the film?", ["The film was shot in 1990."])
+
+
+# ---- the graph with the new defaults
+
+def test_a_supported_answer_is_accepted_without_a_reflection_call() -> None:
+    m = models(planner=["1. Search \"Who wrote Hamlet?\"\n2. Search \"Hamlet author\" -> #1\n3. Answer with #1."],
+               executor=[CALL.format(q="Hamlet author Shakespeare"), "<answer>Shakespeare</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(), gold_answers=["Shakespeare"])
+    assert out["answer"] == "Shakespeare"
+    assert len(m["fake:planner"].prompts) == 1  # the plan only: no yes/no reflection call
+    assert kinds(out)[-1] == "reflection" and out["trajectory"]["steps"][-1]["args"]["failure"] == "none shown"
+    plan_prompt = m["fake:planner"].prompts[0][1].content
+    assert "chain of hops" in plan_prompt and "-> #1" in plan_prompt  # plan_style hops
+    exec_prompt = m["fake:executor"].prompts[0][1].content
+    assert "never with \"#1\"" in exec_prompt and "skip or change that step" in exec_prompt
+
+
+def test_an_unsupported_answer_is_replanned_with_its_failure_and_the_replan_is_followed() -> None:
+    m = models(planner=["1. Search \"Hamlet author\" -> #1", "1. Search \"Hamlet playwright\" -> #1"],
+               executor=[CALL.format(q="Hamlet author"), "<answer>Marlowe</answer>",
+                         CALL.format(q="Hamlet playwright Shakespeare"), "<answer>Shakespeare</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx())
+    assert out["answer"] == "Shakespeare" and out["replan"].startswith("1. Search \"Hamlet playwright\"")
+    replan_prompt = m["fake:planner"].prompts[1][-1].content
+    assert 'no search result supports its answer "Marlowe"' in replan_prompt and "<trajectory>" in replan_prompt
+    assert [s["content"] for s in out["trajectory"]["steps"] if s["kind"] == "reflection"] == ["yes"]
+
+
+def test_a_repeated_search_is_served_from_the_episode() -> None:
+    m = models(planner=["1. Search \"Hamlet author\" -> #1"],
+               executor=[CALL.format(q="Hamlet author"), CALL.format(q="hamlet author?"),
+                         "<answer>Hamlet author</answer>"])
+    deps, _ = make_deps(m)
+    tool = deps.tools(ctx(), None)[0]
+    out = run(deps, ctx())
+    assert tool.metadata["calls"] == [["Hamlet author"]]  # the second, same query never reached the tool
+    second = [s for s in out["trajectory"]["steps"] if s["kind"] == "observation"][1]
+    assert second["content"].startswith("Already searched above") and '"hamlet author?"' in second["content"]
+    # with the paper's settings it runs again
+    m = models(planner=["1. Search", "no"], executor=[CALL.format(q="Hamlet author"), CALL.format(q="Hamlet author"),
+                                                       "<answer>x</answer>"])
+    deps, _ = make_deps(m)
+    tool = deps.tools(ctx(), None)[0]
+    run(deps, ctx(**PAPER))
+    assert tool.metadata["calls"] == [["Hamlet author"], ["Hamlet author"]]
+
+
+def test_memories_below_the_floor_are_not_shown_and_the_rest_are_strategies() -> None:
+    store = FakeStore(positives=[memory("p1", "Who is the father of the director of film Gang Of Four?",
+                                        '1. Search for evidence (query "Gang Of Four director" -> found Jacques '
+                                        'Rivette (director))\n2. Search for evidence (query "Jacques Rivette father")\n'
+                                        '3. Answer from the gathered evidence (evidence -> "Andre"; judged correct)',
+                                        "correct"),
+                                 memory("p2", "Which magazine was started first?", "1. Unrelated", "correct")
+                                 .model_copy(update={"similarity": 0.3})])
+    m = models(planner=["1. Search"], executor=["<answer>x</answer>"])
+    deps, _ = make_deps(m, store=store)
+    run(deps, ctx(min_tool_calls=0))
+    shown = m["fake:planner"].prompts[0][1].content
+    assert "Gang Of Four" not in shown and "Rivette" not in shown and "Andre" not in shown
+    assert '"[A] director"' in shown and '"[found] father"' in shown
+    assert "magazine" not in shown and "Successful strategies (1)" in shown  # below the 0.5 floor
+
+
+def test_strategy_view_keeps_the_shape_and_drops_the_names() -> None:
+    q = 'Which film came out first, "The Iron Giant" or Toy Story 2?'
+    assert question_names(q) == ["The Iron Giant", "Toy Story 2"]
+    question, steps = strategy_view('1. Search for evidence (query "The Iron Giant release" -> found The Iron Giant)\n'
+                                    '2. Answer from the gathered evidence (evidence -> "1999"; judged correct)', q)
+    assert question == 'Which film came out first, "[A]" or [B]?'
+    assert steps == '1. Search for evidence (query "[A] release")\n2. Answer from the gathered evidence'
+
+
+def test_the_paper_is_one_call_away_and_the_builder_defaults_are_the_contexts() -> None:
+    paper = Context.paper()
+    assert (paper.plan_style, paper.replan_when, paper.drop_repeated_replan, paper.min_similarity,
+            paper.memory_style, paper.repeated_search) == ("paper", "planner", False, None, "paper", "run")
+    assert all(DEFAULTS[k] != v for k, v in PAPER.items())  # PAPER lists only what differs
+    assert builder.PLAN_STYLE == DEFAULTS["plan_style"] and builder.MEMORY_STYLE == DEFAULTS["memory_style"]
+    assert "chain of hops" not in builder.planner_messages("Q?", style="paper")[1]["content"]
+
+
+def test_ask_paper_and_drop_repeated_replan_reach_the_context(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    from typer.testing import CliRunner
+
+    from mia.app.cli import app
+    from mia.app.commands import agent
+
+    seen: list[Context] = []
+    monkeypatch.setattr(agent, "_run", lambda context, *a, **k: seen.append(context))
+    runner = CliRunner()
+    base = ["ask", "Q?", "--data-dir", str(tmp_path), "--judge-mode", "off"]
+    assert runner.invoke(app, base).exit_code == 0
+    assert runner.invoke(app, base + ["--paper"]).exit_code == 0
+    assert runner.invoke(app, base + ["--paper", "--drop-repeated-replan"]).exit_code == 0
+    default, paper, mixed = seen
+    assert (default.replan_when, default.drop_repeated_replan, default.min_similarity) == ("failure", True, 0.5)
+    assert (paper.replan_when, paper.drop_repeated_replan, paper.min_similarity, paper.plan_style) == \
+        ("planner", False, None, "paper")
+    assert mixed.drop_repeated_replan is True and mixed.replan_when == "planner"
+
+
+def test_eval_paper_records_the_papers_settings(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """`mia eval --paper` writes the paper's values into the run's config (min_similarity None kept);
+    an option beside it wins; a bad value is refused."""
+    from typer.testing import CliRunner
+
+    import mia.app.evaluation.harness as harness
+    from mia.app.cli import app
+
+    captured: list[Any] = []
+
+    async def fake_run(cfg: Any, out: Any, progress: bool = True) -> Any:
+        captured.append(cfg)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(harness, "run_evaluation", fake_run)
+    runner = CliRunner()
+    res = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), "--paper", "--plan-style", "hops"])
+    assert res.exit_code == 0, res.output
+    overrides = captured[0].context_overrides
+    assert overrides["min_similarity"] is None and overrides["replan_when"] == "planner"
+    assert overrides["plan_style"] == "hops"
+    bad = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), "--replan-when", "always"])
+    assert bad.exit_code == 1 and "--replan-when must be failure or planner" in bad.output
+
+
+@pytest.mark.real_model
+def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded model under the defaults: one planner call for a hop plan, no yes/no reflection
+    call, a reflection step that names the failure it found (or none), and a replan only then."""
+    import json
+    from pathlib import Path
+
+    from mia import build_graph
+    from mia.graph.builder import recursion_limit
+
+    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
+        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
+    record = json.loads((Path(__file__).parent / "data" / "hotpotqa_sample.json").read_text())[0]
+    context = Context(data_dir=str(tmp_path), max_tool_calls=2, judge_mode="off", memorise=False,
+                      planner_max_tokens=96, executor_max_tokens=96)
+    out = build_graph().invoke({"question": record["question"], "paragraphs": record["paragraphs"]}, context=context,
+                               config={"recursion_limit": recursion_limit(context)})
+    reflection = [s for s in out["trajectory"]["steps"] if s["kind"] == "reflection"]
+    assert out["plan"] and len(reflection) == 1 and "failure" in reflection[0]["args"]
+    replanned = reflection[0]["content"] == "yes"
+    assert out["usage"]["planner"]["calls"] == 1 + replanned  # the plan (and a replan), never a yes/no call
+    assert (reflection[0]["args"]["failure"] == "none shown") != replanned
