@@ -279,13 +279,25 @@ def _found(step: TrajectoryStep, shown: int = 3) -> str:
     return _short(step.content, 10)
 
 
+_HOP = re.compile(r"->\s*#\d+")
+
+
+def plan_hops(plan: str) -> str:
+    """A hop plan's chain (the steps that name a fact #N, Context.plan_style "hops") on one line, or
+    "" for a plan without hops: the decomposition is the part of a workflow another question reuses."""
+    hops = [step_text(line) for line in plan.splitlines() if _HOP.search(line)]
+    return "; ".join(h.rstrip(".") for h in hops if h) if len(hops) >= 1 else ""
+
+
 def extractive_workflow(trajectory: Trajectory, max_words: int = 300) -> str:
     """A deterministic workflow built from the trajectory's own structure: the plan's first
     step, each tool call with its query and the sources it found (titles, URLs; the start of the
     result only for a tool that names none), replans, the answer and the judgement. Used when
     there is no model or its output is unusable."""
     steps: list[str] = []
-    if first := first_plan_step(trajectory.plan):
+    if hops := plan_hops(trajectory.plan):
+        steps.append(f"Plan the hops (question -> {_short(hops, 40)})")
+    elif first := first_plan_step(trajectory.plan):
         steps.append(f"Plan the approach (question -> {_short(first, 16)})")
     pending: str | None = None
     for step in trajectory.steps:

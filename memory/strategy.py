@@ -25,7 +25,7 @@ in on at of the a an and or if for from by with as to this that these those both
 _FOUND = re.compile(r"\s*->\s*(?:found\b.*|no result|the tool failed)\)\s*$", re.IGNORECASE)
 _QUERY = re.compile(r'"([^"\n]+)"')
 _EVIDENCE = re.compile(r"\s*\(evidence\s*->[^)]*\)", re.IGNORECASE)
-_PLAN_NOTE = re.compile(r"^(Plan the approach)\s*\(question\s*->\s*(.*)\)$", re.IGNORECASE)
+_PLAN_NOTE = re.compile(r"^(\s*\d+[.)]\s*)?(Plan the (?:approach|hops))\s*\(question\s*->\s*(.*)\)$", re.IGNORECASE)
 
 
 def question_names(question: str) -> list[str]:
@@ -57,7 +57,7 @@ def _found_names(query: str) -> str:
     def swap(match: re.Match[str]) -> str:
         words = match.group(0).split()
         return match.group(0) if (len(words) == 1 and words[0].lower() in _NOT_NAMES) else "[found]"
-    return re.sub(rf"(?<![\w\[]){_CAP}(?:\s+(?:{_CONNECT}\s+)*{_CAP})*(?![\w\]])", swap, query)
+    return re.sub(rf"(?<![\w\[#]){_CAP}(?:\s+(?:{_CONNECT}\s+)*{_CAP})*(?![\w\]])", swap, query)
 
 
 def strategy_view(workflow: str, question: str) -> tuple[str, str]:
@@ -69,8 +69,7 @@ def strategy_view(workflow: str, question: str) -> tuple[str, str]:
         lines.append(line)
     steps = placeholders("\n".join(lines), names)
     steps = _QUERY.sub(lambda m: '"' + _found_names(m.group(1)) + '"', steps)
-    steps = "\n".join(_PLAN_NOTE.sub(r"\1 (\2)", line.strip()) if _PLAN_NOTE.match(line.strip()) else line
-                      for line in steps.splitlines())
+    steps = "\n".join(_PLAN_NOTE.sub(r"\1\2 (\3)", line) for line in steps.splitlines())
     return placeholders(question, names), steps
 
 

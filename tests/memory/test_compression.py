@@ -258,3 +258,21 @@ def test_the_embedded_qwen_manager_fills_the_format_template_instead_of_copying_
     trace = TRAJ.to_trace_text(compressor.max_words_per_observation)
     assert template.copied_in(result.raw_outputs[0], trace) is None, result.raw_outputs[0]
     assert result.workflow.splitlines()[-1].endswith("judged correct)")  # the store's verdict, whoever wrote it
+
+
+def test_a_hop_plan_is_kept_as_the_workflows_decomposition() -> None:
+    """Context.plan_style "hops": the chain of hops is what the workflow keeps of the plan (the part
+    another question reuses), and the strategy view shows it with placeholders."""
+    from mia.memory.compression import extractive_workflow, plan_hops
+    from mia.memory.strategy import strategy_view
+
+    plan = ('1. Search "Where was the father of the director of film Cass born?"\n2. Search "director of film Cass" -> #1\n'
+            '3. Search "#1 father" -> #2\n4. Answer with #2.')
+    assert plan_hops(plan) == 'Search "director of film Cass" -> #1; Search "#1 father" -> #2'
+    assert plan_hops("1. Search X.\n2. Answer.") == ""
+    traj = Trajectory(question="Where was the father of the director of film Cass born?", plan=plan, answer="Leeds",
+                      outcome="correct")
+    first = extractive_workflow(traj).splitlines()[0]
+    assert first == '1. Plan the hops (question -> Search "director of film Cass" -> #1; Search "#1 father" -> #2)'
+    _, shown = strategy_view(extractive_workflow(traj), traj.question)
+    assert shown.splitlines()[0] == '1. Plan the hops (Search "director of film [A]" -> #1; Search "#1 father" -> #2)'
