@@ -78,10 +78,18 @@ def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WO
     return [
         {"role": "system", "content": render("planner", "system")},
         {"role": "user", "content": render("planner", "plan_hops" if style == "hops" else "plan",
+                                           **({"example": hops_example(question)} if style == "hops" else {}),
                                            memories=memories.strip() or render_memories(None),
                                            max_words=max_words, question=question,
                                            caption_line=caption_line(caption))},
     ]
+
+
+def hops_example(question: str) -> str:
+    """The hop plan example for this question's form: a comparison or yes/no question gets the
+    comparison example, any other the bridge chain (a small planner copies its example's last step)."""
+    compare = bool(question_options(question)) or is_yes_no_question(question)
+    return render("planner", "example_compare" if compare else "example_bridge")
 
 
 def answer_line(question: str) -> str:

@@ -205,3 +205,11 @@ def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, mon
     replanned = reflection[0]["content"] == "yes"
     assert out["usage"]["planner"]["calls"] == 1 + replanned  # the plan (and a replan), never a yes/no call
     assert (reflection[0]["args"]["failure"] == "none shown") != replanned
+
+
+def test_the_hop_example_follows_the_questions_form() -> None:
+    """A small planner copies its example's last step: a "who" question never sees the yes/no example."""
+    bridge = builder.planner_messages("Who starred in the film The Human Factor alongside Derek Jacobi?")[1]["content"]
+    compare = builder.planner_messages("Are Donald Fagen and Lauren Laverne of the same nationality?")[1]["content"]
+    assert "#3 place of birth" not in bridge and "#2 place of birth" in bridge and "Answer yes if" not in bridge
+    assert "Answer yes if #1 and #2 are the same" in compare and "place of birth" not in compare
