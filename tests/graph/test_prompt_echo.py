@@ -48,7 +48,7 @@ def test_graph_answer_drops_an_echoed_instruction() -> None:
     }
     deps, seen = make_deps(models)
     ctx = Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                  judge_model="fake:judge", tool_protocol="text", min_tool_calls=0)
+                  judge_model="fake:judge", tool_protocol="text", min_tool_calls=0, replan_when="planner")
     out = build_graph(deps=deps).invoke({"question": "Which magazine was started first?"}, context=ctx,
                                         config={"recursion_limit": recursion_limit(ctx)})
     assert out["replan"]  # the second answer came after the replan message

@@ -61,7 +61,7 @@ def test_real_replan_is_followed_only_when_it_adds_something(tmp_path: Path) -> 
     `drop_repeated_replan` a replan that repeats the plan or its searches is recorded and dropped
     (the first answer stands), any other one is followed by the executor."""
     out = _run(tmp_path, memory_mode="mia", max_tool_calls=2, max_replans=1, planner_max_tokens=96,
-               executor_max_tokens=64, search_top_k=2, drop_repeated_replan=True)
+               executor_max_tokens=64, search_top_k=2, drop_repeated_replan=True, replan_when="planner")
     steps = [TrajectoryStep.model_validate(s) for s in out["trajectory"]["steps"]]
     kinds = [s.kind for s in steps]
     assert kinds.count("reflection") == 1 and kinds.count("replan") <= 1, kinds
