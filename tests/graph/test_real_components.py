@@ -30,7 +30,8 @@ def test_memory_store_tools_judge_for_real(tmp_path: Path) -> None:
     models = {role: ScriptedChatModel(script=list(s)) for role, s in scripts.items()}
     deps = Deps(model_factory=lambda spec, t, n: models[spec.split(":")[1]])
     ctx = Context(planner_model="x:planner", executor_model="x:executor", manager_model="x:manager",
-                  judge_model="x:judge", data_dir=str(tmp_path), namespace="t", max_tool_calls=2)
+                  judge_model="x:judge", data_dir=str(tmp_path), namespace="t", max_tool_calls=2,
+                  replan_when="planner")  # the scripts hold the planner's yes/no reflection turns
     graph = build_graph(deps=deps)
 
     first = graph.invoke({"question": q, "gold_answers": [gold], "paragraphs": record["paragraphs"]}, context=ctx)
