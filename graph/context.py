@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from mia.graph.judge.config import Arbiter as JudgeArbiter
 from mia.graph.judge.config import Contradiction as JudgeContradiction
@@ -80,7 +80,7 @@ class Context:
         "this are not shown. None: MIA's rule, the best candidates are shown however unrelated (on HotpotQA "
         "the shown workflows' median cosine was 0.24, and the nearest earlier question's 0.32; on 2Wiki, whose "
         "questions share templates, 0.51: bench/memory/relatedness.md). 0.5 keeps the memories of questions of "
-        "the same kind and drops the rest, which cost answers on HotpotQA (results/ladder).")
+        "the same kind and drops the rest; its effect is measured in results/ladder.")
     memory_style: MemoryStyle = _f("strategy",
         "How a past workflow is shown to the planner. strategy: its steps with the other question's names "
         "replaced by placeholders and without what its searches found or answered (a strategy to reuse, not "
@@ -96,7 +96,7 @@ class Context:
         "hops: the plan is a chain of hops, each finding one fact named #1, #2, ... that later steps use "
         "(the executor fills each from evidence before the next hop); its first step searches the question "
         "itself. paper: the paper's free-form step list (on 2Wiki it folded two hops into one search, "
-        "'John A. Thayer father birthplace', and all 8 such questions checked were answered wrong).")
+        "'John A. Thayer father birthplace'; issue 43 found all 8 such questions it checked answered wrong).")
     replan_when: ReplanWhen = _f("failure",
         "failure: replan only on a failure the trace shows (no answer, a forced answer at the budget, a "
         "failed tool call, or an answer no search result supports), with no model call otherwise; planner: "
@@ -219,3 +219,16 @@ PAPER: dict[str, Any] = {
 """The fields whose defaults differ from the MIA paper's settings, at the paper's values
 (`mia ask --paper`, `mia eval --paper`, `Context.paper()`); results/ladder/README.md has the figures
 behind each default."""
+
+
+def paper_values(given: dict[str, Any]) -> dict[str, Any]:
+    """The PAPER values of the fields `given` leaves unset (None): what `--paper` adds to a
+    command line's options (an option given beside it wins)."""
+    return {name: value for name, value in PAPER.items() if given.get(name) is None}
+
+
+CHOICES: dict[str, tuple[str, ...]] = {
+    "plan_style": get_args(PlanStyle), "replan_when": get_args(ReplanWhen),
+    "memory_style": get_args(MemoryStyle), "repeated_search": get_args(RepeatedSearch),
+}
+"""The allowed values of the fields a command line takes as free text (their Literal types)."""

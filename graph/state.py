@@ -70,7 +70,6 @@ class OutputState(TypedDict, total=False):
     answer: str
     plan: str
     replan: str
-    failure: str  # the failure the last attempt showed (Context.replan_when "failure"), "" when none
     trajectory: dict[str, Any]
     memory_text: str
     """The retrieved memories as the planner was shown them (the memory block)."""

@@ -12,9 +12,9 @@ it; config.json records the commit), committed every 30 minutes by scripts/check
 resumable: running the same command again goes on where a stopped rung ended. Run it in the
 background: `nohup scripts/ladder.py --split final --set hotpotqa none > /dev/null 2>&1 &`.
 
-The report is `mia eval-report` over a set's finished rungs (paired McNemar tests and a paired
-bootstrap on F1 against `none` and against the rung below), after `mia eval-regrade` has graded
-every rung with the one grader.
+The report is `mia eval-report` over a set's rungs that have answers (paired McNemar tests and a
+paired bootstrap on F1, each rung against the rung above it), and one more against `none` for each
+rung (`<set>/none-vs-<rung>/`), after `mia eval-regrade` has graded every rung with the one grader.
 """
 
 from __future__ import annotations
@@ -89,8 +89,14 @@ def report(spec: dict, split: str, sets: list[str]) -> None:
             print(f"[ladder] {set_name}: fewer than two rungs have answers; no report")
             continue
         out = Path(spec["splits"][split]["out"]) / set_name
-        subprocess.check_call([mia, "eval-report", *present, "--out", str(out),
-                               "--title", f"Ladder, {set_name}, {split} split"], cwd=ROOT)
+        title = f"Ladder, {set_name}, {split} split"
+        # each rung against the rung above it, then each against `none`
+        subprocess.check_call([mia, "eval-report", *present, "--out", str(out), "--title", title], cwd=ROOT)
+        base, rest = present[0], present[1:]
+        if Path(base).name == "none":
+            for rung in rest[1:]:  # the first is already paired with none above
+                subprocess.check_call([mia, "eval-report", base, rung, "--out", str(out / f"none-vs-{Path(rung).name}"),
+                                       "--title", f"{title}: none against {Path(rung).name}"], cwd=ROOT)
 
 
 def main() -> int:

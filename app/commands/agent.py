@@ -261,11 +261,11 @@ def _context(options: dict[str, Any]) -> Any:
     overrides["drop_repeated_replan"] = options.get("drop_repeated_replan")
     context = Context.from_env(**overrides)
     if options.get("paper"):  # the paper's values (min_similarity None among them); options given beside it win
-        from mia.graph.context import PAPER
+        from dataclasses import replace
 
-        for name, value in PAPER.items():
-            if overrides.get(name) is None:
-                setattr(context, name, value)
+        from mia.graph.context import paper_values
+
+        context = replace(context, **paper_values(overrides))
     for role in ROLES + OPTIONAL_ROLES:
         spec = getattr(context, f"{role}_model")
         if not spec:

@@ -110,15 +110,13 @@ def eval_command(
         "k_pos": k_pos,
         "k_neg": k_neg,
     }
-    for name, allowed in (("plan_style", ("hops", "paper")), ("replan_when", ("failure", "planner")),
-                          ("memory_style", ("strategy", "paper")), ("repeated_search", ("cached", "run"))):
+    from mia.graph.context import CHOICES, paper_values
+
+    for name, allowed in CHOICES.items():
         if overrides[name] not in (None, *allowed):
             _fail(f"--{name.replace('_', '-')} must be {' or '.join(allowed)}, not {overrides[name]!r}")
-    overrides = {k: v for k, v in overrides.items() if v is not None}
-    if paper:  # the paper's values first (min_similarity None among them); options given beside --paper win
-        from mia.graph.context import PAPER
-
-        overrides = {**PAPER, **overrides}
+    # --paper: the paper's values (min_similarity None among them) where no option was given
+    overrides = {**{k: v for k, v in overrides.items() if v is not None}, **(paper_values(overrides) if paper else {})}
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
     try:
         cfg = EvalConfig(

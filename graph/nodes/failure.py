@@ -13,20 +13,16 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from mia.graph.judge.metrics import normalize_answer
+from mia.graph.judge.metrics import is_refusal
+from mia.graph.judge.surface import content, tokens
 from mia.graph.prompts import render
 from mia.graph.protocol import is_yes_no_question, question_options
 
-# answers that decline: no fact to check, a failure to show
-_DECLINES = ("i don't know", "i do not know", "unknown", "cannot be determined", "not enough information",
-             "no answer", "cannot find", "can't find", "unable to")
-_STOPWORDS = frozenset("a an the of in on at to and or is was were are be by for with from as it its his her their "
-                       "this that these those he she they which who what when where".split())
-
 
 def content_words(text: str) -> set[str]:
-    """The normalised words of a text that carry content (no articles, pronouns or connectors)."""
-    return {w for w in normalize_answer(text).split() if w not in _STOPWORDS}
+    """The words of a text that identify something (the judge's reading: folded tokens without
+    function words and generic nouns)."""
+    return set(content(tokens(text)))
 
 
 def unsupported(answer: str, question: str, observations: Iterable[str]) -> bool:
@@ -51,7 +47,7 @@ def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, qu
         reason = stop_reason.split(":", 1)[1]
         return render("planner", f"failure_{reason}" if reason in {"budget", "format", "context"} else "failure_budget")
     text = " ".join(answer.split())
-    if not text or any(d in text.lower() for d in _DECLINES):
+    if not text or is_refusal(text):
         return render("planner", "failure_no_answer")
     observations = [str(s.get("content") or "") for s in attempt if s.get("kind") == "observation"]
     if any(o.lstrip().lower().startswith("error") for o in observations):

@@ -23,6 +23,9 @@ from mia.graph.protocol import PLAN_STOP, adds_nothing, cut_before_answer, parse
 from mia.graph.state import State
 
 
+NO_FAILURE = "none shown"  # the reflection step's args.failure when the trace shows none
+
+
 def make_reflect(deps: Deps):
     def reflect(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
@@ -58,21 +61,28 @@ def judge_by_failure(state: State) -> dict[str, Any]:
                             state["question"])
     return {
         "reflections": state.get("reflections", 0) + 1,
-        "failure": failure or "",
         "steps": [{"kind": "reflection", "content": "yes" if failure else "no",
-                   "args": {"failure": failure or "none shown"}}],
+                   "args": {"failure": failure or NO_FAILURE}}],
         "last_turn": "replan" if failure else "accept",
     }
+
+
+def shown_in_reflection(steps: list[Any]) -> str:
+    """The failure the last reflection step recorded (replan_when "failure"), or "" (none, or the planner's yes/no)."""
+    last = next((s for s in reversed(steps) if isinstance(s, dict) and s.get("kind") == "reflection"), None)
+    failure = str(((last or {}).get("args") or {}).get("failure") or "")
+    return "" if failure == NO_FAILURE else failure
 
 
 def make_replan(deps: Deps):
     def replan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         conversation = list(state.get("planner_messages") or [])
-        if state.get("failure"):  # the trace and its failure are the request (replan_when "failure")
+        failure = shown_in_reflection(state.get("steps") or [])
+        if failure:  # the trace and its failure are the request (replan_when "failure")
             trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
                                                                include_judgement=False)
-            request = failure_replan_request(trace, state["failure"], state["question"])
+            request = failure_replan_request(trace, failure, state["question"])
         else:
             request = replan_request(state["question"])
         conversation.append({"role": "user", "content": request})

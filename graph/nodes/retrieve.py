@@ -29,7 +29,7 @@ def fresh_question_state(state: State | None = None) -> dict[str, Any]:
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "steps": Overwrite([]),
         "usage": Overwrite({role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}),
-        "memory_text": "", "used_memory_ids": [], "memories": [], "planner_messages": [], "replan": "", "failure": "",
+        "memory_text": "", "used_memory_ids": [], "memories": [], "planner_messages": [], "replan": "",
         "pending_tool": None, "tool_calls": 0, "format_retries": 0, "replans": 0, "reflections": 0,
         "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
         "judgement": None, "memory_id": None, "warnings": Overwrite([]),

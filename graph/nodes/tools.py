@@ -69,11 +69,10 @@ def make_tools_node(deps: Deps):
         except Exception as exc:
             available, ran = [], ToolRun(f"Error: tools are unavailable ({type(exc).__name__}: {exc}).", False)
         else:
-            ran = run_tool(available, name, args) if args.get("query_list") or not repeated else \
-                ToolRun(render("executor", "repeated_search", queries="; ".join(f'"{q}"' for q in repeated)), True)
-            if repeated and args.get("query_list"):
-                note = render("executor", "repeated_search", queries="; ".join(f'"{q}"' for q in repeated))
-                ran = ran._replace(text=note + "\n" + ran.text)
+            ran = run_tool(available, name, args) if args.get("query_list") or not repeated else ToolRun("", True)
+        if repeated:  # the queries not run again are named first, their results are above
+            note = render("executor", "repeated_search", queries="; ".join(f'"{q}"' for q in repeated))
+            ran = ran._replace(text=f"{note}\n{ran.text}".strip())
         text, ok = ran.text, ran.ok
         text = truncate_words(text, ctx.max_observation_words)
         fenced = escape_untrusted(text)  # a document cannot close the <tool_response> fence

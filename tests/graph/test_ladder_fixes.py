@@ -213,3 +213,12 @@ def test_the_hop_example_follows_the_questions_form() -> None:
     compare = builder.planner_messages("Are Donald Fagen and Lauren Laverne of the same nationality?")[1]["content"]
     assert "#3 place of birth" not in bridge and "#2 place of birth" in bridge and "Answer yes if" not in bridge
     assert "Answer yes if #1 and #2 are the same" in compare and "place of birth" not in compare
+
+
+def test_only_the_repeated_queries_of_a_search_are_dropped() -> None:
+    from mia.graph.nodes.tools import drop_repeated_queries
+
+    earlier = [{"kind": "tool_call", "args": {"query_list": ["Hamlet author"]}}]
+    args, repeated = drop_repeated_queries({"query_list": ["hamlet author?", "Hamlet year"]}, earlier)
+    assert args == {"query_list": ["Hamlet year"]} and repeated == ["hamlet author?"]
+    assert drop_repeated_queries({"query_list": ["new"]}, earlier) == ({"query_list": ["new"]}, [])
