@@ -591,7 +591,11 @@ class MemoryStore:
 
     def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
                          progress: bool = True) -> int:
-        """Re-memorise every logged trajectory (after a reset, or with a better manager model)."""
+        """Re-memorise every logged trajectory in the order it was logged (after a reset, with a better
+        manager model, or from a study that keeps only its log), crediting the memories each one used
+        as the graph did: a record's id is its trajectory's, so the logged `used_memory_ids` name the
+        rebuilt records. (Memories whose use test-time learning credited by majority, and logs written
+        when record ids were random, are rebuilt without those credits.)"""
         if namespace is not None:
             check_namespace(namespace)
         trajectories = list(self.trajectory_log.read(namespace))
@@ -602,6 +606,8 @@ class MemoryStore:
             iterator = tqdm(trajectories, desc="rebuilding memories", unit="traj")
         for traj in iterator:
             self.memorise(traj, compressor, log=False)
+            if traj.used_memory_ids and traj.outcome != "unknown":
+                self.update_stats(traj.used_memory_ids, success=traj.outcome == "correct", namespace=traj.namespace)
         return len(trajectories)
 
     # ------------------------------------------------------------------ export / import
@@ -623,6 +629,7 @@ class MemoryStore:
 def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) -> MemoryRecord:
     """A memory record for a compressed trajectory, with its sizes in tokens."""
     return MemoryRecord(
+        id=trajectory.id,  # one id for the episode and its memory: a rebuild from the log keeps the ids it used
         namespace=trajectory.namespace, question=trajectory.question, caption=trajectory.caption,
         workflow=result.workflow, plan=trajectory.plan, outcome=trajectory.outcome,
         judge_feedback=trajectory.judge_feedback, source=trajectory.source, dataset=trajectory.dataset,

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Commit a running evaluation's folder (results, log, store with its adapter versions) every
+# Commit a running evaluation's folder (results, the store's trajectory log and adapter versions) every
 # INTERVAL seconds, each time just after an answer, so that a machine recycled mid-run loses at
 # most one interval. Why: a session's uncommitted work can outlive its machine only as far as git
 # carries it; twice a store, and once ten adapter versions (then git-ignored), were lost that way.
@@ -7,10 +7,11 @@
 #   scripts/checkpoint_run.sh RUN_DIR [INTERVAL_S]      (default 1800; run it with nohup ... &)
 #
 # - Waits for RUN_DIR/results.jsonl to gain a line (the answer's memory is written, the next
-#   question has only begun), then `git add`s RUN_DIR and RUN_DIR.log and commits only those paths
-#   (`git commit --only`), whatever else is staged. What .gitignore names stays out: locks, owner
-#   files and the GGUF copies of adapters (rebuilt from the safetensors on load). A busy index
-#   (another git command) is retried.
+#   question has only begun), then `git add`s RUN_DIR and commits only that path (`git commit
+#   --only`), whatever else is staged. What .gitignore names stays out: the store's Chroma files and
+#   index link (a resumed run rebuilds its memory from the trajectory log), the run's progress log
+#   RUN_DIR.log, locks, owner files and the GGUF copies of adapters (rebuilt from the safetensors on
+#   load). A busy index (another git command) is retried.
 # - Waits up to a minute for the process that writes RUN_DIR to start (so a queue can start it
 #   just before the run), and ends when no process writes RUN_DIR any more, after a last commit.
 set -uo pipefail
@@ -21,7 +22,6 @@ RUN="${1%/}"; INTERVAL="${2:-1800}"
 running() { [[ -n "$(eval_pid)" ]]; }
 commit() {
     local paths=("$RUN") n
-    [[ -f "$RUN.log" ]] && paths+=("$RUN.log")
     n="$(answers)"
     for _ in 1 2 3 4 5; do
         if git add -- "${paths[@]}" 2>/dev/null; then

@@ -208,10 +208,14 @@ def memory_source(source: Path) -> tuple[Path, str]:
         raise runlog.RunDirError(f"--memory-from {source}: neither an eval run folder (config.json) nor a memory "
                                  "folder (chroma/, trajectories.jsonl)")
     from mia.memory import MemoryStore, MemoryStoreError
+    from mia.memory.trajectory_log import TrajectoryLog
 
     try:
-        with MemoryStore.open(source, snapshot=True) as store:  # leaves the source byte for byte
-            namespaces = store.namespaces()
+        if (source / "chroma").is_dir():
+            with MemoryStore.open(source, snapshot=True) as store:  # leaves the source byte for byte
+                namespaces = store.namespaces()
+        else:  # only the trajectory log: the memory is rebuilt from it (seed_memory)
+            namespaces = sorted({t.namespace for t in TrajectoryLog(source / "trajectories.jsonl").read()})
     except MemoryStoreError as err:
         raise runlog.RunDirError(f"--memory-from {source}: {err}") from err
     if len(namespaces) != 1:
@@ -221,10 +225,23 @@ def memory_source(source: Path) -> tuple[Path, str]:
 
 
 def seed_memory(source: Path, target_store: Path) -> None:
-    """Copy a memory folder (Chroma + trajectory log) into the run's store; the source is left untouched."""
+    """Copy a memory folder into the run's store; the source is left untouched. A folder that keeps
+    only its trajectory log (a committed study: results keep text, never Chroma files) is rebuilt
+    from it, in order, with the memories' usage credited as the run that wrote it did."""
     target_store.mkdir(parents=True, exist_ok=True)
     # the source's locks and owner file belong to whoever holds the source, not to this run
     shutil.copytree(source, target_store / "memory", ignore=shutil.ignore_patterns("*.lock", ".mia-memory.owner"))
+    rebuild_if_log_only(target_store / "memory")
+
+
+def rebuild_if_log_only(memory: Path) -> None:
+    """A memory folder that holds its trajectory log but no Chroma files (a study as git keeps it)
+    gets its memories back from the log, in order, with the credits the run gave them."""
+    if (memory / "trajectories.jsonl").is_file() and not (memory / "chroma").is_dir():
+        from mia.memory import MemoryStore
+
+        with MemoryStore.open(memory) as store:
+            store.rebuild_from_log()
 
 
 def _now() -> str:
@@ -273,6 +290,7 @@ async def run_evaluation(
             store = store_dir(out_dir, config)
             if resumed and done:
                 check_memory_kept(store, config, len(done))
+                rebuild_if_log_only(store / "memory")  # a run resumed from a clone: git kept the log
             prepare_store(store)
             runner = (runner_factory or graph_runner_factory)({**config, "data_dir": str(store)}, setting)
             try:

@@ -1,5 +1,6 @@
 """scripts/checkpoint_run.sh: a running evaluation's folder is committed after an answer, without
-what .gitignore names (locks, owner files, GGUF copies of adapters), and once more when the run ends.
+what .gitignore names (Chroma files, the index link, the progress log, locks, owner files, GGUF copies
+of adapters), and once more when the run ends.
 
 Real git, real bash, a real process whose command line names the run folder (as `mia eval --out`)."""
 
@@ -42,6 +43,11 @@ def test_commits_the_run_without_ignored_files_and_once_more_at_the_end(tmp_path
     (store / "adapters" / "v0001").mkdir(parents=True)
     (repo / run / "results.jsonl").write_text('{"id": "q1"}\n')
     (repo / f"{run}.log").write_text("log\n")
+    (store / "memory" / "trajectories.jsonl").write_text("{}\n")
+    (store / "memory" / "chroma" / "0a1b").mkdir(parents=True)
+    (store / "memory" / "chroma" / "chroma.sqlite3").write_bytes(b"db")
+    (store / "memory" / "chroma" / "0a1b" / "data_level0.bin").write_bytes(b"hnsw")
+    (store / "index").symlink_to(tmp_path, target_is_directory=True)
     for ignored in (".lock", "store/memory/.mia-memory.lock", "store/memory/.mia-memory.owner",
                     "store/adapters/v0001/adapter.0123abcd.gguf", "store/adapters/v0001/.adapter.gguf.lock"):
         (repo / run / ignored).write_text("x")
@@ -70,7 +76,7 @@ def test_commits_the_run_without_ignored_files_and_once_more_at_the_end(tmp_path
             time.sleep(2)
         assert "checkpoint at" in checkpoints(), checkpoints()
         committed = set(git(repo, "ls-files", run, f"{run}.log").split())
-        assert committed == {f"{run}.log", f"{run}/results.jsonl",
+        assert committed == {f"{run}/results.jsonl", f"{run}/store/memory/trajectories.jsonl",
                              f"{run}/store/adapters/v0001/adapter_model.safetensors"}
 
         answer()

@@ -115,3 +115,48 @@ async def test_a_run_folder_from_before_start_existed_resumes(tiny: Path, tmp_pa
     again = ScriptedGraph()
     await run_evaluation(cfg(tiny, n=2), tmp_path / "old", runner_factory=factory(again), progress=False)
     assert len(again.calls) == 1
+
+
+async def test_memory_from_a_folder_that_keeps_only_its_trajectory_log_is_rebuilt(tiny: Path, tmp_path: Path,
+                                                                                    data_dir: Path) -> None:
+    """A committed study keeps its trajectory log, not its Chroma files: `--memory-from` such a folder
+    rebuilds the memory from the log (real store) and leaves the source as it was."""
+    from mia.memory import MemoryStore, Trajectory
+
+    source = tmp_path / "study-memory"
+    with MemoryStore.open(source) as st:
+        kept = st.memorise(Trajectory(question="Which river is longer?", answer="Nile", outcome="correct",
+                                      namespace="warm"))
+    import shutil
+
+    shutil.rmtree(source / "chroma")  # what git keeps of it
+    before = sorted(p.name for p in source.iterdir())
+    await run_evaluation(cfg(tiny, n=1, memory_from=str(source)), tmp_path / "r", runner_factory=factory(ScriptedGraph()),
+                         progress=False)
+    assert sorted(p.name for p in source.iterdir()) == before
+    assert runlog.read_config(tmp_path / "r")["namespace"] == "warm"
+    with MemoryStore.open(tmp_path / "r" / "store" / "memory", snapshot=True) as st:
+        assert [r.id for r in st.list(namespace="warm")] == [kept.id]
+
+
+async def test_a_run_resumed_from_its_log_alone_gets_its_memories_back(tiny: Path, tmp_path: Path, data_dir: Path) -> None:
+    """A run committed mid-way keeps its store's trajectory log, not its Chroma files: resuming it
+    rebuilds the memories before the next question."""
+    import shutil
+
+    from mia.memory import MemoryStore, Trajectory
+
+    seen: list[int] = []
+
+    def writes_memory(config, setting):
+        with MemoryStore.open(Path(config["data_dir"]) / "memory") as st:
+            seen.append(st.count(config["namespace"]))
+            st.memorise(Trajectory(question=f"question {len(seen)}?", answer="a", outcome="correct",
+                                   namespace=config["namespace"]))
+        return factory(ScriptedGraph())(config, setting)
+
+    await run_evaluation(cfg(tiny, n=1), tmp_path / "r", runner_factory=writes_memory, progress=False)
+    # what a clone of the commit holds: the run folder without the store's Chroma files
+    shutil.copytree(tmp_path / "r", tmp_path / "clone", ignore=shutil.ignore_patterns("chroma", "*.lock"))
+    await run_evaluation(cfg(tiny, n=2), tmp_path / "clone", runner_factory=writes_memory, progress=False)
+    assert seen == [0, 1]  # the resumed run found the first run's memory, rebuilt from the log

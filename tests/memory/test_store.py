@@ -368,3 +368,24 @@ def test_a_kill_during_add_many_leaves_whole_chunks_and_a_rerun_completes_it(tmp
         assert st.count() % 500 == 0  # whole chunks only
     rerun = run_python(code, str(path))
     assert rerun.returncode == 0 and rerun.stdout.strip() == "done 6000", rerun.stderr[-2000:]
+
+
+def test_a_rebuild_from_the_log_alone_gives_the_same_memories_and_credits(tmp_path, embedder):
+    """A study keeps its trajectory log, never Chroma files: rebuilt in order, each record has its
+    trajectory's id, so the ids each episode logged as used are credited again as the graph did."""
+    first = make_trajectory(QUESTIONS["river"], outcome="correct")
+    second = make_trajectory(QUESTIONS["band"], outcome="correct").model_copy(update={"used_memory_ids": [first.id]})
+    third = make_trajectory(QUESTIONS["film"], outcome="incorrect").model_copy(
+        update={"used_memory_ids": [first.id, second.id]})
+    with MemoryStore.open(tmp_path / "live", embedder=embedder) as live:
+        for traj in (first, second, third):
+            record = live.memorise(traj)
+            assert record.id == traj.id
+            live.update_stats(traj.used_memory_ids, success=traj.outcome == "correct")
+        before = {r.id: (r.workflow, r.usage_count, r.success_count) for r in live.list(namespace="default")}
+    (tmp_path / "log").mkdir()
+    (tmp_path / "log" / "trajectories.jsonl").write_bytes((tmp_path / "live" / "trajectories.jsonl").read_bytes())
+    with MemoryStore.open(tmp_path / "log", embedder=embedder) as rebuilt:
+        assert rebuilt.rebuild_from_log(progress=False) == 3
+        after = {r.id: (r.workflow, r.usage_count, r.success_count) for r in rebuilt.list(namespace="default")}
+    assert after == before and before[first.id][1:] == (2, 1)
