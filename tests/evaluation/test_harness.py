@@ -233,7 +233,7 @@ async def test_fresh_store_per_run_and_memory_from(tiny: Path, tmp_path: Path):
     await run_evaluation(cfg(tiny, n=1), a, runner_factory=make, progress=False)
     store_a = Path(seen["mia"]["data_dir"])
     assert store_a == (a / "store").resolve() and (store_a / "index").is_symlink()
-    (store_a / "memory").mkdir()
+    (store_a / "memory" / "chroma").mkdir(parents=True)  # a whole store (a log alone: test_warmup.py)
     (store_a / "memory" / "trajectories.jsonl").write_text('{"x": 1}\n')
     (store_a / "memory" / ".mia-memory.lock").write_text("")
     (store_a / "memory" / ".mia-memory.owner").write_text("12345")
