@@ -10,12 +10,18 @@ OpenAI-style error naming the field (`model_server_schema.py`), a body over `max
 `max_tokens` over the context window a 400, a prompt that does not fit the window a 400 stating the
 limit (the backend counts its tokens with the model's tokenizer before generating), and a client that
 disconnects cancels its generation at the next token, streaming or not.
+
+Keys (as vLLM's `--api-key`): with `api_key`, every /v1 request needs `Authorization: Bearer KEY`
+(401 otherwise; /health stays open for probes). `serve` refuses a non-loopback host without a key
+unless told `insecure`: a model on the network with no key is anyone's (docs/security.md).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import hmac
+import ipaddress
 import json
 import socket
 import sys
@@ -94,14 +100,27 @@ async def _read_body(request: Any, limit: int) -> bytes:
     return bytes(body)
 
 
-def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES) -> Any:
-    """The FastAPI app serving `model` (a LangChain BaseChatModel) under the name `model_id`."""
+def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES, api_key: str | None = None) -> Any:
+    """The FastAPI app serving `model` (a LangChain BaseChatModel) under the name `model_id`; with
+    `api_key`, /v1 answers only requests that carry it as a bearer token."""
     from fastapi import FastAPI
     from fastapi.responses import StreamingResponse
 
     from mia.graph.models.errors import ContextLengthError
 
     app = FastAPI(title="mia model server", version="1")
+    if api_key:
+        expected = f"Bearer {api_key}".encode()
+
+        @app.middleware("http")
+        async def require_key(request: Request, call_next: Callable[[Request], Awaitable[Any]]) -> Any:
+            if request.url.path.startswith("/v1"):
+                given = request.headers.get("authorization", "").encode("utf-8", "replace")
+                if not hmac.compare_digest(given, expected):  # constant time: the key is not guessed byte by byte
+                    return _error(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>' "
+                                       "(the key `mia serve-model` was started with).", "authentication_error",
+                                  code="invalid_api_key")
+            return await call_next(request)
     created = int(time.time())
     context: list[int | None] = []  # the model's context window, looked up once
 
@@ -254,16 +273,42 @@ def _bind(host: str, port: int) -> socket.socket:
     return sock
 
 
+class InsecureHostError(ValueError):
+    """A non-loopback host without a key: the model would be served to the whole network."""
+
+
+def is_loopback(host: str) -> bool:
+    """True for localhost and loopback addresses (127.0.0.0/8, ::1); a name other than localhost
+    counts as reachable from the network."""
+    if host.strip().lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_host(host: str, api_key: str | None, insecure: bool = False) -> None:
+    """Raise InsecureHostError for a host other processes on the network can reach, with no key."""
+    if not api_key and not insecure and not is_loopback(host):
+        raise InsecureHostError(
+            f"refusing to serve on {host} without a key: anyone who can reach it could use the model. "
+            "Pass --api-key (or set MIA_MODEL_SERVER_API_KEY), or --insecure to serve it open anyway.")
+
+
 def serve(spec: str, host: str = "127.0.0.1", port: int = 8000,
           announce: Callable[[str], None] | None = None, log_level: str = "warning",
-          max_body_bytes: int = MAX_BODY_BYTES) -> None:
+          max_body_bytes: int = MAX_BODY_BYTES, api_key: str | None = None, insecure: bool = False) -> None:
     """Load `spec`, bind host:port (0 = a free port) and serve until interrupted.
 
-    `announce(url)` runs once the server accepts connections (default: print the URL).
+    `announce(url)` runs once the server accepts connections (default: print the URL). A host
+    off this machine needs `api_key` (or `insecure`), checked before the model loads.
     """
     import uvicorn
 
     from mia.graph.models import load_chat_model
+
+    check_host(host, api_key, insecure)
 
     model = load_chat_model(spec)
     if hasattr(model, "backend"):
@@ -278,7 +323,7 @@ def serve(spec: str, host: str = "127.0.0.1", port: int = 8000,
             await super().startup(sockets=sockets)
             say(url)
 
-    server = _Server(uvicorn.Config(create_app(model, spec, max_body_bytes), log_level=log_level, access_log=False))
+    server = _Server(uvicorn.Config(create_app(model, spec, max_body_bytes, api_key), log_level=log_level, access_log=False))
     try:
         server.run(sockets=[sock])
     finally:

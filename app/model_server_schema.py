@@ -12,6 +12,8 @@ from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
+from mia.memory.text import clean_value, valid_unicode
+
 #: OpenAI's rule for function names (also what the local tool protocol can round-trip).
 TOOL_NAME = r"^[A-Za-z0-9_-]{1,64}$"
 
@@ -169,7 +171,8 @@ def parse_request(body: bytes) -> ChatRequest:
     if not isinstance(data, dict):
         raise RequestError(f"the body must be a JSON object, not {type(data).__name__}")
     try:
-        return ChatRequest.model_validate(_valid_unicode(data))
+        # lone surrogates (legal in JSON's \u escapes, not in UTF-8) become U+FFFD: no backend or log line chokes
+        return ChatRequest.model_validate(clean_value(data, valid_unicode))
     except ValidationError as err:
         first = err.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
@@ -177,22 +180,6 @@ def parse_request(body: bytes) -> ChatRequest:
         raise RequestError(f"{where}: {first['msg']}{more}", param=where or None) from None
     except RecursionError:
         raise RequestError("the body is nested too deeply") from None
-
-
-def _valid_unicode(value: Any) -> Any:
-    """Replace lone UTF-16 surrogates (legal in JSON's \\u escapes, not in UTF-8) with U+FFFD, so
-    no backend or log line chokes on a string it cannot encode."""
-    if isinstance(value, str):
-        try:
-            value.encode("utf-8")
-        except UnicodeEncodeError:
-            return "".join("\ufffd" if "\ud800" <= c <= "\udfff" else c for c in value)
-        return value
-    if isinstance(value, list):
-        return [_valid_unicode(v) for v in value]
-    if isinstance(value, dict):
-        return {_valid_unicode(k): _valid_unicode(v) for k, v in value.items()}
-    return value
 
 
 def text_of(content: Content | None) -> str:

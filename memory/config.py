@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from pydantic import AliasChoices, Field, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
 DEFAULT_NAMESPACE = "default"
@@ -35,6 +35,11 @@ class MemorySettings(BaseSettings):
     chroma_mode: Literal["persistent", "http"] = Field("persistent", validation_alias=env_alias("MIA_CHROMA_MODE"))
     chroma_host: str = Field(DEFAULT_CHROMA_HOST, validation_alias=env_alias("MIA_CHROMA_HOST"))
     chroma_port: int = Field(DEFAULT_CHROMA_PORT, validation_alias=env_alias("MIA_CHROMA_PORT"))
+    chroma_token: SecretStr | None = Field(None, validation_alias=env_alias("MIA_CHROMA_TOKEN"),
+                                           description="a static token sent to the Chroma server on every request")
+    chroma_auth_header: Literal["Authorization", "X-Chroma-Token"] = Field(
+        "Authorization", validation_alias=env_alias("MIA_CHROMA_AUTH_HEADER"),
+        description="how the token is sent: 'Authorization: Bearer TOKEN' or 'X-Chroma-Token: TOKEN' (Chroma's two)")
     embedding_model: str = Field(DEFAULT_EMBEDDING_MODEL, validation_alias=env_alias("MIA_EMBEDDING_MODEL"))
 
     @field_validator("data_dir", mode="before")
@@ -55,6 +60,22 @@ class MemorySettings(BaseSettings):
             if mode not in {"persistent", "http"}:
                 raise ValueError(f"MIA_CHROMA_MODE must be 'persistent' or 'http', not {mode!r}")
             return mode
+        return value
+
+    @field_validator("chroma_token", mode="after")
+    @classmethod
+    def _blank_token(cls, value: SecretStr | None) -> SecretStr | None:
+        return value if value is not None and value.get_secret_value().strip() else None
+
+    @field_validator("chroma_auth_header", mode="before")
+    @classmethod
+    def _header(cls, value: object) -> object:
+        if isinstance(value, str):
+            for name in ("Authorization", "X-Chroma-Token"):
+                if value.strip().lower() == name.lower():
+                    return name
+            if not value.strip():
+                return "Authorization"
         return value
 
     @field_validator("memory_namespace", "chroma_host", "embedding_model", mode="before")
@@ -112,6 +133,22 @@ def chroma_host() -> str:
 def chroma_port() -> int:
     """$MIA_CHROMA_PORT, default 8000 (Chroma's own default)."""
     return _read().chroma_port
+
+
+def chroma_headers(token: str | None = None, header: str | None = None) -> dict[str, str]:
+    """The auth header for the Chroma server: `token` (else $MIA_CHROMA_TOKEN) as Chroma's clients
+    send it, `Authorization: Bearer TOKEN` or `X-Chroma-Token: TOKEN` (`header`, else
+    $MIA_CHROMA_AUTH_HEADER); none without a token."""
+    settings = _read()
+    secret = token if token is not None else (settings.chroma_token.get_secret_value() if settings.chroma_token else "")
+    if not secret.strip():
+        return {}
+    name = header or settings.chroma_auth_header
+    if name.lower() == "x-chroma-token":
+        return {"X-Chroma-Token": secret}
+    if name.lower() == "authorization":
+        return {"Authorization": f"Bearer {secret}"}
+    raise ValueError(f"MIA_CHROMA_AUTH_HEADER must be Authorization or X-Chroma-Token, not {name!r}")
 
 
 def embedding_model() -> str:

@@ -138,20 +138,31 @@ class MemoryStore:
 
     @classmethod
     def open_http(cls, host: str | None = None, port: int | None = None, *, log_dir: str | Path | None = None,
-                  embedder: Any = None, **options: Any) -> MemoryStore:
+                  embedder: Any = None, token: str | None = None, auth_header: str | None = None,
+                  **options: Any) -> MemoryStore:
         """A store on a Chroma server shared by several processes (`chroma run --path DIR --port P`).
-        `log_dir` holds the trajectory log and the write lock: give every process the same one."""
+        `log_dir` holds the trajectory log and the write lock: give every process the same one.
+        `token` (else $MIA_CHROMA_TOKEN) goes with every request, as `auth_header` says
+        (config.chroma_headers); Chroma 1.x's own server does not check it, a proxy in front does
+        (docs/security.md)."""
         import chromadb
         from chromadb.config import Settings
 
         host = host or config.chroma_host()
         port = int(port or config.chroma_port())
+        headers = config.chroma_headers(token, auth_header)
         folder = Path(log_dir or config.memory_dir()).expanduser()
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            client = chromadb.HttpClient(host=host, port=port, settings=Settings(anonymized_telemetry=False))
+            client = chromadb.HttpClient(host=host, port=port, headers=headers or None,
+                                         settings=Settings(anonymized_telemetry=False))
             client.heartbeat()
         except Exception as err:  # noqa: BLE001
+            if any(word in str(err) for word in ("401", "403", "Unauthorized", "Forbidden")):
+                raise MemoryStoreError(
+                    f"the Chroma server at {host}:{port} refused the credentials ({type(err).__name__}: {err}). "
+                    "Set MIA_CHROMA_TOKEN (and MIA_CHROMA_AUTH_HEADER if it expects X-Chroma-Token)."
+                ) from err
             raise MemoryStoreError(
                 f"cannot reach the Chroma server at {host}:{port} ({type(err).__name__}: {err}). "
                 f"Start one with `chroma run --path DIR --port {port}` or use MIA_CHROMA_MODE=persistent."
@@ -485,6 +496,7 @@ class MemoryStore:
     def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None) -> list[str]:
         """Evict the least valuable memories (low win rate, long unused) until the namespace
         holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids."""
+        check_max_size(max_size)
         self._check_writable()
         evicted: list[str] = []
         for ns in self._scope(namespace):
@@ -504,6 +516,15 @@ class MemoryStore:
                         self.index.delete(ns, suffix, ids)
                 evicted += [r.id for r in doomed]
         return evicted
+
+    def prune_count(self, namespace: str | None = None, max_size: int | None = None) -> int:
+        """How many memories `prune` with these bounds would evict (to ask before it does)."""
+        check_max_size(max_size)
+        total = 0
+        for ns in self._scope(namespace):
+            target = max_size if max_size is not None else target_size(self.policy)
+            total += 0 if target is None else max(0, self.count(ns) - target)
+        return total
 
     def consolidate(self, namespace: str | None = None, now: float | None = None) -> dict[str, dict[str, int]]:
         """Merge near-duplicates of the same outcome (the shorter survives, counts are summed), so
@@ -595,7 +616,8 @@ class MemoryStore:
         manager model, or from a study that keeps only its log), crediting the memories each one used
         as the graph did: a record's id is its trajectory's, so the logged `used_memory_ids` name the
         rebuilt records. (Memories whose use test-time learning credited by majority, and logs written
-        when record ids were random, are rebuilt without those credits.)"""
+        when record ids were random, are rebuilt without those credits.) The raw trajectories' question
+        index is rebuilt too, so the store is whole, even when opened read-only later."""
         if namespace is not None:
             check_namespace(namespace)
         trajectories = list(self.trajectory_log.read(namespace))
@@ -608,14 +630,17 @@ class MemoryStore:
             self.memorise(traj, compressor, log=False)
             if traj.used_memory_ids and traj.outcome != "unknown":
                 self.update_stats(traj.used_memory_ids, success=traj.outcome == "correct", namespace=traj.namespace)
+        for ns in sorted({t.namespace for t in trajectories}):  # and trajectory-RAG's question index
+            self.trajectories.sync(ns, force=True)
         return len(trajectories)
 
     # ------------------------------------------------------------------ export / import
-    def export_jsonl(self, path: str | Path, namespace: str | None = None) -> int:
-        """Write a header line and one record per line (vectors are not exported: re-embedded on import)."""
+    def export_jsonl(self, path: str | Path, namespace: str | None = None, overwrite: bool = False) -> int:
+        """Write a header line and one record per line (vectors are not exported: re-embedded on import).
+        Only a new regular file in an existing folder, or an existing one with `overwrite`."""
         from mia.memory.transfer import export_records
 
-        return export_records(self, Path(path), namespace)
+        return export_records(self, Path(path), namespace, overwrite)
 
     def import_jsonl(self, path: str | Path, namespace: str | None = None, dedup: bool = True,
                      on_skip: Callable[[str], None] | None = None) -> dict[str, int]:
@@ -624,6 +649,12 @@ class MemoryStore:
         from mia.memory.transfer import import_records
 
         return import_records(self, Path(path), namespace, dedup, on_skip)
+
+
+def check_max_size(max_size: int | None) -> None:
+    """A prune bound is a positive count: 0 or less would evict everything (that is `reset`, which asks)."""
+    if max_size is not None and (isinstance(max_size, bool) or not isinstance(max_size, int) or max_size < 1):
+        raise ValueError(f"max_size must be a positive number of memories, not {max_size!r} (reset deletes them all)")
 
 
 def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) -> MemoryRecord:

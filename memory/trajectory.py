@@ -12,7 +12,10 @@ import time
 import uuid
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic_core import PydanticSerializationError
+
+from mia.memory.text import clean_value
 
 #: The line labels of `Trajectory.to_trace_text`, defined once: the compressor (memory) and the
 #: planner's stop sequences (graph.protocol.plans) recognise a model replaying a transcript by them.
@@ -42,6 +45,13 @@ def truncate_words(text: str, max_words: int) -> str:
     return " ".join(words[:max_words]) + f" ... [{len(words) - max_words} more words omitted]"
 
 
+def _cleaned(cls: type, data: Any) -> Any:
+    """Every string of a step or trajectory cleaned (mia.memory.text.clean_text) as it is made:
+    a lone surrogate or NUL from any API (the graph cleans at its boundary; the library may not)
+    would otherwise make the trajectory unloggable, and it would be lost."""
+    return clean_value(data) if isinstance(data, dict) else data
+
+
 class TrajectoryStep(BaseModel):
     """One step of an episode: a thought, a tool call (tool + args), its observation, a replan..."""
 
@@ -59,6 +69,8 @@ class TrajectoryStep(BaseModel):
     def dropped(self) -> bool:
         """A replan the graph did not follow (it only repeated the plan: the answer stood)."""
         return self.kind == "replan" and bool((self.args or {}).get("dropped"))
+
+    _clean = model_validator(mode="before")(_cleaned)
 
 
 class Trajectory(BaseModel):
@@ -82,6 +94,8 @@ class Trajectory(BaseModel):
     source: str = ""
     dataset: str = ""
     created_at: float = Field(default_factory=time.time)
+
+    _clean = model_validator(mode="before")(_cleaned)
 
     def search_queries(self) -> list[str]:
         """The queries of every tool call, in order and without repeats (they are what a
@@ -143,6 +157,10 @@ class Trajectory(BaseModel):
         return "\n".join(lines).strip() + "\n"
 
     def to_json_line(self) -> str:
-        """One JSONL line (no newline inside: json escapes them)."""
-        return self.model_dump_json() + "\n"
+        """One JSONL line (no newline inside: json escapes them). Text set after construction that
+        cannot be encoded is cleaned here, so the log line is never lost."""
+        try:
+            return self.model_dump_json() + "\n"
+        except PydanticSerializationError:
+            return type(self).model_validate(self.model_dump()).model_dump_json() + "\n"
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import logging
+import os
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,20 +41,43 @@ log = logging.getLogger(__name__)
 HEADER_KEY = "mia_memory_export"
 
 
-def export_records(store: TransferStore, path: Path, namespace: str | None = None) -> int:
-    """Write to a temporary file and rename it, so a crash never leaves half an export."""
+def export_records(store: TransferStore, path: Path, namespace: str | None = None, overwrite: bool = False) -> int:
+    """Write to a temporary file beside `path` and rename it, so a crash never leaves half an export.
+
+    The rename would replace whatever `path` is, so what it could destroy is refused first
+    (`check_export_target`): anything but a regular file (a device such as /dev/full, a symlink,
+    a folder), an existing file unless `overwrite`, and a folder that does not exist (never made)."""
+    check_export_target(path, overwrite)
     records = store.list(namespace)
     records.sort(key=lambda r: (r.namespace, r.created_at))
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
     header = {HEADER_KEY: 1, "schema_version": SCHEMA_VERSION, "embedder": store.embedder.name,
               "namespace": namespace, "count": len(records), "exported_at": time.time()}
-    with tmp.open("w", encoding="utf-8") as handle:
-        handle.write(json.dumps(header) + "\n")
-        for record in records:
-            handle.write(record.model_dump_json() + "\n")
-    tmp.replace(path)
+    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                         suffix=".tmp", delete=False)
+    try:
+        with handle:
+            handle.write(json.dumps(header) + "\n")
+            for record in records:
+                handle.write(record.model_dump_json() + "\n")
+        check_export_target(path, overwrite)  # nothing took its place while the records were written
+        os.replace(handle.name, path)
+    except BaseException:
+        Path(handle.name).unlink(missing_ok=True)
+        raise
     return len(records)
+
+
+def check_export_target(path: Path, overwrite: bool = False) -> None:
+    """Raise FileExistsError or FileNotFoundError, with the reason, for a path an export must not write."""
+    if not path.parent.is_dir():
+        raise FileNotFoundError(f"{path.parent} is not a folder; create it first (export never makes folders)")
+    if path.is_symlink():
+        raise FileExistsError(f"{path} is a symbolic link; export writes a regular file only, never through a link")
+    if path.exists():
+        if not path.is_file():
+            raise FileExistsError(f"{path} exists and is not a regular file (a folder or a device): not replaced")
+        if not overwrite:
+            raise FileExistsError(f"{path} exists; pass --force (overwrite=True) to replace it")
 
 
 @dataclass

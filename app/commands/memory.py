@@ -221,11 +221,15 @@ def stats(ctx: typer.Context,
 
 @app.command()
 @_one_line_errors
-def export(ctx: typer.Context, path: Path = typer.Argument(..., help="JSONL file to write."),
-           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace.")) -> None:
+def export(ctx: typer.Context, path: Path = typer.Argument(..., help="JSONL file to write (its folder must exist)."),
+           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+           force: bool = typer.Option(False, "--force", help="Replace an existing regular file (never a link, folder or device).")) -> None:
     """Export memories as JSONL (a header line, then one record per line; no vectors)."""
+    from mia.memory.transfer import check_export_target
+
+    check_export_target(path, force)  # before the store is opened: a refused path costs nothing
     store = _open(ctx, read_only=True)
-    n = store.export_jsonl(path, None if all_namespaces else _state(ctx)["namespace"])
+    n = store.export_jsonl(path, None if all_namespaces else _state(ctx)["namespace"], overwrite=force)
     typer.echo(f"exported {n} memories to {path}")
 
 
@@ -284,8 +288,9 @@ def suspicious(ctx: typer.Context,
 @app.command()
 @_one_line_errors
 def prune(ctx: typer.Context,
-          max_size: Optional[int] = typer.Option(None, help="Keep at most this many memories (evict the least valuable)."),
+          max_size: Optional[int] = typer.Option(None, min=1, help="Keep at most this many memories per namespace (evict the least valuable; at least 1: `reset` deletes them all)."),
           consolidate: bool = typer.Option(True, "--consolidate/--no-consolidate", help="Merge near-duplicates first."),
+          yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before evicting."),
           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace.")) -> None:
     """Merge near-duplicates and evict memories with a low win rate that were long unused."""
     store = _open(ctx)
@@ -294,6 +299,11 @@ def prune(ctx: typer.Context,
         for name, row in store.consolidate(ns).items():
             typer.echo(f"{name}: merged {row['merged']}, re-indexed {row['reindexed']} trajectories")
     if max_size is not None:
+        doomed = store.prune_count(ns, max_size)
+        if doomed and not yes and not typer.confirm(
+                f"Evict {doomed} of {store.count(ns)} memories, keeping at most {max_size} per namespace?", default=False):
+            typer.echo("aborted")
+            raise typer.Exit(1)
         evicted = store.prune(ns, max_size=max_size)
         typer.echo(f"evicted {len(evicted)} memories")
     typer.echo(f"{store.count(ns)} memories left")

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Optional
+
 import typer
 
 
@@ -92,18 +94,26 @@ def serve_model(
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes it to the network)."),
     port: int = typer.Option(8000, help="TCP port; 0 picks a free port (the URL is printed)."),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
+    api_key: Optional[str] = typer.Option(None, "--api-key", help="Require this bearer key on /v1 (default: MIA_MODEL_SERVER_API_KEY). Clients: the openai-compatible backend sends MIA_MODEL_SERVER_API_KEY.", show_default=False),
+    insecure: bool = typer.Option(False, "--insecure", help="Serve on a non-loopback --host without a key (refused otherwise)."),
 ) -> None:
     """Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models, /health).
 
     Use it from mia (or any OpenAI client) as `openai-compatible:<name>@http://HOST:PORT/v1`.
     """
-    from mia.app.model_server import serve
+    from mia.app.model_server import InsecureHostError, serve
     from mia.app.settings import get_settings
     from mia.graph.models import BackendError
 
     settings = get_settings()
     try:
-        serve(model or settings.executor_model, host=host, port=port, log_level=log_level)
+        secret = settings.model_server_api_key  # not OPENAI_API_KEY: that is a client's key, never a server's
+        key = api_key if api_key is not None else secret.get_secret_value() if secret is not None else None
+        serve(model or settings.executor_model, host=host, port=port, log_level=log_level, api_key=key or None,
+              insecure=insecure)
+    except InsecureHostError as err:
+        typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from err
     except BackendError as err:
         typer.secho(f"error: {_one_line(err)}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err

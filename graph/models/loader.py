@@ -78,7 +78,7 @@ def load_chat_model(
 
         return ChatOpenAI(
             model=parsed.model, base_url=parsed.base_url,
-            api_key=settings.api_key("openai") or "not-needed",
+            api_key=settings.api_key("openai-compatible") or "not-needed",
             stream_usage=True, **sampling, **kwargs,
         )
     from langchain.chat_models import init_chat_model

@@ -37,6 +37,9 @@ class Settings(MemorySettings):
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=env_alias("ANTHROPIC_API_KEY"))
     google_api_key: SecretStr | None = Field(None, validation_alias=env_alias("GOOGLE_API_KEY"))
     tavily_api_key: SecretStr | None = Field(None, validation_alias=env_alias("TAVILY_API_KEY"))
+    model_server_api_key: SecretStr | None = Field(
+        None, validation_alias=env_alias("MIA_MODEL_SERVER_API_KEY"),
+        description="the key `mia serve-model` requires and the openai-compatible backend sends (falls back to OPENAI_API_KEY)")
 
     @field_validator("planner_model", "executor_model", "manager_model", "judge_model", mode="before")
     @classmethod
@@ -53,7 +56,8 @@ class Settings(MemorySettings):
             raise ValueError("MIA_DEVICE must be auto, cpu, cuda or cuda:N")
         return v
 
-    @field_validator("openai_api_key", "anthropic_api_key", "google_api_key", "tavily_api_key", mode="after")
+    @field_validator("openai_api_key", "anthropic_api_key", "google_api_key", "tavily_api_key", "model_server_api_key",
+                     mode="after")
     @classmethod
     def _blank_is_none(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value().strip() else None
@@ -76,9 +80,12 @@ class Settings(MemorySettings):
         return {role: getattr(self, f"{role}_model") for role in ROLES}
 
     def api_key(self, backend: str) -> str | None:
-        """The key of an API backend (openai, anthropic, google_genai), or None."""
+        """The key of an API backend (openai, anthropic, google_genai, openai-compatible), or None.
+        An openai-compatible server (`mia serve-model`, vLLM) gets MIA_MODEL_SERVER_API_KEY, else
+        OPENAI_API_KEY as before (set the first so your OpenAI key never goes to a self-hosted server)."""
         secret = {"openai": self.openai_api_key, "anthropic": self.anthropic_api_key,
-                  "google_genai": self.google_api_key}.get(backend)
+                  "google_genai": self.google_api_key,
+                  "openai-compatible": self.model_server_api_key or self.openai_api_key}.get(backend)
         return secret.get_secret_value() if secret is not None else None
 
     def as_environ(self) -> dict[str, str]:

@@ -3,51 +3,22 @@ and escaping it before it goes inside a prompt's fence.
 
 Why here: every string a model or a tool produces enters the graph through one of a few nodes;
 cleaning it once there (lone surrogates, NUL and other control characters) means nothing later
-(the trajectory log, Chroma, JSON) can fail on it, and escaping tag-like text means a document
+(the trajectory log, Chroma, JSON) can fail on it (the cleaning itself is mia.memory.text's, which
+the records apply again for trajectories that come through the library), and escaping tag-like text means a document
 cannot close the `<tool_response>` (or `<trajectory>`) fence it is shown in.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Any
 
+from mia.memory.text import clean_text, clean_value
 from mia.memory.trajectory import truncate_words
 
 MAX_TEXT_CHARS = 200_000
 """Longest model reply or tool result a parser reads; the rest is cut (a bound, not a target)."""
 
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 _TAG_START = re.compile(r"<(?=\s*/?\s*[A-Za-z_|!?])")
-
-
-def clean_text(value: Any) -> str:
-    """A str that encodes to UTF-8 and JSON: lone surrogates become U+FFFD (a valid pair is
-    joined), control characters other than tab and newlines are dropped. Never raises."""
-    text = value if isinstance(value, str) else ("" if value is None else _safe_str(value))
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-    return _CONTROL.sub("", text)
-
-
-def clean_value(value: Any) -> Any:
-    """`clean_text` applied to every string inside lists, tuples and dicts (keys too)."""
-    if isinstance(value, str):
-        return clean_text(value)
-    if isinstance(value, dict):
-        return {clean_value(k): clean_value(v) for k, v in value.items()}
-    if isinstance(value, (list, tuple)):
-        return type(value)(clean_value(v) for v in value)
-    return value
-
-
-def _safe_str(value: Any) -> str:
-    try:
-        return str(value)
-    except Exception:  # noqa: BLE001 - a hostile __str__: keep the type name, lose nothing else
-        return f"<unprintable {type(value).__name__}>"
 
 
 def bounded(text: str, limit: int = MAX_TEXT_CHARS) -> str:
@@ -90,4 +61,4 @@ def estimate_tokens(text: str) -> int:
 
 
 __all__ = ["MAX_TEXT_CHARS", "bounded", "clean_text", "clean_value", "drop_repeats", "escape_untrusted", "estimate_tokens",
-           "truncate_words"]  # truncate_words: the one definition lives in mia.memory.trajectory
+           "truncate_words"]  # truncate_words and the cleaning: their one definitions live in mia.memory

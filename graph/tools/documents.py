@@ -3,6 +3,10 @@
 Why split by blank lines and headings with a size cap: search returns whole paragraphs into the
 agent's context, so a paragraph should be one idea (a few hundred words at most); markdown headings
 become titles because they are what a question usually names.
+
+In a folder, a file that cannot be read (not UTF-8, bad JSON, over the size limit) is skipped with
+its reason and the rest are indexed: one bad file in a thousand must not cost the other 999. NUL and
+other control characters are stripped from titles and texts (mia.memory.text.clean_text).
 """
 
 from __future__ import annotations
@@ -10,14 +14,21 @@ from __future__ import annotations
 import gzip
 import json
 import re
-from collections.abc import Iterator
+import logging
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from mia.graph.tools.paragraphs import Paragraph
+from mia.memory.text import clean_text
+
+log = logging.getLogger(__name__)
 
 TEXT_SUFFIXES = (".txt", ".md", ".markdown")
 JSONL_SUFFIXES = (".jsonl", ".jsonl.gz")
 MAX_CHARS = 1500  # longer blocks are split at sentence ends
+#: Largest file read (`mia index --max-file-mb`). 20 MB of text is ~14,000 paragraphs, a few minutes
+#: of embedding on 2 cores; a bigger file is more likely a dump or a mistake than notes to search.
+MAX_FILE_BYTES = 20 * 1024 * 1024
 _HEADING = re.compile(r"^\s{0,3}(#{1,6})\s+(.+?)\s*#*\s*$")
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
@@ -120,37 +131,67 @@ def _jsonl_paragraph(path: Path, rel: str, number: int, line: str) -> Paragraph:
     text = record.get("text", record.get("contents"))
     if not isinstance(text, str) or not text.strip():
         raise DocumentError(f"{path}:{number}: no 'text' string (keys: {sorted(record)[:8]})")
-    title = record.get("title") or ""
-    try:
-        (text + str(title)).encode("utf-8")
-    except UnicodeEncodeError as err:
-        raise DocumentError(f"{path}:{number}: text is not valid Unicode ({err.reason})") from err
-    para: Paragraph = {"id": str(record.get("id") or f"{rel}:{number}"), "title": str(title),
-                       "text": text.strip()}
+    text = clean_text(text).strip()
+    if not text:
+        raise DocumentError(f"{path}:{number}: no 'text' string (only control characters)")
+    para: Paragraph = {"id": clean_text(record.get("id") or f"{rel}:{number}"),
+                       "title": clean_text(record.get("title") or "").strip(), "text": text}
     for key in ("source", "license"):
         if record.get(key):
-            para[key] = str(record[key])  # type: ignore[literal-required]
+            para[key] = clean_text(record[key])  # type: ignore[literal-required]
     return para
 
 
-def read_documents(path: str | Path, max_chars: int = MAX_CHARS) -> list[Paragraph]:
-    """All paragraphs of a file or folder. Raises DocumentError for unreadable input."""
+def read_documents(path: str | Path, max_chars: int = MAX_CHARS, *, max_file_bytes: int = MAX_FILE_BYTES,
+                   on_skip: Callable[[str, str], None] | None = None) -> list[Paragraph]:
+    """All paragraphs of a file or folder. A file given alone that cannot be read raises
+    DocumentError; in a folder it is skipped, `on_skip(relative path, reason)` told (default: a
+    logged warning), and the others are read. Raises DocumentError when nothing is left."""
     root = Path(path).expanduser()
     files = list_files(root)
     if not files:
         raise DocumentError(f"{root}: no .txt, .md or .jsonl files found")
+    skip = on_skip or (lambda rel, why: log.warning("skipped %s: %s", rel, why))
     out: list[Paragraph] = []
+    skipped = 0
     for file in files:
         rel = file.name if root.is_file() else file.relative_to(root).as_posix()
-        if file.name.lower().endswith(JSONL_SUFFIXES):
-            out.extend(_jsonl_paragraphs(file, rel))
-            continue
         try:
-            text = file.read_text(encoding="utf-8")
-        except UnicodeDecodeError as err:
-            raise DocumentError(f"{file}: not UTF-8 text ({err.reason})") from err
-        for n, (title, piece) in enumerate(text_paragraphs(text, file.stem, max_chars)):
-            out.append({"id": f"{rel}#{n}", "title": title, "text": piece, "source": rel})
+            out.extend(_file_paragraphs(file, rel, max_chars, max_file_bytes))
+        except (DocumentError, OSError) as err:
+            if root.is_file():
+                if isinstance(err, DocumentError):
+                    raise
+                raise DocumentError(f"{file}: {err.strerror or err}") from err
+            skipped += 1
+            skip(rel, _reason(str(err), file))
     if not out:
-        raise DocumentError(f"{root}: the files hold no text ({len(files)} file(s), all empty)")
+        why = f"{skipped} skipped" if skipped else "all empty"
+        raise DocumentError(f"{root}: the files hold no text ({len(files)} file(s), {why})")
     return out
+
+
+def _reason(message: str, file: Path) -> str:
+    """A DocumentError's message without the file it names ("line 2: not valid JSON")."""
+    if not message.startswith(f"{file}:"):
+        return message
+    rest = message[len(str(file)) + 1:].strip()
+    return f"line {rest}" if rest[:1].isdigit() else rest
+
+
+def _file_paragraphs(file: Path, rel: str, max_chars: int, max_file_bytes: int) -> list[Paragraph]:
+    """One file's paragraphs; DocumentError (naming the file) when it cannot be read."""
+    size = file.stat().st_size
+    if size > max_file_bytes:
+        raise DocumentError(f"{file}: {size / 2**20:.1f} MB is over the {max_file_bytes / 2**20:.0f} MB limit "
+                            "(split it, or raise the limit with --max-file-mb)")
+    if file.name.lower().endswith(JSONL_SUFFIXES):
+        return list(_jsonl_paragraphs(file, rel))
+    try:
+        text = file.read_text(encoding="utf-8")
+    except UnicodeDecodeError as err:
+        raise DocumentError(f"{file}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+    pieces = [(clean_text(title).strip(), clean_text(piece).strip())
+              for title, piece in text_paragraphs(text, file.stem, max_chars)]
+    return [{"id": f"{rel}#{n}", "title": title, "text": piece, "source": rel}
+            for n, (title, piece) in enumerate(p for p in pieces if p[1])]

@@ -33,7 +33,7 @@ async def test_one_question_through_the_real_graph(tmp_path: Path, data_dir: Pat
     cfg = EvalConfig(dataset=str(dataset), memory_mode="mia", models={r: "local:smollm2" for r in
                      ("planner", "executor", "manager", "judge")}, max_tool_calls=1,
                      context_overrides=dict(executor_max_tokens=48, planner_max_tokens=48, manager_max_tokens=48,
-                                            judge_max_tokens=8, max_replans=0))
+                                            judge_max_tokens=8, max_replans=0, judge_method="llm"))
     out = tmp_path / "run"
     s = await run_evaluation(cfg, out, progress=False)
 
@@ -41,7 +41,8 @@ async def test_one_question_through_the_real_graph(tmp_path: Path, data_dir: Pat
     (r,) = runlog.read_results(out)
     # every role that ran reported its tokens; the totals are their sums
     assert r.role("planner").calls >= 1 and r.role("executor").calls >= 1
-    assert r.role("judge").calls >= (1 if r.answer else 0)  # an empty answer is graded without a model call
+    # judge_method llm: the grader model grades every answer (an empty one is graded without a model call)
+    assert r.role("judge").calls >= (1 if r.answer else 0)
     assert r.prompt_tokens == sum(u.input_tokens for u in r.usage.values()) > 0
     assert s.total_prompt_tokens == r.prompt_tokens and s.llm_calls.value == r.llm_calls
     assert isinstance(r.judge_correct, bool) and s.accuracy.n == 1

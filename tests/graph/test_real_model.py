@@ -37,9 +37,14 @@ def test_ask_real_model_memorises_then_retrieves(tmp_path: Path, monkeypatch: py
     assert out["judgement"]["outcome"] in ("correct", "incorrect") and out["judgement"]["mode"] == "ground_truth"
     assert out["memory_id"], out.get("warnings")
     assert out["usage"]["planner"]["calls"] >= 1 and out["usage"]["executor"]["calls"] >= 1
-    # min_tool_calls=1 spends the one tool call; SmolLM2's forced answer after the observation may then be
-    # empty, which the judge grades without a model call (not attempted)
-    assert out["usage"]["judge"]["calls"] >= 1 or not out["judgement"]["prediction"]
+    # the answer matcher grades what its rules are sure of without a model call, the judge model the rest;
+    # min_tool_calls=1 spends the one tool call, and SmolLM2's forced answer after it may be empty (no call)
+    verdict = out["judgement"]
+    assert verdict["method"] in ("match", "llm", "fallback", "metrics"), verdict
+    if verdict["method"] == "match" or not verdict["prediction"]:
+        assert out["usage"]["judge"]["calls"] == 0
+    elif verdict["method"] in ("llm", "fallback"):
+        assert out["usage"]["judge"]["calls"] >= 1
     # the default manager is `extractive`: the memory is written without a model call
     assert out["usage"]["manager"]["calls"] == 0 and out["tool_calls"] == 1
     log = tmp_path / "memory" / "trajectories.jsonl"

@@ -52,7 +52,9 @@ def test_export_import_prune_reset(data_dir, tmp_path):
     out = run(data_dir, "--namespace", "copy", "import", str(file))
     assert out.exit_code == 0 and "added 2" in out.output
     assert "merged 0" in run(data_dir, "--namespace", "copy", "prune").output
-    out = run(data_dir, "--namespace", "copy", "prune", "--max-size", "1")
+    out = run(data_dir, "--namespace", "copy", "prune", "--max-size", "1", input="n\n")
+    assert out.exit_code == 1 and "Evict 1 of 2 memories" in out.output and "aborted" in out.output
+    out = run(data_dir, "--namespace", "copy", "prune", "--max-size", "1", input="y\n")
     assert "evicted 1" in out.output and "1 memories left" in out.output
     out = run(data_dir, "--namespace", "copy", "reset", input="n\n")
     assert out.exit_code == 1 and "aborted" in out.output
@@ -60,6 +62,35 @@ def test_export_import_prune_reset(data_dir, tmp_path):
     assert out.exit_code == 0 and "deleted 1 memories" in out.output
     assert "deleted 2 memories" in run(data_dir, "reset", "--yes").output
     assert len(run(data_dir, "list", "-A", "--json").output.splitlines()) == 1  # 'art' is untouched
+
+
+def test_export_never_replaces_what_it_was_not_asked_to(data_dir, tmp_path):
+    """Export writes a new regular file in an existing folder; it replaces an existing file only with
+    --force, and never a link, a folder, a device, or a path in a folder that does not exist."""
+    file = tmp_path / "out.jsonl"
+    file.write_text("keep me\n")
+    out = run(data_dir, "export", str(file))
+    assert out.exit_code == 1 and "--force" in out.output and file.read_text() == "keep me\n"
+    assert run(data_dir, "export", str(file), "--force").exit_code == 0 and file.read_text().count("\n") == 3
+    target = tmp_path / "target.txt"
+    target.write_text("linked\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    for path, why in ((link, "symbolic link"), (tmp_path, "not a regular file"), ("/dev/full", "not a regular file"),
+                      (tmp_path / "no" / "such" / "x.jsonl", "not a folder")):
+        out = run(data_dir, "export", str(path), "--force")
+        assert out.exit_code == 1 and why in out.output, (path, out.output)
+    assert link.is_symlink() and target.read_text() == "linked\n"
+    assert not (tmp_path / "no").exists() and not list(tmp_path.glob(".*.tmp"))
+
+
+@pytest.mark.parametrize("bad", ["-1", "0"])
+def test_prune_refuses_a_bound_that_evicts_everything(data_dir, bad):
+    out = run(data_dir, "prune", "--max-size", bad, "--yes")
+    assert out.exit_code == 2 and "--max-size" in out.output
+    assert len(run(data_dir, "list", "--json").output.splitlines()) == 2  # nothing evicted
+    with MemoryStore.open(data_dir / "memory") as st, pytest.raises(ValueError, match="positive"):
+        st.prune(max_size=int(bad))
 
 
 def test_bad_store_gives_a_message_not_a_traceback(tmp_path):

@@ -153,7 +153,7 @@ def test_list_stats_show_and_search_work_on_a_read_only_store(tmp_path, embedder
     assert stats.returncode == 0 and json.loads(stats.stdout)["namespaces"]["default"]["memories"] == 1
     found = _run_read_only(tmp_path, args + ["search", "Is the Rhine longer than the Danube?", "--json"])
     assert found.returncode == 0 and rec.id in found.stdout.decode()
-    refused = _run_read_only(tmp_path, args + ["prune", "--max-size", "0"])
+    refused = _run_read_only(tmp_path, args + ["prune", "--max-size", "1", "--yes"])
     assert refused.returncode == 1 and b"read-only" in refused.stderr and len(refused.stderr.strip().splitlines()) == 1
     with MemoryStore.open(tmp_path / "memory", embedder=embedder) as st:
         assert st.count() == 1  # nothing was written or lost

@@ -51,16 +51,18 @@ def test_adapter_updates_while_real_answers_keep_flowing(tmp_path, data_dir, tor
 
     session.trainer.before_step = hold_step_open
     # rewards must differ within the group or GRPO has nothing to learn: make them differ
+    # (the trainer scores a question's plans as one group: score_group, not run)
     scorer = session.trainer.scorer
-    real_run = scorer.run
+    real_score_group = scorer.score_group
     flip = iter([1.0, 0.0] * 10)
 
-    def run(ep, plan):
-        r = real_run(ep, plan)
-        r.reward = next(flip)
-        return r
+    def score_group(ep, plans):
+        rollouts = real_score_group(ep, plans)
+        for r in rollouts:
+            r.reward = next(flip)
+        return rollouts
 
-    scorer.run = run
+    scorer.score_group = score_group
 
     def answer_loop() -> None:
         while not stop.is_set():

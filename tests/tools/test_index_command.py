@@ -88,6 +88,26 @@ def test_index_command_reports_bad_files(app, tmp_path):
     assert missing.exit_code != 0
 
 
+def test_bad_files_in_a_folder_are_skipped_with_reasons_and_the_rest_indexed(app, docs, tmp_path):
+    (docs / "latin1.txt").write_bytes("Caf\xe9 au lait.\n".encode("latin-1"))
+    (docs / "broken.jsonl").write_text('{"title": "ok", "text": "fine"}\n{"title": \n', encoding="utf-8")
+    (docs / "huge.txt").write_text("word " * 300_000, encoding="utf-8")  # 1.4 MB
+    (docs / "nul.md").write_text("# Ti\x00tle\x07\n\nThe wombat\x00 digs burrows.\n", encoding="utf-8")
+    result = CliRunner().invoke(app, ["index", str(docs), "--data-dir", str(tmp_path / "data"), "--max-file-mb", "1"])
+    assert result.exit_code == 0, result.output
+    for name, why in (("latin1.txt", "not UTF-8 text"), ("broken.jsonl", "line 2: not valid JSON"),
+                      ("huge.txt", "over the 1 MB limit")):
+        assert f"skipped {name}: " in result.output and why in result.output, (name, result.output)
+    assert "Read 8 paragraphs" in result.output and "3 file(s) skipped" in result.output
+    wombat = [p for p in read_documents(docs) if "wombat" in p["text"]]
+    assert wombat == [{"id": "nul.md#0", "title": "Title", "text": "The wombat digs burrows.", "source": "nul.md"}]
+    seen: list[tuple[str, str]] = []
+    read_documents(docs, max_file_bytes=2**20, on_skip=lambda rel, why: seen.append((rel, why)))
+    assert [rel for rel, _ in seen] == ["broken.jsonl", "huge.txt", "latin1.txt"]
+    with pytest.raises(DocumentError, match="over the 1 MB limit"):  # a file given alone is an error
+        read_documents(docs / "huge.txt", max_file_bytes=2**20)
+
+
 def test_unknown_corpus_names_say_what_to_do(tmp_path):
     with pytest.raises(ValueError, match="mia index PATH --name nothing"):
         load_corpus("nothing", data_dir=tmp_path)

@@ -50,7 +50,8 @@ def test_planner_stage_routes_reflection_and_replan_to_the_planner_policy() -> N
 
     graph_runner = GraphEpisodeRunner({**{k: getattr(runner.context, k) for k in ("executor_model", "judge_model",
                                                                                    "max_tool_calls", "max_replans")},
-                                       "planner_model": POLICY_SPEC, "tool_protocol": "text", "min_tool_calls": 0},
+                                       "planner_model": POLICY_SPEC, "tool_protocol": "text", "min_tool_calls": 0,
+                                       "replan_when": "planner"},  # the paper's reflection: the policy says yes/no
                                       metric="em", planner=planner, **fake_parts(models))
     outcome = graph_runner.run("Who wrote Hamlet?", "1. Search Hamlet.", PARAS, ["William Shakespeare"])
     assert outcome.error is None, outcome.error

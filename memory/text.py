@@ -1,0 +1,50 @@
+"""Text that every record can be written with: lone surrogates and control characters cleaned.
+
+Why in memory, the lowest layer: the trajectory log, Chroma and every JSON line are written here,
+and a trajectory can reach `MemoryStore.memorise` through the library without passing the graph's
+boundary nodes. One definition serves the records, the graph's boundary (graph/protocol/text.py
+re-exports it) and the model server, so the rule cannot drift between them.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def valid_unicode(text: str) -> str:
+    """`text` if it encodes to UTF-8, else with each lone surrogate replaced by U+FFFD (a valid
+    pair, legal in JSON's \\u escapes, is joined into its character)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text
+
+
+def clean_text(value: Any) -> str:
+    """A str that encodes to UTF-8 and JSON: lone surrogates become U+FFFD, control characters
+    other than tab and newlines (NUL among them) are dropped. Never raises."""
+    text = value if isinstance(value, str) else ("" if value is None else safe_str(value))
+    return _CONTROL.sub("", valid_unicode(text))
+
+
+def clean_value(value: Any, text: Any = clean_text) -> Any:
+    """`text` (by default `clean_text`) applied to every string inside lists, tuples and dicts (keys too)."""
+    if isinstance(value, str):
+        return text(value)
+    if isinstance(value, dict):
+        return {clean_value(k, text): clean_value(v, text) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return type(value)(clean_value(v, text) for v in value)
+    return value
+
+
+def safe_str(value: Any) -> str:
+    """str(value), or its type's name when a hostile __str__ raises."""
+    try:
+        return str(value)
+    except Exception:  # noqa: BLE001 - keep the type name, lose nothing else
+        return f"<unprintable {type(value).__name__}>"

@@ -1,0 +1,47 @@
+"""Text no record can be written with (lone surrogates, NUL) is cleaned where trajectories are made,
+so a trajectory that comes through the library, not the graph's boundary, is never lost; and a memory
+rebuilt from its log alone is whole (its raw-trajectory index too)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+from mia.memory import MemoryStore, Trajectory, TrajectoryStep
+
+from .conftest import make_trajectory
+
+
+def test_a_lone_surrogate_through_the_library_is_stored_and_logged(store) -> None:
+    traj = Trajectory(question="Who wrote it?\x00", answer="bad \ud800 text", outcome="correct",
+                      steps=[TrajectoryStep(kind="observation", content="half a pair \udc00 and a NUL \x00"),
+                             {"kind": "answer", "content": "bad \ud800 text", "args": {"\ud83d": "\x07x"}}])
+    record = store.memorise(traj)
+    assert record.question == "Who wrote it?" and store.get(record.id) is not None
+    (line,) = store.trajectory_log.path.read_text(encoding="utf-8").splitlines()
+    logged = json.loads(line)
+    assert logged["answer"] == "bad \ufffd text" and logged["question"] == "Who wrote it?"
+    assert logged["steps"][0]["content"] == "half a pair \ufffd and a NUL "
+    assert logged["steps"][1]["args"] == {"\ufffd": "x"}
+
+
+def test_text_set_after_construction_still_makes_a_log_line() -> None:
+    traj = Trajectory(question="q?")
+    traj.answer = "set later \ud800"  # no validation on assignment: to_json_line cleans it
+    assert json.loads(traj.to_json_line())["answer"] == "set later \ufffd"
+    pair = Trajectory(question="\ud83d\ude00?")  # a valid surrogate pair is joined, not replaced
+    assert pair.question == "\U0001F600?"
+
+
+def test_a_memory_rebuilt_from_its_log_alone_searches_trajectories_read_only(tmp_path, embedder) -> None:
+    with MemoryStore.open(tmp_path / "whole", embedder=embedder) as st:
+        st.memorise(make_trajectory("Which river is longer, the Danube or the Rhine?"))
+        st.memorise(make_trajectory("Who directed the film Adam and Eve?", outcome="incorrect"))
+        log = st.trajectory_log.path
+    (tmp_path / "log-only").mkdir()
+    shutil.copy(log, tmp_path / "log-only" / log.name)
+    with MemoryStore.open(tmp_path / "log-only", embedder=embedder) as st:
+        assert st.rebuild_from_log(progress=False) == 2 and st.count() == 2
+    with MemoryStore.open(tmp_path / "log-only", embedder=embedder, snapshot=True) as st:  # read-only: no sync
+        (hit,) = st.search_trajectories("Which director made Adam and Eve?", k=1)
+        assert "Adam and Eve" in hit.trajectory.question
