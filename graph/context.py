@@ -7,9 +7,13 @@ saved as an assistant, sent over HTTP or given on the command line.
 
 from __future__ import annotations
 
+import difflib
+import functools
+import logging
+import re
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any, Literal, get_args
+from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from mia.graph.judge.config import Arbiter as JudgeArbiter
 from mia.graph.judge.config import Contradiction as JudgeContradiction
@@ -17,6 +21,7 @@ from mia.graph.judge.config import JudgeConfig
 from mia.graph.judge.config import Method as JudgeMethodChoice
 from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES, default_model
 from mia.graph.models.settings import read_settings
+from mia.graph.models.spec import EXTRACTIVE
 from mia.memory import config
 
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
@@ -27,6 +32,8 @@ ReplanWhen = Literal["failure", "planner"]
 MemoryStyle = Literal["strategy", "paper"]
 RepeatedSearch = Literal["cached", "run"]
 Vision = Literal["auto", "on", "off"]
+
+log = logging.getLogger(__name__)
 
 
 def _f(default: Any, description: str) -> Any:
@@ -157,8 +164,11 @@ class Context:
         "~/.local/share/mia.")
 
     def __post_init__(self) -> None:
-        """Blank fields take the settings (MIA_* from the environment or `.env`), as the CLI does, so
-        Studio, `langgraph dev` and a plain `graph.invoke` behave like `mia ask`."""
+        """Every value is checked here, so a bad one is a one-line ValueError naming its field at
+        construction, not a surprise mid-run (choices, budgets, the shape of a model spec); blank
+        fields take the settings (MIA_* from the environment or `.env`), as the CLI does, so Studio,
+        `langgraph dev` and a plain `graph.invoke` behave like `mia ask`."""
+        check_values(self)
         if not 0.0 <= float(self.caption_weight) <= 1.0:
             raise ValueError(f"caption_weight must be between 0 and 1, got {self.caption_weight}")
         if self.min_similarity is not None and not -1.0 <= float(self.min_similarity) <= 1.0:
@@ -199,17 +209,57 @@ class Context:
 
     @classmethod
     def coerce(cls, value: Any) -> Context:
-        """Accept a Context, a dict (HTTP / Studio), None, or a parent graph's context object."""
+        """Accept a Context, a dict (HTTP / Studio), None, or a parent graph's context object. A
+        dict's keys that name no field are left out with a warning (a typo must not pass unseen)."""
         if value is None:
             return cls()
         if isinstance(value, cls):
             return value
         names = {f.name for f in fields(cls)}
         if isinstance(value, dict):
+            unknown = sorted(str(k) for k in value if k not in names)
+            if unknown:
+                hints = {k: difflib.get_close_matches(k, names, n=1) for k in unknown}
+                log.warning("context keys that name no Context field were ignored: %s", ", ".join(
+                    f"{k} (did you mean {h[0]}?)" if h else k for k, h in hints.items()))
             return cls(**{k: v for k, v in value.items() if k in names})
         # another graph's context (mia as a subgraph of an app with its own context_schema):
         # the fields that share a name with ours carry over, the rest keep their defaults
         return cls(**{name: getattr(value, name) for name in names if hasattr(value, name)})
+
+
+#: Least value of the numeric fields that count something (budgets, sizes, token limits).
+MINIMUM: dict[str, float] = {
+    "search_top_k": 1, "k_pos": 0, "k_neg": 0, "max_tool_calls": 0, "min_tool_calls": 0, "max_replans": 0,
+    "max_context_tokens": 1, "max_format_retries": 0, "max_observation_words": 1,
+    **{f"{role}_max_tokens": 1 for role in ROLES + OPTIONAL_ROLES},
+    **{f"{role}_temperature": 0.0 for role in ROLES + OPTIONAL_ROLES},
+}
+_SPEC_SHAPE = re.compile(r"[^\s:]+:\S.*")
+
+
+def check_values(ctx: Context) -> None:
+    """Raise ValueError, naming the field, for a value outside its Literal's choices, a number below
+    its MINIMUM (or not a number), or a model spec that is not `<backend>:<model>` (which backend
+    exists is the model loader's question: a Deps model factory may serve its own names)."""
+    hints = _hints()
+    for f in fields(ctx):
+        value, kind = getattr(ctx, f.name), hints[f.name]
+        if get_origin(kind) is Literal and value not in get_args(kind):
+            raise ValueError(f"{f.name} must be one of {', '.join(map(str, get_args(kind)))}, not {value!r}")
+        if f.name in MINIMUM:
+            if isinstance(value, bool) or not isinstance(value, (int, float)):
+                raise ValueError(f"{f.name} must be a number, not {value!r}")
+            if value < MINIMUM[f.name]:
+                raise ValueError(f"{f.name} must be at least {MINIMUM[f.name]:g}, not {value!r}")
+        if f.name.endswith("_model") and value and value != EXTRACTIVE and not _SPEC_SHAPE.fullmatch(str(value)):
+            raise ValueError(f"{f.name} {value!r} is not a model spec: write <backend>:<model>, "
+                             "e.g. llamacpp:qwen-coder-1.5b or openai:gpt-4.1-mini")
+
+
+@functools.cache
+def _hints() -> dict[str, Any]:
+    return get_type_hints(Context)
 
 
 PAPER: dict[str, Any] = {

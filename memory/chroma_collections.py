@@ -56,7 +56,12 @@ class ChromaCollections:
 
     def check_existing(self) -> None:
         """Fail early, with a message, on a store of another schema version or embedder; set back
-        a collection's HNSW sync threshold if another was used."""
+        a collection's HNSW sync threshold if another was used.
+
+        The embedding function is registered first: reading a collection's configuration looks its
+        embedding function up by name, and a new process that had not yet imported chroma_ef
+        reported every store with a modified configuration as unreadable."""
+        self.embedding_function()
         try:
             collections = self.client.list_collections()
         except Exception as err:  # noqa: BLE001

@@ -197,8 +197,14 @@ class MemoryStore:
         return cls.open(folder, **options)
 
     def close(self) -> None:
-        """Release the folder lock (the embedded store can then be opened by another process)."""
+        """Release the folder lock (the embedded store can then be opened by another process) and
+        the Chroma client's share of its system: Chroma keeps one system per path in the process,
+        so a store opened again at that path (after its folder was removed) would reuse a dead
+        database connection while an unclosed client held it."""
         self.retriever.close()
+        client = getattr(self.index, "client", None)
+        if self.mode == "persistent" and client is not None and hasattr(client, "close"):
+            client.close()
         if self._folder_lock is not None:
             self._folder_lock.release()
             self._folder_lock = None
@@ -594,6 +600,13 @@ class MemoryStore:
         return out
 
     # ------------------------------------------------------------------ trajectories
+    def folder_missing(self) -> bool:
+        """True when the embedded store's folder was removed under it (by hand, or a clean-up while
+        a chat ran): Chroma's writes fail from then on ('attempt to write a readonly database'), and
+        only a store opened afresh there can take the next episode. (A server store keeps its
+        collections on the server; its log folder is made again by the next append.)"""
+        return self.mode == "persistent" and self._snapshot is None and not (Path(self.location) / "chroma").is_dir()
+
     def log_trajectory(self, trajectory: Trajectory, vector: np.ndarray | None = None) -> None:
         """Append the raw trajectory to the JSONL log (durable), then index its question."""
         self._check_writable()

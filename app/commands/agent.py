@@ -86,8 +86,10 @@ def ask(
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
     context = _context(locals())
     inputs = None
+    if question is not None and not question.strip():
+        _fail("the question is empty: give a question, or leave it out with --thread ID to resume a thread")
     if question:
-        inputs = {"question": question, "gold_answers": list(gold or []) or None, "plan": plan,
+        inputs = {"question": question.strip(), "gold_answers": list(gold or []) or None, "plan": plan,
                   "caption": caption or None, "image": _checked_image(image, caption, context) if image else None,
                   "paragraphs": _read_paragraphs(paragraphs) if paragraphs else None}
     elif not thread:

@@ -108,12 +108,18 @@ def _short(text: str, width: int) -> str:
 @_one_line_errors
 def list_(ctx: typer.Context,
           outcome: Optional[str] = typer.Option(None, help="Only correct, incorrect or unknown."),
-          limit: int = typer.Option(20, help="How many, newest first."),
+          limit: int = typer.Option(20, min=1, help="How many, newest first."),
           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
           as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table.")) -> None:
     """List memories, newest first."""
+    from typing import get_args
+
     from rich.table import Table
 
+    from mia.memory.trajectory import Outcome
+
+    if outcome is not None and outcome not in get_args(Outcome):
+        _fail(f"--outcome must be {', '.join(get_args(Outcome))}, not {outcome!r}")
     store = _open(ctx, read_only=True)
     ns = None if all_namespaces else _state(ctx)["namespace"]
     records = store.list(ns, outcome=outcome, limit=limit)

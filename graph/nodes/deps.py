@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
@@ -18,6 +19,8 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.tools import BaseTool
 
     from mia.graph.context import Context
+
+log = logging.getLogger(__name__)
 
 ModelFactory = Callable[[str, float, int], "BaseChatModel"]
 StoreFactory = Callable[[Path], Any]
@@ -134,6 +137,26 @@ class Deps:
             if path not in self._stores:
                 self._stores[path] = self._store_factory(path)
             return self._stores[path]
+
+    def usable_memory_store(self, context: Context) -> tuple[Any, str | None]:
+        """The memory store, and a warning when its folder had been removed under this process:
+        then the lost store is closed and a new, empty one opened there, so this and every later
+        episode is stored again (before, each later write failed and its memory was lost)."""
+        store = self.memory_store(context)
+        if not getattr(store, "folder_missing", lambda: False)():
+            return store, None
+        path = context.resolved_data_dir()
+        log.error("the memory folder under %s was removed while mia ran; opening a new store there", path)
+        with self._lock:
+            if self._stores.get(path) is store:
+                del self._stores[path]
+        try:
+            store.close()
+        except Exception as err:  # noqa: BLE001 - its files are gone: nothing left to release
+            log.debug("closing the lost store failed: %s", err)
+        return self.memory_store(context), (
+            f"the memory folder under {path} was removed while mia ran: a new, empty store was made there "
+            "(earlier memories and their log went with the old folder)")
 
     def tools(self, context: Context, paragraphs: Sequence[dict] | None) -> list[BaseTool]:
         """The executor's tools for this question (the sandbox paragraphs when given)."""

@@ -64,7 +64,9 @@ def make_memorise(deps: Deps):
         trajectory = Trajectory.model_validate(data)
         update: dict[str, Any] = {}
         try:
-            store = deps.memory_store(ctx)
+            store, lost = deps.usable_memory_store(ctx)
+            if lost:
+                update["warnings"] = [lost]
             if ctx.memory_mode == "trajectory-rag":  # raw trajectories only (the baseline)
                 store.log_trajectory(trajectory)
                 update["memory_id"] = None
@@ -79,7 +81,7 @@ def make_memorise(deps: Deps):
             if used and trajectory.outcome != "unknown" and ctx.credit_used_memories:
                 store.update_stats(used, success=trajectory.outcome == "correct")
         except Exception as exc:  # report, keep the answer
-            update["warnings"] = [f"memorise failed: {type(exc).__name__}: {exc}"]
+            update["warnings"] = [*update.get("warnings", []), f"memorise failed: {type(exc).__name__}: {exc}"]
         return update
 
     return memorise

@@ -51,7 +51,9 @@ def make_retrieve_memory(deps: Deps):
             return update
         caption = (state.get("caption") or "").strip()
         try:
-            store = deps.memory_store(ctx)
+            store, lost = deps.usable_memory_store(ctx)
+            if lost:
+                update["warnings"] = [lost]
             if ctx.memory_mode == "mia":
                 extra = {"caption": caption, "caption_weight": ctx.caption_weight} if caption else {}
                 got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg,
@@ -66,7 +68,7 @@ def make_retrieve_memory(deps: Deps):
                 # shown, not credited: used_memory_ids stays for the workflows whose stats a verdict updates
                 update["memories"] = [t.shown() for t in found]
         except Exception as exc:  # a broken store must not lose the question
-            update["warnings"] = [f"memory retrieval failed: {type(exc).__name__}: {exc}"]
+            update["warnings"] = [*update.get("warnings", []), f"memory retrieval failed: {type(exc).__name__}: {exc}"]
         return update
 
     return retrieve_memory

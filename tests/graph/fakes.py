@@ -123,9 +123,11 @@ class FakeVerdict(Verdict):
 
 
 def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = None, tools: list[Any] | None = None,
-              judge_outcome: str = "correct", compressor_factory: Any = None) -> tuple[Deps, dict[str, Any]]:
+              judge_outcome: str = "correct", compressor_factory: Any = None,
+              store_factory: Any = None) -> tuple[Deps, dict[str, Any]]:
     """Deps over fakes; `seen` records judge and compressor calls. `compressor_factory` (e.g.
-    mia.memory.Compressor) replaces the stand-in compressor, for a real store's memorise."""
+    mia.memory.Compressor) replaces the stand-in compressor, and `store_factory(data_dir)` the
+    fake store, for a real store's memorise."""
     seen: dict[str, Any] = {"judge": [], "compressor": []}
     store = store or FakeStore()
     tools = tools if tools is not None else [search_tool()]
@@ -143,7 +145,7 @@ def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = No
         seen["compressor"].append(model)
         return compressor_factory(model) if compressor_factory is not None else SimpleNamespace(model=model)
 
-    deps = Deps(model_factory=model_factory, store_factory=lambda path: store,
+    deps = Deps(model_factory=model_factory, store_factory=store_factory or (lambda path: store),
                 tools_factory=lambda ctx, paragraphs: tools, judge_fn=judge_fn,
                 compressor_factory=compressor)
     seen["store"] = store

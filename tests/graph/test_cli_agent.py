@@ -99,5 +99,9 @@ def test_bad_options(tmp_path: Path) -> None:
     assert res.exit_code == 2 and "--memory-mode" in res.output
     res = runner.invoke(app, ["ask", "--data-dir", str(tmp_path)])
     assert res.exit_code == 2 and "give a question" in res.output
+    for blank in ("", "   ", "\t\n"):  # a blank question never reaches the graph
+        res = runner.invoke(app, ["ask", blank, "--data-dir", str(tmp_path)])
+        assert res.exit_code == 2 and "the question is empty" in res.output, res.output
+    assert not (tmp_path / "memory").exists()
     res = runner.invoke(app, ["ask", "--thread", "missing", "--data-dir", str(tmp_path)])
     assert res.exit_code == 2 and "does not exist" in res.output

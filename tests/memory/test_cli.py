@@ -84,6 +84,13 @@ def test_export_never_replaces_what_it_was_not_asked_to(data_dir, tmp_path):
     assert not (tmp_path / "no").exists() and not list(tmp_path.glob(".*.tmp"))
 
 
+@pytest.mark.parametrize("args,why", [(["--limit", "-2"], "--limit"), (["--limit", "0"], "--limit"),
+                                      (["--outcome", "maybe"], "--outcome must be correct, incorrect, unknown")])
+def test_list_refuses_bad_bounds_and_outcomes(data_dir, args, why):
+    out = run(data_dir, "list", *args)
+    assert out.exit_code in (1, 2) and why in out.output, out.output
+
+
 @pytest.mark.parametrize("bad", ["-1", "0"])
 def test_prune_refuses_a_bound_that_evicts_everything(data_dir, bad):
     out = run(data_dir, "prune", "--max-size", bad, "--yes")

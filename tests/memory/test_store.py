@@ -260,10 +260,14 @@ def test_schema_and_embedder_mismatch(tmp_path):
     path = tmp_path / "memory"
     st = MemoryStore.open(path, embedder=PrecomputedEmbedder(3, "three"))
     st.add(MemoryRecord(question="q", workflow="1. w", outcome="correct"), np.ones(3))
-    col = st.client.get_collection(next(c.name for c in st.client.list_collections()))
-    st.close()
+    st.close()  # closes its Chroma client too: the collection is modified below through a client of its own
     with pytest.raises(SchemaMismatchError, match="embedder 'three'"):
         MemoryStore.open(path, embedder=PrecomputedEmbedder(5, "five"))
+    import chromadb
+    from chromadb.config import Settings
+
+    client = chromadb.PersistentClient(path=str(path / "chroma"), settings=Settings(anonymized_telemetry=False, allow_reset=True))
+    col = client.get_collection(next(c.name for c in client.list_collections()))
     col.modify(metadata={**col.metadata, "mia_schema_version": 99})
     with pytest.raises(SchemaMismatchError, match="schema version 99"):
         MemoryStore.open(path, embedder=PrecomputedEmbedder(3, "three"))
