@@ -3,16 +3,13 @@
 
 from __future__ import annotations
 
-import os
-import re
-import subprocess
-import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+
+from .served import serve_model
 
 pytestmark = [pytest.mark.server, pytest.mark.real_model]
 
@@ -22,28 +19,8 @@ def server_url(data_dir: Path) -> Iterator[str]:
     from mia.graph.models.convert import ensure_converted
 
     ensure_converted("smollm2", data_dir)  # convert here (once per machine), not inside the server's start-up
-    env = {**os.environ, "MIA_DEVICE": "cpu", "OMP_NUM_THREADS": "1", "PYTHONUNBUFFERED": "1"}
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "mia.app.cli", "serve-model", "--model", "local:smollm2", "--port", "0"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=env,
-    )
-    url, lines = None, []
-    deadline = time.monotonic() + 240
-    try:
-        while time.monotonic() < deadline and proc.poll() is None:
-            line = proc.stdout.readline()  # type: ignore[union-attr]
-            lines.append(line)
-            if match := re.search(r"at (http://127\.0\.0\.1:\d+/v1)", line):
-                url = match.group(1)
-                break
-        assert url, "server did not announce its URL:\n" + "".join(lines)
+    with serve_model("--model", "local:smollm2", env={"MIA_DEVICE": "cpu", "OMP_NUM_THREADS": "1"}) as url:
         yield url
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
 
 
 @pytest.fixture(scope="module")

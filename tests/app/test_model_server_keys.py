@@ -5,10 +5,8 @@ MIA_MODEL_SERVER_API_KEY. The app over a fake model in-process, then the real se
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
@@ -17,6 +15,8 @@ from langchain_core.messages import AIMessage
 from starlette.testclient import TestClient
 
 from mia.app.model_server import InsecureHostError, check_host, create_app, is_loopback
+
+from .served import serve_model
 
 BODY = {"model": "x", "messages": [{"role": "user", "content": "Hi?"}]}
 
@@ -54,16 +54,11 @@ def test_only_loopback_hosts_may_go_without_a_key(host: str, loopback: bool) -> 
         check_host(host, None, insecure=True)
 
 
-def _serve(*args: str, env: dict[str, str] | None = None) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, "-m", "mia.app.cli", "serve-model", "--model", "llamacpp:smollm2", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1", "MIA_LLAMACPP_THREADS": "1", **(env or {})})
-
-
 def test_the_cli_refuses_an_open_host_without_a_key_before_loading_anything() -> None:
-    proc = _serve("--host", "0.0.0.0", "--port", "0", env={"MIA_MODEL_SERVER_API_KEY": ""})
-    out, _ = proc.communicate(timeout=120)
-    assert proc.returncode == 2 and "refusing to serve on 0.0.0.0 without a key" in out, out
+    out = subprocess.run([sys.executable, "-m", "mia.app.cli", "serve-model", "--model", "llamacpp:smollm2",
+                          "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "MIA_MODEL_SERVER_API_KEY": ""})
+    assert out.returncode == 2 and "refusing to serve on 0.0.0.0 without a key" in out.stderr, out.stderr
 
 
 @pytest.mark.server
@@ -73,14 +68,8 @@ def test_the_real_server_and_client_share_the_key_from_the_environment(data_dir,
     from mia.graph.models.embedded import ensure_gguf
 
     ensure_gguf("smollm2")  # fetched here, not inside the server's start-up
-    proc = _serve("--port", "0", env={"MIA_MODEL_SERVER_API_KEY": "env-key"})
-    try:
-        url, lines, deadline = None, [], time.monotonic() + 240
-        while url is None and time.monotonic() < deadline and proc.poll() is None:
-            lines.append(proc.stdout.readline())  # type: ignore[union-attr]
-            if match := re.search(r"at (http://127\.0\.0\.1:\d+/v1)", lines[-1]):
-                url = match.group(1)
-        assert url, "".join(lines)
+    with serve_model("--model", "llamacpp:smollm2", env={"MIA_MODEL_SERVER_API_KEY": "env-key",
+                                                         "MIA_LLAMACPP_THREADS": "1"}) as url:
         assert httpx.get(f"{url}/models", timeout=10).status_code == 401
         monkeypatch.setenv("MIA_MODEL_SERVER_API_KEY", "env-key")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-self-hosted-servers")
@@ -90,9 +79,3 @@ def test_the_real_server_and_client_share_the_key_from_the_environment(data_dir,
         stranger = load_chat_model(f"openai-compatible:smollm2@{url}", max_tokens=8, timeout=120, max_retries=0)
         with pytest.raises(Exception, match="401|invalid_api_key"):
             stranger.invoke("What is the capital of France?")
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            proc.kill()
