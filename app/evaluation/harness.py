@@ -210,14 +210,18 @@ def memory_source(source: Path) -> tuple[Path, str]:
     from mia.memory import MemoryStore, MemoryStoreError
     from mia.memory.trajectory_log import TrajectoryLog
 
+    # the namespaces of its records and of its log (a folder of the log alone is rebuilt from it:
+    # seed_memory), so a log that holds a namespace its Chroma files lack is not read as one namespace
+    found: set[str] = set()
     try:
         if (source / "chroma").is_dir():
             with MemoryStore.open(source, snapshot=True) as store:  # leaves the source byte for byte
-                namespaces = store.namespaces()
-        else:  # only the trajectory log: the memory is rebuilt from it (seed_memory)
-            namespaces = sorted({t.namespace for t in TrajectoryLog(source / "trajectories.jsonl").read()})
+                found.update(store.namespaces())
+        if (source / "trajectories.jsonl").is_file():
+            found.update(t.namespace for t in TrajectoryLog(source / "trajectories.jsonl").read())
     except MemoryStoreError as err:
         raise runlog.RunDirError(f"--memory-from {source}: {err}") from err
+    namespaces = sorted(found)
     if len(namespaces) != 1:
         raise runlog.RunDirError(f"--memory-from {source}: the folder holds {len(namespaces)} namespaces "
                                  f"({', '.join(namespaces) or 'none'}); a run starts from exactly one")
