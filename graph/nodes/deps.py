@@ -106,7 +106,7 @@ class Deps:
 
     def __init__(self, *, model_factory: ModelFactory | None = None, store_factory: StoreFactory | None = None,
                  tools_factory: ToolsFactory | None = None, judge_fn: JudgeFn | None = None,
-                 compressor_factory: CompressorFactory | None = None) -> None:
+                 compressor_factory: CompressorFactory | None = None, owns_stores: bool = True) -> None:
         self._model_factory = model_factory or _default_model
         self._store_factory = store_factory or _default_store
         self._tools_factory = tools_factory or _DefaultTools()
@@ -114,13 +114,15 @@ class Deps:
         self._compressor = compressor_factory or _default_compressor
         self._models: dict[tuple[str, float, int], BaseChatModel] = {}
         self._stores: dict[Path, Any] = {}
+        self._owns_stores = owns_stores  # False: a store handed in (build_graph(store=...)), never closed here
         self._lock = threading.Lock()
 
     def with_memory_store(self, store: Any) -> Deps:
         """A copy of these Deps whose memory is `store` for every data directory (the same models,
         tools and judge): how `build_graph(store=MiaStore(...))` makes the graph use that memory."""
         return Deps(model_factory=self._model_factory, store_factory=lambda _path: store,
-                    tools_factory=self._tools_factory, judge_fn=self._judge, compressor_factory=self._compressor)
+                    tools_factory=self._tools_factory, judge_fn=self._judge, compressor_factory=self._compressor,
+                    owns_stores=False)
 
     def chat_model(self, context: Context, role: str) -> BaseChatModel:
         """The chat model of one role (spec, temperature and max tokens from the context)."""
@@ -140,12 +142,16 @@ class Deps:
 
     def usable_memory_store(self, context: Context) -> tuple[Any, str | None]:
         """The memory store, and a warning when its folder had been removed under this process:
-        then the lost store is closed and a new, empty one opened there, so this and every later
-        episode is stored again (before, each later write failed and its memory was lost)."""
+        then a store these Deps opened is closed and a new, empty one opened there, so this and every
+        later episode is stored again (before, each later write failed and its memory was lost). A
+        store handed in is its owner's to reopen: only the warning is given."""
         store = self.memory_store(context)
         if not getattr(store, "folder_missing", lambda: False)():
             return store, None
         path = context.resolved_data_dir()
+        if not self._owns_stores:
+            return store, ("the memory folder of the store given to build_graph was removed while mia ran: "
+                           "its writes fail until its owner opens it again")
         log.error("the memory folder under %s was removed while mia ran; opening a new store there", path)
         with self._lock:
             if self._stores.get(path) is store:

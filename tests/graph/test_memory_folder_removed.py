@@ -64,3 +64,35 @@ def test_a_removed_memory_folder_is_made_again_and_no_later_episode_is_lost(tmp_
     assert [json.loads(line)["question"] for line in log.read_text().splitlines()] == QUESTIONS[1:]
     assert opened[-1].count("chat") == 2
     opened[-1].close()
+
+
+class _LostStore:
+    """A store whose folder is gone (or, made with missing=False, a fresh one); records whether it was closed."""
+
+    def __init__(self, missing: bool = True) -> None:
+        self.missing, self.closed = missing, False
+
+    def folder_missing(self) -> bool:
+        return self.missing
+
+    def close(self) -> None:
+        self.closed = True
+
+
+def test_a_store_handed_in_is_never_closed_and_the_learning_deps_reopen_through_their_inner_deps(tmp_path) -> None:
+    from mia.graph.context import Context
+    from mia.graph.nodes.deps import Deps
+    from mia.training.online.session import LearningDeps
+
+    context = Context(data_dir=str(tmp_path))
+    given = _LostStore()
+    store, warning = Deps().with_memory_store(given).usable_memory_store(context)
+    assert store is given and not given.closed and "store given to build_graph" in warning
+
+    opened: list[_LostStore] = []
+    inner = Deps(store_factory=lambda path: opened.append(_LostStore(missing=not opened)) or opened[-1])
+    learning = LearningDeps(inner, planner=None)
+    first = learning.memory_store(context)
+    store, warning = learning.usable_memory_store(context)
+    assert first.closed and store is opened[-1] is inner.memory_store(context) and len(opened) == 2
+    assert "a new, empty store was made there" in warning

@@ -55,6 +55,9 @@ class LearningDeps(Deps):
     def memory_store(self, context: Context) -> Any:
         return self._inner.memory_store(context)
 
+    def usable_memory_store(self, context: Context) -> tuple[Any, str | None]:
+        return self._inner.usable_memory_store(context)  # the inner Deps own (and reopen) the stores
+
     def tools(self, context: Context, paragraphs: Any) -> Any:
         return self._inner.tools(context, paragraphs)
 
