@@ -499,11 +499,14 @@ class MemoryStore:
         if bound is not None and self.count(namespace) > bound:
             self.prune(namespace)
 
-    def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None) -> list[str]:
+    def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None,
+              dry_run: bool = False) -> list[str]:
         """Evict the least valuable memories (low win rate, long unused) until the namespace
-        holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids."""
+        holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids, or
+        with `dry_run` the ids it would evict, evicting nothing (to ask before it does)."""
         check_max_size(max_size)
-        self._check_writable()
+        if not dry_run:
+            self._check_writable()
         evicted: list[str] = []
         for ns in self._scope(namespace):
             target = max_size if max_size is not None else target_size(self.policy)
@@ -516,21 +519,12 @@ class MemoryStore:
                     continue
                 order = eviction_order(records, now or time.time(), self.policy, self.weights)
                 doomed = [records[i] for i in order[:excess]]
-                for suffix in LABELS:
+                for suffix in () if dry_run else LABELS:
                     ids = [r.id for r in doomed if LABEL_OF[r.outcome] == suffix]
                     if ids:
                         self.index.delete(ns, suffix, ids)
                 evicted += [r.id for r in doomed]
         return evicted
-
-    def prune_count(self, namespace: str | None = None, max_size: int | None = None) -> int:
-        """How many memories `prune` with these bounds would evict (to ask before it does)."""
-        check_max_size(max_size)
-        total = 0
-        for ns in self._scope(namespace):
-            target = max_size if max_size is not None else target_size(self.policy)
-            total += 0 if target is None else max(0, self.count(ns) - target)
-        return total
 
     def consolidate(self, namespace: str | None = None, now: float | None = None) -> dict[str, dict[str, int]]:
         """Merge near-duplicates of the same outcome (the shorter survives, counts are summed), so

@@ -305,9 +305,10 @@ def prune(ctx: typer.Context,
         for name, row in store.consolidate(ns).items():
             typer.echo(f"{name}: merged {row['merged']}, re-indexed {row['reindexed']} trajectories")
     if max_size is not None:
-        doomed = store.prune_count(ns, max_size)
+        doomed = store.prune(ns, max_size=max_size, dry_run=True)
         if doomed and not yes and not typer.confirm(
-                f"Evict {doomed} of {store.count(ns)} memories, keeping at most {max_size} per namespace?", default=False):
+                f"Evict {len(doomed)} of {store.count(ns)} memories, keeping at most {max_size} per namespace?",
+                default=False):
             typer.echo("aborted")
             raise typer.Exit(1)
         evicted = store.prune(ns, max_size=max_size)

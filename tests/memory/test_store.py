@@ -104,7 +104,10 @@ def test_size_bound_and_eviction(tmp_path):
     st.add(MemoryRecord(id="new", question="fresh", workflow="1. y", outcome="incorrect"), rng.standard_normal(4))
     ids = {r.id for r in st.list()}
     assert len(ids) == 9 and "new" in ids and "r1" in ids and "r0" not in ids  # pruned to 90% of the bound
-    assert st.prune(max_size=3) and st.count() == 3
+    before = st.count()
+    would = st.prune(max_size=3, dry_run=True)  # what it would evict, nothing evicted
+    assert len(would) == before - 3 and st.count() == before
+    assert st.prune(max_size=3) == would and st.count() == 3
     st.close()
 
 
