@@ -169,10 +169,6 @@ class Context:
         fields take the settings (MIA_* from the environment or `.env`), as the CLI does, so Studio,
         `langgraph dev` and a plain `graph.invoke` behave like `mia ask`."""
         check_values(self)
-        if not 0.0 <= float(self.caption_weight) <= 1.0:
-            raise ValueError(f"caption_weight must be between 0 and 1, got {self.caption_weight}")
-        if self.min_similarity is not None and not -1.0 <= float(self.min_similarity) <= 1.0:
-            raise ValueError(f"min_similarity is a cosine, between -1 and 1, got {self.min_similarity}")
         blank = [f"{role}_model" for role in ROLES + OPTIONAL_ROLES if not getattr(self, f"{role}_model")]
         if blank or not self.namespace:
             settings = read_settings()
@@ -228,30 +224,36 @@ class Context:
         return cls(**{name: getattr(value, name) for name in names if hasattr(value, name)})
 
 
-#: Least value of the numeric fields that count something (budgets, sizes, token limits).
-MINIMUM: dict[str, float] = {
-    "search_top_k": 1, "k_pos": 0, "k_neg": 0, "max_tool_calls": 0, "min_tool_calls": 0, "max_replans": 0,
-    "max_context_tokens": 1, "max_format_retries": 0, "max_observation_words": 1,
-    **{f"{role}_max_tokens": 1 for role in ROLES + OPTIONAL_ROLES},
-    **{f"{role}_temperature": 0.0 for role in ROLES + OPTIONAL_ROLES},
+_ANY = float("inf")
+#: The allowed (least, greatest) value of each numeric field: budgets, sizes and token limits count
+#: something; caption_weight is a weight; min_similarity a cosine (None: no floor).
+RANGE: dict[str, tuple[float, float]] = {
+    "search_top_k": (1, _ANY), "k_pos": (0, _ANY), "k_neg": (0, _ANY), "max_tool_calls": (0, _ANY),
+    "min_tool_calls": (0, _ANY), "max_replans": (0, _ANY), "max_context_tokens": (1, _ANY),
+    "max_format_retries": (0, _ANY), "max_observation_words": (1, _ANY),
+    "caption_weight": (0.0, 1.0), "min_similarity": (-1.0, 1.0),
+    **{f"{role}_max_tokens": (1, _ANY) for role in ROLES + OPTIONAL_ROLES},
+    **{f"{role}_temperature": (0.0, _ANY) for role in ROLES + OPTIONAL_ROLES},
 }
 _SPEC_SHAPE = re.compile(r"[^\s:]+:\S.*")
 
 
 def check_values(ctx: Context) -> None:
-    """Raise ValueError, naming the field, for a value outside its Literal's choices, a number below
-    its MINIMUM (or not a number), or a model spec that is not `<backend>:<model>` (which backend
+    """Raise ValueError, naming the field, for a value outside its Literal's choices, a number outside
+    its RANGE (or not a number), or a model spec that is not `<backend>:<model>` (which backend
     exists is the model loader's question: a Deps model factory may serve its own names)."""
     hints = _hints()
     for f in fields(ctx):
         value, kind = getattr(ctx, f.name), hints[f.name]
         if get_origin(kind) is Literal and value not in get_args(kind):
             raise ValueError(f"{f.name} must be one of {', '.join(map(str, get_args(kind)))}, not {value!r}")
-        if f.name in MINIMUM:
+        if f.name in RANGE and not (value is None and f.name == "min_similarity"):
+            low, high = RANGE[f.name]
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{f.name} must be a number, not {value!r}")
-            if value < MINIMUM[f.name]:
-                raise ValueError(f"{f.name} must be at least {MINIMUM[f.name]:g}, not {value!r}")
+            if not low <= value <= high:
+                bound = f"at least {low:g}" if high == _ANY else f"between {low:g} and {high:g}"
+                raise ValueError(f"{f.name} must be {bound}, not {value!r}")
         if f.name.endswith("_model") and value and value != EXTRACTIVE and not _SPEC_SHAPE.fullmatch(str(value)):
             raise ValueError(f"{f.name} {value!r} is not a model spec: write <backend>:<model>, "
                              "e.g. llamacpp:qwen-coder-1.5b or openai:gpt-4.1-mini")

@@ -23,6 +23,8 @@ from mia.graph.context import Context
     ({"max_replans": True}, "max_replans must be a number"),
     ({"planner_model": "not a spec"}, "planner_model 'not a spec' is not a model spec"),
     ({"judge_model": ":judge"}, "judge_model ':judge' is not a model spec"),
+    ({"caption_weight": 1.5}, "caption_weight must be between 0 and 1, not 1.5"),
+    ({"min_similarity": -2}, "min_similarity must be between -1 and 1, not -2"),
 ])
 def test_a_bad_value_is_one_error_naming_its_field(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")) as info:
