@@ -17,6 +17,11 @@ DEFAULT_CHROMA_PORT = 8000  # Chroma's own default
 DEFAULT_EMBEDDING_MODEL = "minilm"
 
 
+#: Chroma's two ways of sending a static token (by header name, any case): the header and its value.
+AUTH_HEADERS: dict[str, tuple[str, str]] = {"authorization": ("Authorization", "Bearer {}"),
+                                            "x-chroma-token": ("X-Chroma-Token", "{}")}
+
+
 def env_alias(name: str) -> AliasChoices:
     """A field read from the environment variable `name` (any case)."""
     return AliasChoices(name, name.lower())
@@ -69,13 +74,9 @@ class MemorySettings(BaseSettings):
 
     @field_validator("chroma_auth_header", mode="before")
     @classmethod
-    def _header(cls, value: object) -> object:
+    def _header(cls, value: object) -> object:  # any case; blank is the default
         if isinstance(value, str):
-            for name in ("Authorization", "X-Chroma-Token"):
-                if value.strip().lower() == name.lower():
-                    return name
-            if not value.strip():
-                return "Authorization"
+            return AUTH_HEADERS.get(value.strip().lower() or "authorization", (value, ""))[0]
         return value
 
     @field_validator("memory_namespace", "chroma_host", "embedding_model", mode="before")
@@ -144,11 +145,10 @@ def chroma_headers(token: str | None = None, header: str | None = None) -> dict[
     if not secret.strip():
         return {}
     name = header or settings.chroma_auth_header
-    if name.lower() == "x-chroma-token":
-        return {"X-Chroma-Token": secret}
-    if name.lower() == "authorization":
-        return {"Authorization": f"Bearer {secret}"}
-    raise ValueError(f"MIA_CHROMA_AUTH_HEADER must be Authorization or X-Chroma-Token, not {name!r}")
+    if name.lower() not in AUTH_HEADERS:
+        raise ValueError(f"MIA_CHROMA_AUTH_HEADER must be Authorization or X-Chroma-Token, not {name!r}")
+    canonical, value = AUTH_HEADERS[name.lower()]
+    return {canonical: value.format(secret)}
 
 
 def embedding_model() -> str:
