@@ -34,7 +34,16 @@ _SENTENCE_END = re.compile(r"(?<=[.!?])\s+")
 
 
 class DocumentError(ValueError):
-    """A file that cannot be read as documents; the message names the file (and line)."""
+    """A file that cannot be read as documents: the file, the line of a .jsonl when one is at fault,
+    and why (the message is `file:line: reason`, or `file: reason`)."""
+
+    def __init__(self, path: Path, reason: str, line: int | None = None) -> None:
+        self.path, self.reason, self.line = path, reason, line
+        super().__init__(f"{path}:{line}: {reason}" if line else f"{path}: {reason}")
+
+    def in_file(self) -> str:
+        """What is wrong, without the file's name (a skipped file's reason)."""
+        return f"line {self.line}: {self.reason}" if self.line else self.reason
 
 
 def supported(path: Path) -> bool:
@@ -46,10 +55,10 @@ def list_files(path: Path) -> list[Path]:
     """The supported files under `path` (or `path` itself), sorted for a stable corpus order."""
     if path.is_file():
         if not supported(path):
-            raise DocumentError(f"{path}: unsupported file type (use .txt, .md or .jsonl)")
+            raise DocumentError(path, "unsupported file type (use .txt, .md or .jsonl)")
         return [path]
     if not path.is_dir():
-        raise DocumentError(f"{path}: no such file or folder")
+        raise DocumentError(path, "no such file or folder")
     return sorted(p for p in path.rglob("*") if p.is_file() and supported(p) and not p.name.startswith("."))
 
 
@@ -115,7 +124,7 @@ def _jsonl_paragraphs(path: Path, rel: str) -> Iterator[Paragraph]:
                 if line.strip():
                     yield _jsonl_paragraph(path, rel, number, line)
     except (UnicodeDecodeError, EOFError, gzip.BadGzipFile) as err:
-        raise DocumentError(f"{path}:{number + 1}: not UTF-8 JSON lines ({type(err).__name__})") from err
+        raise DocumentError(path, f"not UTF-8 JSON lines ({type(err).__name__})", number + 1) from err
 
 
 def _jsonl_paragraph(path: Path, rel: str, number: int, line: str) -> Paragraph:
@@ -123,17 +132,17 @@ def _jsonl_paragraph(path: Path, rel: str, number: int, line: str) -> Paragraph:
     try:
         record = json.loads(line)
     except RecursionError as err:
-        raise DocumentError(f"{path}:{number}: JSON nested too deeply") from err
+        raise DocumentError(path, "JSON nested too deeply", number) from err
     except json.JSONDecodeError as err:
-        raise DocumentError(f"{path}:{number}: not valid JSON ({err.msg})") from err
+        raise DocumentError(path, f"not valid JSON ({err.msg})", number) from err
     if not isinstance(record, dict):
-        raise DocumentError(f"{path}:{number}: expected a JSON object with 'title' and 'text'")
+        raise DocumentError(path, "expected a JSON object with 'title' and 'text'", number)
     text = record.get("text", record.get("contents"))
     if not isinstance(text, str) or not text.strip():
-        raise DocumentError(f"{path}:{number}: no 'text' string (keys: {sorted(record)[:8]})")
+        raise DocumentError(path, f"no 'text' string (keys: {sorted(record)[:8]})", number)
     text = clean_text(text).strip()
     if not text:
-        raise DocumentError(f"{path}:{number}: no 'text' string (only control characters)")
+        raise DocumentError(path, "no 'text' string (only control characters)", number)
     para: Paragraph = {"id": clean_text(record.get("id") or f"{rel}:{number}"),
                        "title": clean_text(record.get("title") or "").strip(), "text": text}
     for key in ("source", "license"):
@@ -150,7 +159,7 @@ def read_documents(path: str | Path, max_chars: int = MAX_CHARS, *, max_file_byt
     root = Path(path).expanduser()
     files = list_files(root)
     if not files:
-        raise DocumentError(f"{root}: no .txt, .md or .jsonl files found")
+        raise DocumentError(root, "no .txt, .md or .jsonl files found")
     skip = on_skip or (lambda rel, why: log.warning("skipped %s: %s", rel, why))
     out: list[Paragraph] = []
     skipped = 0
@@ -158,39 +167,36 @@ def read_documents(path: str | Path, max_chars: int = MAX_CHARS, *, max_file_byt
         rel = file.name if root.is_file() else file.relative_to(root).as_posix()
         try:
             out.extend(_file_paragraphs(file, rel, max_chars, max_file_bytes))
-        except (DocumentError, OSError) as err:
+        except DocumentError as err:
             if root.is_file():
-                if isinstance(err, DocumentError):
-                    raise
-                raise DocumentError(f"{file}: {err.strerror or err}") from err
+                raise
             skipped += 1
-            skip(rel, _reason(str(err), file))
+            skip(rel, err.in_file())
     if not out:
         why = f"{skipped} skipped" if skipped else "all empty"
-        raise DocumentError(f"{root}: the files hold no text ({len(files)} file(s), {why})")
+        raise DocumentError(root, f"the files hold no text ({len(files)} file(s), {why})")
     return out
-
-
-def _reason(message: str, file: Path) -> str:
-    """A DocumentError's message without the file it names ("line 2: not valid JSON")."""
-    if not message.startswith(f"{file}:"):
-        return message
-    rest = message[len(str(file)) + 1:].strip()
-    return f"line {rest}" if rest[:1].isdigit() else rest
 
 
 def _file_paragraphs(file: Path, rel: str, max_chars: int, max_file_bytes: int) -> list[Paragraph]:
     """One file's paragraphs; DocumentError (naming the file) when it cannot be read."""
+    try:
+        return _read_file(file, rel, max_chars, max_file_bytes)
+    except OSError as err:  # unreadable (permissions, a vanished file): a reason like any other
+        raise DocumentError(file, str(err.strerror or err)) from err
+
+
+def _read_file(file: Path, rel: str, max_chars: int, max_file_bytes: int) -> list[Paragraph]:
     size = file.stat().st_size
     if size > max_file_bytes:
-        raise DocumentError(f"{file}: {size / 2**20:.1f} MB is over the {max_file_bytes / 2**20:.0f} MB limit "
+        raise DocumentError(file, f"{size / 2**20:.1f} MB is over the {max_file_bytes / 2**20:.0f} MB limit "
                             "(split it, or raise the limit with --max-file-mb)")
     if file.name.lower().endswith(JSONL_SUFFIXES):
         return list(_jsonl_paragraphs(file, rel))
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
-        raise DocumentError(f"{file}: not UTF-8 text ({err.reason} at byte {err.start})") from err
+        raise DocumentError(file, f"not UTF-8 text ({err.reason} at byte {err.start})") from err
     pieces = [(clean_text(title).strip(), clean_text(piece).strip())
               for title, piece in text_paragraphs(text, file.stem, max_chars)]
     return [{"id": f"{rel}#{n}", "title": title, "text": piece, "source": rel}
