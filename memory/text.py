@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+import orjson
+
 _CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
 
 
@@ -40,6 +42,23 @@ def clean_value(value: Any, text: Any = clean_text) -> Any:
     if isinstance(value, (list, tuple)):
         return type(value)(clean_value(v, text) for v in value)
     return value
+
+
+# what orjson writes for a control character other than tab and newlines: \u0000-\u001f, \b, \f, and
+# DEL as itself (a text that spells an escape out with a backslash matches too: it is only cleaned,
+# harmlessly). Plain substring searches: a regex alternation took 50 us over a 5.6 kB trajectory.
+_ESCAPED_CONTROL = (b"\\u00", b"\\b", b"\\f", b"\x7f")
+
+
+def needs_cleaning(value: Any) -> bool:
+    """False when `value` (JSON-like data) holds no text `clean_value` would change, found in C:
+    orjson refuses a lone surrogate and escapes every control character. Why: a trajectory is
+    validated each time the log is read, and walking every string in Python made that 12x slower."""
+    try:
+        dumped = orjson.dumps(value)
+    except (TypeError, orjson.JSONEncodeError):  # a surrogate, or not plain JSON data: look closer
+        return True
+    return any(mark in dumped for mark in _ESCAPED_CONTROL)
 
 
 def safe_str(value: Any) -> str:

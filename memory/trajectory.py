@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticSerializationError
 
-from mia.memory.text import clean_value
+from mia.memory.text import clean_value, needs_cleaning
 
 #: The line labels of `Trajectory.to_trace_text`, defined once: the compressor (memory) and the
 #: planner's stop sequences (graph.protocol.plans) recognise a model replaying a transcript by them.
@@ -46,10 +46,17 @@ def truncate_words(text: str, max_words: int) -> str:
 
 
 def _cleaned(cls: type, data: Any) -> Any:
-    """Every string of a step or trajectory cleaned (mia.memory.text.clean_text) as it is made:
-    a lone surrogate or NUL from any API (the graph cleans at its boundary; the library may not)
-    would otherwise make the trajectory unloggable, and it would be lost."""
-    return clean_value(data) if isinstance(data, dict) else data
+    """A trajectory's every string cleaned (mia.memory.text.clean_text) as it is made: a lone
+    surrogate or NUL from any API (the graph cleans at its boundary; the library may not) would
+    otherwise make it unloggable, and it would be lost. Steps given as models are checked as data
+    too (a step alone is never written: only its trajectory is). The check runs in C first
+    (`needs_cleaning`): the log is validated on every read, and walking each string cost 12x."""
+    if not isinstance(data, dict):
+        return data
+    steps = data.get("steps")
+    if isinstance(steps, list) and any(isinstance(step, BaseModel) for step in steps):
+        data = {**data, "steps": [s.model_dump() if isinstance(s, BaseModel) else s for s in steps]}
+    return clean_value(data) if needs_cleaning(data) else data
 
 
 class TrajectoryStep(BaseModel):
@@ -69,8 +76,6 @@ class TrajectoryStep(BaseModel):
     def dropped(self) -> bool:
         """A replan the graph did not follow (it only repeated the plan: the answer stood)."""
         return self.kind == "replan" and bool((self.args or {}).get("dropped"))
-
-    _clean = model_validator(mode="before")(_cleaned)
 
 
 class Trajectory(BaseModel):

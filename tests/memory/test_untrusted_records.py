@@ -45,3 +45,15 @@ def test_a_memory_rebuilt_from_its_log_alone_searches_trajectories_read_only(tmp
     with MemoryStore.open(tmp_path / "log-only", embedder=embedder, snapshot=True) as st:  # read-only: no sync
         (hit,) = st.search_trajectories("Which director made Adam and Eve?", k=1)
         assert "Adam and Eve" in hit.trajectory.question
+
+
+def test_the_fast_check_never_passes_text_the_cleaning_would_change() -> None:
+    """Trajectories skip the per-string walk when orjson finds nothing to clean: over every character
+    up to U+07FF and the surrogates, a character the cleaning changes is always caught."""
+    from mia.memory.text import clean_value, needs_cleaning
+
+    for code in [*range(0x800), *range(0xD7F0, 0xE010)]:
+        data = {"question": f"a{chr(code)}b", "steps": [{"args": {chr(code): "x"}}]}
+        if clean_value(data) != data:
+            assert needs_cleaning(data), hex(code)
+    assert not needs_cleaning({"question": "Who wrote Hamlet?\tTab\nnewline \U0001F600", "steps": []})
