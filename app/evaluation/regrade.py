@@ -37,17 +37,21 @@ class RegradeReport:
 
     run_dir: Path
     records: int = 0
-    by: Counter[str] = field(default_factory=Counter)  # grader -> records: match, llm, logged, skipped
+    by: Counter[str] = field(default_factory=Counter)  # grader -> records: match, llm, logged, error, unsure, skipped
     changed: int = 0  # records whose judge_correct differs from the logged one
+    first_graded: int = 0  # records logged without a grade (a `--judge metrics` run) that have one now
     correct_before: int = 0
     correct_after: int = 0
     summary_written: bool = False
 
     def line(self) -> str:
         graded = ", ".join(f"{k} {v}" for k, v in sorted(self.by.items()))
-        return (f"{self.run_dir}: {self.records} records ({graded}); {self.changed} grades changed; "
+        unsure = self.by.get("unsure", 0)
+        first = f"{self.first_graded} graded for the first time; " if self.first_graded else ""
+        return (f"{self.run_dir}: {self.records} records ({graded}); {self.changed} grades changed; {first}"
                 f"judged correct {self.correct_before} -> {self.correct_after}"
-                + ("; summary rebuilt" if self.summary_written else ""))
+                + ("; summary rebuilt" if self.summary_written else "")
+                + (f"; {unsure} ungraded answers the matcher is unsure of: --llm grades them" if unsure else ""))
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -80,19 +84,25 @@ def write_records(path: Path, records: list[dict[str, Any]]) -> None:
 
 
 def regrade_record(record: dict[str, Any], model: Any = None) -> str:
-    """Re-grade one record in place; returns who graded it (match, llm, logged) or "skipped" (an error,
-    no gold answers, or a run that never judged: nothing to re-grade)."""
+    """Re-grade one record in place; returns who graded it (match, llm, logged, error), "unsure" (a run
+    that never judged, an answer the matcher cannot decide and no model to ask) or "skipped" (no gold
+    answers, or an error the run already graded).
+
+    A `--judge metrics` run's records carry no grade: they are graded here like any other, and a
+    question that raised scores incorrect, as `mia eval` scores it when it judges (runner.error_result),
+    so a re-graded run and a judged run count the same questions."""
     from mia.graph.judge import JudgeConfig, judge
     from mia.graph.judge.api import clean_golds, prediction_of
     from mia.graph.judge.matching import match_answer
 
-    if LOGGED_GRADE not in record:
-        if record.get("error") or record.get("judge_correct") is None:
-            return "skipped"
-        record[LOGGED_GRADE], record[LOGGED_CORRECT] = record.get("judge_grade"), record.get("judge_correct")
     golds = clean_golds(record.get("gold_answers") or [])
-    if not golds:
+    if not golds or (record.get("error") and record.get(LOGGED_CORRECT, record.get("judge_correct")) is not None):
         return "skipped"
+    if LOGGED_GRADE not in record:
+        record[LOGGED_GRADE], record[LOGGED_CORRECT] = record.get("judge_grade"), record.get("judge_correct")
+    if record.get("error"):
+        record["judge_correct"], record["judge_grade"], record["grader"] = False, "error", "error"
+        return "error"
     match = match_answer(record["question"], prediction_of(record.get("answer") or ""), golds)
     if match.grader_label is not None:
         record["judge_correct"], record["judge_grade"], record["grader"] = match.decision == "correct", match.grader_label, "match"
@@ -105,7 +115,7 @@ def regrade_record(record: dict[str, Any], model: Any = None) -> str:
         record["grader"] = "llm" if verdict.method == "llm" else verdict.method
     else:
         record["judge_correct"], record["judge_grade"] = record[LOGGED_CORRECT], record[LOGGED_GRADE]
-        record["grader"] = "logged"
+        record["grader"] = "logged" if record[LOGGED_CORRECT] is not None else "unsure"
     return record["grader"]
 
 
@@ -125,7 +135,9 @@ def regrade_run(run_dir: Path, model: Any = None) -> RegradeReport:
             report.by[regrade_record(record, model)] += 1
             report.correct_before += bool(before)
             report.correct_after += bool(record.get("judge_correct"))
-            report.changed += bool(before) != bool(record.get("judge_correct")) and record.get("judge_correct") is not None
+            after = record.get("judge_correct")
+            report.changed += before is not None and after is not None and bool(before) != bool(after)
+            report.first_graded += before is None and after is not None
         report.records = len(records)
         write_records(path, records)
         if len(read_records(path)) != len(records):  # never lose a record: read the new file back

@@ -67,12 +67,45 @@ def test_regrade_rewrites_grades_keeps_the_logged_ones_and_rebuilds_the_summary(
     assert (got["q1"]["judge_grade_logged"], got["q1"]["judge_correct_logged"]) == ("INCORRECT", False)
     assert (got["q2"]["judge_correct"], got["q2"]["grader"]) == (False, "match")
     assert (got["q3"]["judge_correct"], got["q3"]["grader"]) == (True, "logged")  # no --llm: the logged grade
-    assert "grader" not in got["q4"] and "grader" not in got["q5"]  # an error, a run that never judged
-    assert got["q4"]["judge_grade"] == "INCORRECT" and got["q5"]["judge_correct"] is None
-    assert (report.changed, report.correct_before, report.correct_after) == (2, 2, 2)
-    assert report.by == {"match": 2, "logged": 1, "skipped": 2} and report.summary_written
+    assert "grader" not in got["q4"] and got["q4"]["judge_grade"] == "INCORRECT"  # an error already graded
+    assert (got["q5"]["judge_correct"], got["q5"]["grader"]) == (True, "match")  # a line that was never judged
+    assert (report.changed, report.first_graded, report.correct_before, report.correct_after) == (2, 1, 2, 3)
+    assert report.by == {"match": 3, "logged": 1, "skipped": 1} and report.summary_written
     summary = json.loads((run_dir / "summary.json").read_text())
-    assert summary["accuracy"]["value"] == pytest.approx(2 / 4) and summary["n"] == 5
+    assert summary["accuracy"]["value"] == pytest.approx(3 / 5) and summary["n"] == 5
+
+
+@pytest.fixture()
+def metrics_run(tmp_path: Path) -> Path:
+    """A `--judge metrics` run: no record carries a grade, one question raised."""
+    run = tmp_path / "metrics"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"dataset": "tiny", "memory_mode": "none", "judge": "metrics", "seed": 0}))
+    lines = [
+        record("m1", "What nationality is the composer?", "American", "America", None),
+        record("m2", "What sport do they have in common?", TOEWS, "ice hockey", None),  # the matcher is unsure
+        record("m3", "Who wrote Hamlet?", "", "Shakespeare", None, error="RuntimeError: boom"),
+    ]
+    (run / "results.jsonl").write_text("\n".join(lines) + "\n")
+    return run
+
+
+def test_a_metrics_run_is_graded_an_error_scores_incorrect_and_the_unsure_wait_for_the_model(metrics_run: Path) -> None:
+    report = regrade_run(metrics_run)
+    got = rows(metrics_run)
+    assert (got["m1"]["judge_correct"], got["m1"]["grader"]) == (True, "match")
+    assert (got["m2"]["judge_correct"], got["m2"]["grader"]) == (None, "unsure")
+    assert (got["m3"]["judge_correct"], got["m3"]["judge_grade"], got["m3"]["grader"]) == (False, "error", "error")
+    assert report.first_graded == 2 and report.changed == 0
+    assert "1 ungraded answers the matcher is unsure of: --llm grades them" in report.line()
+    model = RecordingGrader(responses=["A"], prompts=[])
+    report = regrade_run(metrics_run, model)
+    got = rows(metrics_run)
+    assert len(model.prompts) == 1 and "ice hockey centre" in model.prompts[0]
+    assert (got["m2"]["judge_correct"], got["m2"]["grader"]) == (True, "llm") and got["m2"]["judge_grade_logged"] is None
+    assert report.by == {"match": 1, "llm": 1, "error": 1} and "ungraded" not in report.line()
+    summary = json.loads((metrics_run / "summary.json").read_text())
+    assert summary["accuracy"]["value"] == pytest.approx(2 / 3) and summary["n"] == 3
 
 
 def test_regrade_is_idempotent(run_dir: Path) -> None:
@@ -106,7 +139,7 @@ def test_a_bad_line_is_an_error_naming_the_file_and_line_and_nothing_is_written(
 def test_cli_eval_regrade(run_dir: Path, tmp_path: Path) -> None:
     res = CliRunner().invoke(app, ["eval-regrade", str(run_dir)])
     assert res.exit_code == 0, res.output
-    assert "5 records" in res.output and "2 grades changed" in res.output
+    assert "5 records" in res.output and "2 grades changed; 1 graded for the first time" in res.output
     missing = CliRunner().invoke(app, ["eval-regrade", str(tmp_path / "nope")])
     assert missing.exit_code == 1 and "no such file" in missing.output
 
