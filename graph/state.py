@@ -16,6 +16,7 @@ from __future__ import annotations
 from typing import Annotated, Any, Literal
 
 from langchain_core.messages import AnyMessage
+from langgraph.channels import EphemeralValue
 from langgraph.graph.message import add_messages
 from mia.memory.trajectory import StepKind
 from typing_extensions import NotRequired, TypedDict
@@ -52,15 +53,35 @@ def merge_usage(left: dict | None, right: dict | None) -> dict:
 
 
 class InputState(TypedDict):
-    """What a caller gives: the question and, optionally, the sandbox, gold answers, a preset plan."""
+    """What a caller gives: the question and, optionally, the sandbox, gold answers, a preset plan.
+
+    Gold answers, paragraphs, caption and image are `EphemeralValue` channels: they hold what this
+    run's input gave for one step, `prepare` copies them into `inputs`, and then they are empty. A
+    value a caller did not give is therefore never the previous question's, even when that run
+    raised before its last node (a thread's checkpoint keeps every other channel)."""
 
     question: str
-    gold_answers: NotRequired[list[str] | None]
-    paragraphs: NotRequired[list[dict[str, Any]] | None]
+    gold_answers: NotRequired[Annotated[list[str] | None, EphemeralValue]]
+    paragraphs: NotRequired[Annotated[list[dict[str, Any]] | None, EphemeralValue]]
     plan: NotRequired[str | None]
-    caption: NotRequired[str | None]
-    image: NotRequired[Any]
+    caption: NotRequired[Annotated[str | None, EphemeralValue]]
+    image: NotRequired[Annotated[Any, EphemeralValue]]
     """A path, an http(s) or data URL, or bytes (see mia.graph.images); captioned when no caption is given."""
+
+
+class QuestionInputs(TypedDict, total=False):
+    """This question's inputs as `prepare` kept them (cleaned, the image captioned); nodes read
+    them with `given`."""
+
+    gold_answers: list[str]
+    paragraphs: list[dict[str, Any]] | None
+    caption: str
+    image: Any
+
+
+def given(state: Any, key: Literal["gold_answers", "paragraphs", "caption", "image"]) -> Any:
+    """One of this question's inputs (None when the caller did not give it)."""
+    return (state.get("inputs") or {}).get(key)
 
 
 class OutputState(TypedDict, total=False):
@@ -88,8 +109,11 @@ class State(InputState, OutputState, total=False):
     """Full working state (inputs, executor loop, outputs)."""
 
     # memory and planning
+    inputs: QuestionInputs
+    """This question's inputs (see `InputState`), set by `prepare` on every run."""
     closed_plan: str | None
-    """The plan the previous question of the thread ended with (see `close_question`)."""
+    """The plan this thread last used (a preset or the planner's): a plan still equal to it at the
+    next `prepare` is left over, not a preset for the new question (see `fresh_question_state`)."""
     planner_messages: list[dict[str, str]]
     # executor loop
     messages: Annotated[list[AnyMessage], add_messages]

@@ -436,8 +436,8 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
     steps = [TrajectoryStep.model_validate(step) for step in v.get("steps") or []] \
         if node in ("execute", "tools", "reflect") else []
     if node == "prepare":
-        if v.get("caption"):
-            console.print(f"[bold]image caption[/] {v['caption']}", highlight=False)
+        if caption := (v.get("inputs") or {}).get("caption"):
+            console.print(f"[bold]image caption[/] {caption}", highlight=False)
     elif node == "retrieve_memory":
         used = [MemoryShown.model_validate(m) for m in v.get("memories") or []]
         console.print(f"[bold]memory[/] {len(used)} memories used")

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mia.graph.context import Context
+from mia.graph.state import given
+
+if TYPE_CHECKING:
+    from mia.memory.trajectory import Trajectory
 
 
-def build_trajectory(state: dict[str, Any], context: Context, **overrides: Any) -> Any:
+def build_trajectory(state: dict[str, Any], context: Context, **overrides: Any) -> Trajectory:
     """The episode so far as a Trajectory (steps, plan, replan, answer, usage, used memories)."""
     from mia.memory.trajectory import Trajectory
 
@@ -15,12 +19,12 @@ def build_trajectory(state: dict[str, Any], context: Context, **overrides: Any) 
     values: dict[str, Any] = {
         "namespace": context.namespace,
         "question": state.get("question", ""),
-        "caption": state.get("caption") or "",
+        "caption": given(state, "caption") or "",
         "plan": state.get("plan") or "",
         "replan": state.get("replan") or "",
         "steps": [s for s in state.get("steps") or [] if isinstance(s, dict)],
         "answer": state.get("answer") or "",
-        "gold_answers": list(state.get("gold_answers") or []),
+        "gold_answers": list(given(state, "gold_answers") or []),
         "used_memory_ids": list(state.get("used_memory_ids") or []),
         "usage": state.get("usage") or {},
         "source": f"mia.graph:{context.memory_mode}",

@@ -23,7 +23,7 @@ from mia.graph.prompts import render
 from mia.graph.prompts.builder import executor_messages, force_answer
 from mia.graph.protocol import ToolCall, Turn, estimate_tokens, extract_final_answer, parse_turn, render_call
 from mia.graph.protocol.grammar import turn_grammar
-from mia.graph.state import State
+from mia.graph.state import State, given
 
 TEXT_STOP = ["<tool_response>", "</tool_response>"]
 ANSWER_PREFILL = "<answer>"
@@ -60,7 +60,7 @@ def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool,
     trajectories): the shared prompt builder's executor prompt."""
     memories = (state.get("memory_text") or "") if ctx.memory_mode == "trajectory-rag" else ""
     system, user = executor_messages(state["question"], state.get("plan") or "", tools, native, memories,
-                                     caption=state.get("caption") or "", image_block=image_block,
+                                     caption=given(state, "caption") or "", image_block=image_block,
                                      plan_style=ctx.plan_style)
     return [SystemMessage(content=system["content"]), HumanMessage(content=user["content"])]
 
@@ -69,12 +69,12 @@ def make_execute(deps: Deps):
     def execute(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         model = deps.chat_model(ctx, "executor")
-        tools = deps.tools(ctx, state.get("paragraphs")) if ctx.max_tool_calls > 0 else []
+        tools = deps.tools(ctx, given(state, "paragraphs")) if ctx.max_tool_calls > 0 else []
         native = bool(tools) and uses_native_tools(model, ctx.tool_protocol)
         history: list[BaseMessage] = list(state.get("messages") or [])
         new: list[BaseMessage] = []
         if not history:
-            image = state.get("image")
+            image = given(state, "image")
             block = load_image(image).content_block() if image not in (None, "", b"") and sees_image(model, ctx) else None
             new = initial_messages(state, ctx, tools, native, block)
         conversation = history + new

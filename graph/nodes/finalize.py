@@ -15,7 +15,7 @@ from mia.graph.nodes.episode import build_trajectory
 from mia.graph.prompts.echo import strip_prompt_echo
 from mia.graph.protocol import drop_repeats
 from mia.graph.judge.verdict import verdict_to_channel
-from mia.graph.state import State
+from mia.graph.state import State, given
 
 
 def make_finalize(deps: Deps):
@@ -33,7 +33,7 @@ def make_judge(deps: Deps):
     def judge(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         trajectory = build_trajectory(state, ctx)
-        gold = list(state.get("gold_answers") or [])
+        gold = list(given(state, "gold_answers") or [])
         mode = ctx.judge_mode
         if mode == "auto":
             mode = "ground_truth" if gold else "reviewers"

@@ -13,7 +13,7 @@ from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts.builder import planner_messages
 from mia.graph.protocol import PLAN_STOP, served_plan
-from mia.graph.state import State
+from mia.graph.state import State, given
 
 
 def to_messages(conversation: list[dict[str, str]]) -> list[BaseMessage]:
@@ -26,7 +26,7 @@ def make_plan(deps: Deps):
     def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         conversation = planner_messages(state["question"], state.get("memory_text") or "",
-                                        caption=state.get("caption") or "", style=ctx.plan_style)
+                                        caption=given(state, "caption") or "", style=ctx.plan_style)
         preset = (state.get("plan") or "").strip()
         if preset:
             conversation.append({"role": "assistant", "content": preset})
@@ -36,7 +36,7 @@ def make_plan(deps: Deps):
         raw = text_of(reply)
         text = served_plan(raw, state["question"])
         conversation.append({"role": "assistant", "content": text})
-        update: dict[str, Any] = {"plan": text, "planner_messages": conversation, "usage": usage}
+        update: dict[str, Any] = {"plan": text, "closed_plan": text, "planner_messages": conversation, "usage": usage}
         if not text:
             update["warnings"] = ["the planner returned an empty plan"]
         return update

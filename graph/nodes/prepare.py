@@ -41,18 +41,19 @@ def make_prepare(deps: Deps):
     def prepare(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         update = fresh_question_state(state)
-        for key in ("question", "gold_answers", "caption"):  # caller text enters the graph here
-            if state.get(key) is not None and clean_value(state[key]) != state[key]:
-                update[key] = clean_value(state[key])
+        inputs = update["inputs"]  # this run's input only (see InputState)
+        if clean_value(state["question"]) != state["question"]:  # caller text enters the graph here
+            update["question"] = clean_value(state["question"])
+        for key in ("gold_answers", "caption"):
+            if inputs[key] is not None:
+                inputs[key] = clean_value(inputs[key])
         question = update.get("question", state["question"])
-        caption = (update.get("caption", state.get("caption")) or "").strip()
-        image = state.get("image")
+        caption = inputs["caption"] = (inputs["caption"] or "").strip()
+        image = inputs["image"]
         if image is None or image == "" or image == b"":
-            update["caption"] = caption
             return update
         img = load_image(image)  # ImageError: unreadable, not an image, too large
         if caption:
-            update["caption"] = caption
             return update
         if not ctx.captioner_model:
             raise ImageQuestionError(
@@ -70,7 +71,7 @@ def make_prepare(deps: Deps):
         text = truncate_words((strip_think(raw) or raw).strip(), CAPTION_WORDS)
         if not text:
             raise ImageQuestionError(f"the captioner model {ctx.captioner_model} returned no caption")
-        update["caption"] = text
+        inputs["caption"] = text
         update["usage"] = Overwrite({**update["usage"].value, "captioner": usage["captioner"]})
         return update
 

@@ -15,17 +15,22 @@ from langgraph.types import Overwrite
 from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts.builder import render_memories, render_trajectories
-from mia.graph.state import State
+from mia.graph.state import State, given
 
 
 def fresh_question_state(state: State | None = None) -> dict[str, Any]:
-    """Updates that reset every per-question channel. Inputs given for this question are kept:
-    the previous question's input-only channels were cleared by `close_question`, and a plan
-    still equal to the one it closed with is that question's, not a preset for this one."""
+    """Updates that reset every per-question channel. This question's inputs come from the run's
+    input alone (ephemeral channels, see `InputState`); a plan still equal to the one the thread
+    last used is left over, not a preset for this question, even when that run raised midway: the
+    planner and `prepare` record every plan they use in `closed_plan` as they go."""
     state = state or {}
-    stale_plan = bool(state.get("plan")) and state.get("plan") == state.get("closed_plan")
+    plan = state.get("plan")
+    stale_plan = bool(plan) and plan == state.get("closed_plan")
     return {
-        **({"plan": None} if stale_plan else {}),
+        "plan": None if stale_plan else plan,
+        "closed_plan": None if stale_plan else plan,
+        "inputs": {"gold_answers": state.get("gold_answers"), "paragraphs": state.get("paragraphs"),
+                   "caption": state.get("caption"), "image": state.get("image")},
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "steps": Overwrite([]),
         "usage": Overwrite({role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}),
@@ -37,10 +42,9 @@ def fresh_question_state(state: State | None = None) -> dict[str, Any]:
 
 
 def close_question(state: State) -> dict[str, Any]:
-    """The last node of every run: clears the input-only channels (gold answers, sandbox
-    paragraphs, image, caption) so that the next question in the thread cannot inherit them, and
-    remembers the plan it ended with (the output keeps it)."""
-    return {"gold_answers": None, "paragraphs": None, "caption": None, "image": None, "closed_plan": state.get("plan")}
+    """The last node of every run: drops this question's inputs (an image need not stay in the
+    thread's checkpoints) and records the plan it ended with."""
+    return {"inputs": {}, "closed_plan": state.get("plan")}
 
 
 def make_retrieve_memory(deps: Deps):
@@ -49,7 +53,7 @@ def make_retrieve_memory(deps: Deps):
         update: dict[str, Any] = {}
         if ctx.memory_mode == "none":
             return update
-        caption = (state.get("caption") or "").strip()
+        caption = (given(state, "caption") or "").strip()
         try:
             store, lost = deps.usable_memory_store(ctx)
             if lost:

@@ -13,7 +13,7 @@ from mia.graph.nodes.steps import searches_made
 from mia.graph.prompts import render
 from mia.graph.prompts.builder import observation
 from mia.graph.protocol import clean_text, escape_untrusted, query_key, truncate_words
-from mia.graph.state import State
+from mia.graph.state import State, given
 
 
 class ToolRun(NamedTuple):
@@ -65,7 +65,7 @@ def make_tools_node(deps: Deps):
         if ctx.repeated_search == "cached":
             args, repeated = drop_repeated_queries(args, list(state.get("steps") or [])[:-1])
         try:
-            available = deps.tools(ctx, state.get("paragraphs"))
+            available = deps.tools(ctx, given(state, "paragraphs"))
         except Exception as exc:
             available, ran = [], ToolRun(f"Error: tools are unavailable ({type(exc).__name__}: {exc}).", False)
         else:

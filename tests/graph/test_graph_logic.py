@@ -294,6 +294,36 @@ def test_a_second_question_in_a_thread_does_not_inherit_the_first_ones_inputs() 
     assert fourth["plan"] != "1. Preset."
 
 
+def test_a_question_after_a_run_that_raised_inherits_nothing_from_it() -> None:
+    """Issue 38: a run that raises never reaches `close_question`; the next question of the thread
+    was graded against the failed one's gold answers, shown its caption and given its plan."""
+    m = models(planner=["1. Search Paris.", "1. Search Rome.", "no", "1. Search Bern.", "no"],
+               executor=["<answer>Rome</answer>", "<answer>Bern</answer>"])
+    deps, seen = make_deps(m)
+    given: list[Any] = []
+
+    def tools(context: Any, paragraphs: Any) -> list[Any]:
+        given.append(paragraphs)
+        if len(given) == 1:
+            raise RuntimeError("the search backend is down")
+        return [search_tool()]
+
+    deps._tools_factory = tools
+    graph = build_graph(checkpointer=InMemorySaver(), deps=deps)
+    cfg = {"configurable": {"thread_id": "failed"}}
+    with pytest.raises(RuntimeError, match="backend is down"):
+        graph.invoke({"question": "Capital of France?", "gold_answers": ["Paris"], "caption": "a map of France",
+                      "paragraphs": [{"title": "France", "text": "Paris is the capital."}]}, cfg, context=ctx())
+    assert graph.get_state(cfg).values["plan"] == "1. Search Paris."  # the failed run stopped midway
+    second = graph.invoke({"question": "Capital of Italy?"}, cfg, context=ctx())
+    assert second["plan"] == "1. Search Rome." and given[-1] is None
+    assert seen["judge"][-1]["gold_answers"] is None
+    assert second["trajectory"]["caption"] == "" and second["trajectory"]["gold_answers"] == []
+    # what a caller gives is used, even the same values as the failed run's
+    third = graph.invoke({"question": "Capital of Switzerland?", "gold_answers": ["Paris"]}, cfg, context=ctx())
+    assert seen["judge"][-1]["gold_answers"] == ["Paris"] and third["trajectory"]["gold_answers"] == ["Paris"]
+
+
 def test_the_graphs_store_flags_copies_of_its_own_prompt_examples(tmp_path, monkeypatch) -> None:
     """The default store is opened with the graph's prompt templates: a workflow copying the
     planner's worked example ("river A length") is stored flagged and never retrieved."""

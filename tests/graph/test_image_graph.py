@@ -176,3 +176,20 @@ def test_image_does_not_leak_to_the_next_question_of_a_thread(tmp_path, store) -
     assert len(m["fake:captioner"].prompts) == 1  # the second question was not captioned again
     second_turn = [x for x in m["fake:executor"].prompts[-1] if isinstance(x, HumanMessage)][0]
     assert isinstance(second_turn.content, str) and "Image caption" not in second_turn.content
+
+
+def test_an_image_question_that_raised_does_not_fail_the_next_question_of_the_thread(tmp_path, store) -> None:
+    """Issue 38: after an image question failed in `prepare`, every later text question of the
+    thread raised ImageQuestionError: the image stayed in the checkpoint."""
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    m = models(vision_executor=False)
+    context = ctx(tmp_path, memory_mode="none", captioner_model="")
+    graph = build_graph(checkpointer=InMemorySaver(), deps=deps_for(m, store))
+    config = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(context)}
+    with pytest.raises(ImageQuestionError, match="no vision model is configured"):
+        graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)}, context=context, config=config)
+    second = graph.invoke({"question": "Who wrote Hamlet?"}, context=context, config=config)
+    assert second["answer"] and second["trajectory"]["caption"] == ""
+    question = next(x for x in m["fake:executor"].prompts[-1] if isinstance(x, HumanMessage))
+    assert isinstance(question.content, str) and "Image caption" not in question.content
