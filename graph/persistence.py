@@ -1,7 +1,8 @@
 """Checkpointers and stores from a target string: the production path of LangGraph users.
 
 `postgresql://...` (or `postgres://...`) gives LangGraph's PostgresSaver / PostgresStore (the
-`postgres` extra), a file path or `sqlite:///path` gives a SqliteSaver; objects pass through.
+`postgres` extra), a file path or `sqlite:///path` gives a SqliteSaver; objects pass through. The
+savers serve `invoke` and `ainvoke` alike (`ThreadedAsync`).
 Why one module: `mia ask --checkpointer` and `build_graph(checkpointer="postgresql://...")` must
 agree on what a target means, and the tables must be created (`setup()`) exactly once per open.
 
@@ -15,8 +16,9 @@ Two forms:
 
 from __future__ import annotations
 
+import asyncio
 import atexit
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -28,6 +30,47 @@ INSTALL_HINT = "pip install 'mia-agent[postgres]'"
 
 class PersistenceError(RuntimeError):
     """A checkpointer/store target that cannot be used (bad string, missing extra, unreachable server)."""
+
+
+class ThreadedAsync:
+    """Async checkpointer methods that run the saver's own sync methods in a worker thread.
+
+    Why: `build_graph` is synchronous and LangGraph's native async savers (AsyncSqliteSaver,
+    AsyncPostgresSaver) can only be opened inside a running event loop, so a target string would
+    otherwise give a graph whose `ainvoke`/`astream` raise NotImplementedError. The event loop never
+    waits on the database: each call runs in asyncio's default executor, serialised by the saver's
+    own lock (SQLite) or connection pool (PostgreSQL). A caller inside a loop may still pass a native
+    async saver object; it passes through untouched."""
+
+    async def aget_tuple(self, config: Any) -> Any:
+        return await asyncio.to_thread(self.get_tuple, config)  # type: ignore[attr-defined]
+
+    async def alist(self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None,
+                    limit: int | None = None) -> AsyncIterator[Any]:
+        found = await asyncio.to_thread(
+            lambda: list(self.list(config, filter=filter, before=before, limit=limit)))  # type: ignore[attr-defined]
+        for item in found:
+            yield item
+
+    async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
+        return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)  # type: ignore[attr-defined]
+
+    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+        await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)  # type: ignore[attr-defined]
+
+    async def adelete_thread(self, thread_id: str) -> None:
+        await asyncio.to_thread(self.delete_thread, thread_id)  # type: ignore[attr-defined]
+
+
+def threaded(saver_cls: type) -> type:
+    """`saver_cls` with `ThreadedAsync`'s async methods (one subclass per saver class, cached)."""
+    if saver_cls not in _THREADED:
+        _THREADED[saver_cls] = type(saver_cls.__name__, (ThreadedAsync, saver_cls), {
+            "__module__": __name__, "__doc__": f"{saver_cls.__name__} that also serves ainvoke (see ThreadedAsync)."})
+    return _THREADED[saver_cls]
+
+
+_THREADED: dict[type, type] = {}
 
 
 def is_postgres(target: Any) -> bool:
@@ -48,9 +91,12 @@ def _sqlite_path(target: str | Path) -> Path:
     text = str(target)
     if text.startswith("sqlite:///"):
         text = text[len("sqlite:///"):]
-    if "://" in text:
+    if "://" in text or not text.strip():
         raise PersistenceError(f"checkpointer {text!r}: use postgresql://..., sqlite:///PATH or a file path")
-    return Path(text).expanduser()
+    path = Path(text).expanduser()
+    if path.is_dir():
+        raise PersistenceError(f"checkpointer {text!r} is a folder: name a file in it (e.g. {path / 'checkpoints.sqlite'})")
+    return path
 
 
 def _postgres_modules() -> tuple[Any, Any, Any, Any]:
@@ -77,7 +123,7 @@ def open_checkpointer(target: str | Path) -> Iterator[Any]:
         import psycopg
 
         try:
-            manager = saver_cls.from_conn_string(str(target))
+            manager = threaded(saver_cls).from_conn_string(str(target))
             saver = manager.__enter__()
             saver.setup()
         except psycopg.Error as err:
@@ -91,7 +137,7 @@ def open_checkpointer(target: str | Path) -> Iterator[Any]:
 
     path = _sqlite_path(target)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with SqliteSaver.from_conn_string(str(path)) as saver:
+    with threaded(SqliteSaver).from_conn_string(str(path)) as saver:
         yield saver
 
 
@@ -135,19 +181,17 @@ def resolve_checkpointer(target: Any) -> Any:
     saver (with its tables), anything else (None, a saver, True/False) is LangGraph's business."""
     if is_postgres(target):
         saver_cls, _, _, _ = _postgres_modules()
-        saver = saver_cls(_pool(target))
+        saver = threaded(saver_cls)(_pool(target))
         saver.setup()
         return saver
-    if isinstance(target, Path) or (isinstance(target, str) and target.startswith("sqlite:///")):
+    if isinstance(target, (str, Path)):  # sqlite:///PATH or a file path, as `mia ask --checkpointer` takes it
         import sqlite3
 
         from langgraph.checkpoint.sqlite import SqliteSaver
 
         path = _sqlite_path(target)
         path.parent.mkdir(parents=True, exist_ok=True)
-        return SqliteSaver(sqlite3.connect(str(path), check_same_thread=False))
-    if isinstance(target, str):
-        raise PersistenceError(f"checkpointer {target!r}: use postgresql://..., sqlite:///PATH or a saver object")
+        return threaded(SqliteSaver)(sqlite3.connect(str(path), check_same_thread=False))
     return target
 
 

@@ -4,12 +4,14 @@ PostgresStore serves `runtime.store`; `mia ask --checkpointer postgresql://...` 
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.graph import START, StateGraph
 from langgraph.runtime import Runtime
 from typing_extensions import TypedDict
@@ -40,11 +42,34 @@ def test_graph_checkpoints_into_postgres_and_resumes_elsewhere(fresh_db: str) ->
 
 def test_build_graph_takes_postgres_urls(fresh_db: str) -> None:
     deps, _ = make_deps(models(planner=["1.", "no"], executor=["<answer>url</answer>"]))
+    from langgraph.checkpoint.postgres import PostgresSaver
+
     graph = build_graph(checkpointer=fresh_db, store=fresh_db, deps=deps)
-    assert type(graph.checkpointer).__name__ == "PostgresSaver" and type(graph.store).__name__ == "PostgresStore"
+    assert isinstance(graph.checkpointer, PostgresSaver) and type(graph.store).__name__ == "PostgresStore"
     cfg = {"configurable": {"thread_id": "t"}}
     assert graph.invoke({"question": "Q", **EMPTY}, cfg, context=ctx())["answer"] == "url"
     assert resolve_checkpointer(fresh_db).get_tuple(cfg).checkpoint["channel_values"]["answer"] == "url"
+
+
+def test_ainvoke_and_astream_with_the_postgres_shortcuts(fresh_db: str) -> None:
+    """Issue 39: `build_graph(checkpointer="postgresql://...")` gave a sync saver; `ainvoke` raised
+    NotImplementedError."""
+    deps, _ = make_deps(models(planner=["1. Look.", "no", "1. Look again.", "no"],
+                               executor=["<answer>async</answer>", "<answer>again</answer>"]))
+    graph = build_graph(checkpointer=fresh_db, store=fresh_db, deps=deps)
+    cfg = {"configurable": {"thread_id": "async-pg"}}
+
+    async def both() -> tuple[dict, list]:
+        out = await graph.ainvoke({"question": "Q", **EMPTY}, cfg, context=ctx())
+        chunks = [c async for c in graph.astream({"question": "Q2", **EMPTY}, cfg, context=ctx(), stream_mode="updates")]
+        return out, chunks
+
+    out, chunks = asyncio.run(both())
+    assert out["answer"] == "async" and any("close_question" in c for c in chunks)
+    with open_checkpointer(fresh_db) as saver:  # a new connection sees both questions' checkpoints
+        history = list(saver.list(cfg))
+        assert saver.get_tuple(cfg).checkpoint["channel_values"]["answer"] == "again"
+        assert len({h.checkpoint["channel_values"].get("question") for h in history}) >= 2
 
 
 def test_postgres_store_serves_runtime_store(fresh_db: str) -> None:
@@ -79,9 +104,13 @@ def test_unreachable_server_is_one_clear_line_without_password() -> None:
 
 def test_sqlite_targets(tmp_path: Path) -> None:
     with open_checkpointer(f"sqlite:///{tmp_path}/a/c.sqlite") as saver:
-        assert type(saver).__name__ == "SqliteSaver"
+        assert isinstance(saver, SqliteSaver)
     assert (tmp_path / "a" / "c.sqlite").is_file()
-    assert type(resolve_checkpointer(tmp_path / "b.sqlite")).__name__ == "SqliteSaver"
+    assert isinstance(resolve_checkpointer(tmp_path / "b.sqlite"), SqliteSaver)
+    assert isinstance(resolve_checkpointer(str(tmp_path / "c.sqlite")), SqliteSaver)  # a plain path, as the CLI takes it
+    for bad, why in (("", "use postgresql"), (str(tmp_path), "is a folder")):
+        with pytest.raises(PersistenceError, match=why):
+            resolve_checkpointer(bad)
 
 
 def test_cli_ask_with_postgres_checkpointer(fresh_db: str, tmp_path: Path) -> None:
