@@ -25,6 +25,7 @@ from mia.graph.models.spec import EXTRACTIVE
 from mia.memory import config
 
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
+MEMORY_MODES: tuple[str, ...] = get_args(MemoryMode)  # what a command line may pass
 JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
 ToolProtocol = Literal["text", "native", "auto"]
 PlanStyle = Literal["hops", "paper"]

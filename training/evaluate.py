@@ -21,7 +21,7 @@ def generate_plans(spec: str, examples: Sequence[QAExample], cfg: TrainConfig, m
 
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
     from mia.training.prompts import planner_messages
-    from mia.training.rewards import strip_think
+    from mia.graph.protocol import after_last_think
 
     base, adapter = resolve_weights(spec)
     model, tok = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device), load_tokenizer(base)
@@ -32,7 +32,7 @@ def generate_plans(spec: str, examples: Sequence[QAExample], cfg: TrainConfig, m
         with torch.no_grad():
             out = model.generate(**ids.to(model.device), max_new_tokens=max_new_tokens, do_sample=False,
                                  pad_token_id=tok.pad_token_id)
-        plans.append(strip_think(tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)))
+        plans.append(after_last_think(tok.decode(out[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)))
     return plans
 
 

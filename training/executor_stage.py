@@ -137,7 +137,7 @@ def frozen_plans(cfg: TrainConfig, examples: Sequence[QAExample], out: Path, pla
 
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
     from mia.training.prompts import planner_messages
-    from mia.training.rewards import strip_think
+    from mia.graph.protocol import after_last_think
 
     cache_path = Path(cfg.executor.plans_file) if cfg.executor.plans_file else out / "plans.jsonl"
     cached: dict[str, str] = {}
@@ -159,7 +159,7 @@ def frozen_plans(cfg: TrainConfig, examples: Sequence[QAExample], out: Path, pla
                 with torch.no_grad():
                     gen = model.generate(**ids.to(model.device), max_new_tokens=cfg.executor.plan_max_tokens,
                                          do_sample=False, pad_token_id=tok.pad_token_id)
-                plan = strip_think(tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))
+                plan = after_last_think(tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))
                 cached[ex.id] = plan
                 fh.write(json.dumps({"qid": ex.id, "question": ex.question, "plan": plan}) + "\n")
         del model
@@ -179,7 +179,7 @@ class FrozenPlanner:
 
         from mia.training.policy import load_model, load_tokenizer, resolve_weights
         from mia.training.prompts import replan_conversation
-        from mia.training.rewards import strip_think
+        from mia.graph.protocol import after_last_think
 
         if self._model is None:
             base, adapter = resolve_weights(self.spec)
@@ -190,7 +190,7 @@ class FrozenPlanner:
         with torch.no_grad():
             gen = self._model.generate(**ids.to(self._model.device), max_new_tokens=self.max_new_tokens,
                                        do_sample=False, pad_token_id=self._tok.pad_token_id)
-        return strip_think(self._tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)).strip()
+        return after_last_think(self._tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)).strip()
 
 
 def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume: bool = True,

@@ -89,11 +89,6 @@ def think_balanced(text: str) -> bool:
     return count_tags(text, "think", False) == count_tags(text, "think", True)
 
 
-def strip_think(text: str) -> str:
-    """The text after the last </think> (what the paper reads as the plan or the decision)."""
-    return after_last_think(text)
-
-
 _NUMBERED_STEP = re.compile(r"^\s*(?:step\s*)?\d+\s*[.):]", re.I | re.M)
 
 
@@ -103,16 +98,16 @@ def plan_format_ok(plan: str, decision: str | None = None, replan: str | None = 
     prompt states), with balanced think tags, and (`numbered`) written as the numbered steps the
     planner prompt asks for; a reflection decision must be a bare yes/no after think; a replan
     must be balanced too."""
-    if not plan or not strip_think(plan) or len(plan) > max_chars or not think_balanced(plan):
+    if not plan or not after_last_think(plan) or len(plan) > max_chars or not think_balanced(plan):
         return False
-    if max_words is not None and len(strip_think(plan).split()) > max_words:
+    if max_words is not None and len(after_last_think(plan).split()) > max_words:
         return False
-    if numbered and not _NUMBERED_STEP.search(strip_think(plan)):
+    if numbered and not _NUMBERED_STEP.search(after_last_think(plan)):
         return False
     if decision is not None:
-        if not think_balanced(decision) or strip_think(decision).lower().strip(" .!") not in ("yes", "no"):
+        if not think_balanced(decision) or after_last_think(decision).lower().strip(" .!") not in ("yes", "no"):
             return False
-    if replan is not None and (not think_balanced(replan) or not strip_think(replan)):
+    if replan is not None and (not think_balanced(replan) or not after_last_think(replan)):
         return False
     return True
 
@@ -142,11 +137,6 @@ def tool_call_ok(call: ToolCall, allowed: Sequence[str] = ("search",)) -> bool:
     return True
 
 
-def extract_answer(text: str) -> str | None:
-    """The content of the last <answer>...</answer> block, or None (the protocol's strict reading)."""
-    return last_answer(text)
-
-
 def executor_format_ok(turns: Sequence[str], allowed_tools: Sequence[str] = ("search",)) -> bool:
     """The executor's assistant turns are well formed: balanced think tags, every tool call valid,
     and exactly one final <answer> block with balanced tags in the last turn."""
@@ -159,7 +149,7 @@ def executor_format_ok(turns: Sequence[str], allowed_tools: Sequence[str] = ("se
             return False
         if not all(tool_call_ok(c, allowed_tools) for c in parse_tool_calls(turn)):
             return False
-    return extract_answer(turns[-1]) is not None
+    return last_answer(turns[-1]) is not None
 
 
 def tool_use_score(segments: Sequence[Sequence[str]], tools: Sequence[str] = ("search",)) -> float:

@@ -234,6 +234,7 @@ def _read_paragraphs(path: Path) -> list[dict[str, Any]]:
 def _context(options: dict[str, Any]) -> Any:
     """A Context from the command-line options, env defaults, and checked model specs."""
     from mia.graph.context import Context  # its blank fields default to MIA_* (environment or .env)
+    from mia.graph.context import MEMORY_MODES
     from mia.graph.judge.config import CONTRADICTIONS
     from mia.graph.models import BackendError, check_model_spec
 
@@ -252,8 +253,8 @@ def _context(options: dict[str, Any]) -> Any:
         overrides["web_search"] = True
     if options.get("max_tokens"):
         overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
-    if overrides.get("memory_mode") not in (None, "mia", "none", "trajectory-rag"):
-        _fail(f"--memory-mode must be mia, none or trajectory-rag, not {overrides['memory_mode']!r}")
+    if overrides.get("memory_mode") not in (None, *MEMORY_MODES):
+        _fail(f"--memory-mode must be {', '.join(MEMORY_MODES)}, not {overrides['memory_mode']!r}")
     if overrides.get("judge_arbiter") not in (None, "weighted", "llm"):
         _fail(f"--judge-arbiter must be weighted or llm, not {overrides['judge_arbiter']!r}")
     if overrides.get("judge_contradiction") not in (None, *CONTRADICTIONS):

@@ -7,24 +7,12 @@ Heavy imports (the graph, torch, matplotlib) happen inside the commands so `mia 
 from __future__ import annotations
 
 import asyncio
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
 
 from mia.graph.models.defaults import DEFAULT_MODELS
-
-
-class Memory(str, Enum):
-    none = "none"
-    trajectory_rag = "trajectory-rag"
-    mia = "mia"
-
-
-class Judge(str, Enum):
-    llm = "llm"
-    metrics = "metrics"
 
 
 def _fail(message: str, code: int = 1) -> None:
@@ -37,7 +25,7 @@ def _fail(message: str, code: int = 1) -> None:
 def eval_command(
     dataset: Annotated[str, typer.Option(help="hotpotqa | 2wiki | 2wiki-open | musique, or a normalised .jsonl(.gz) file.")] = "hotpotqa",
     n: Annotated[Optional[int], typer.Option("--n", min=0, help="Number of questions (a seeded sample; all when omitted). 0 with --warmup: only build the memory, a folder later runs start from with --memory-from.")] = None,
-    memory: Annotated[Memory, typer.Option(help="none: plain executor; trajectory-rag: raw past trajectories; mia: memory + planner.")] = Memory.mia,
+    memory: Annotated[str, typer.Option(help="none: plain executor; trajectory-rag: raw past trajectories; mia: memory + planner.")] = "mia",
     seed: Annotated[int, typer.Option(help="Sampling seed: same seed, same questions in the same order.")] = 0,
     start: Annotated[int, typer.Option(min=0, help="First position of the seeded order to evaluate: a split disjoint from another run's (tune on --start 0, report on --start 100).")] = 0,
     out: Annotated[Optional[Path], typer.Option(help="Run folder (default eval-runs/<dataset>-<memory>-seed<seed>). Re-running resumes it.")] = None,
@@ -45,7 +33,7 @@ def eval_command(
     executor_model: Annotated[Optional[str], typer.Option(help=f"Executor model spec (default $MIA_EXECUTOR_MODEL, else {DEFAULT_MODELS['executor']}).")] = None,
     manager_model: Annotated[Optional[str], typer.Option(help=f"Memory-manager model spec (default $MIA_MANAGER_MODEL, else {DEFAULT_MODELS['manager']}).")] = None,
     judge_model: Annotated[Optional[str], typer.Option(help=f"Judge model spec, grades answers against the gold ones (default $MIA_JUDGE_MODEL, else {DEFAULT_MODELS['judge']}).")] = None,
-    judge: Annotated[Judge, typer.Option(help="llm: SimpleQA-style grader by the judge role (the paper's accuracy); metrics: EM/F1 only, no judge calls.")] = Judge.llm,
+    judge: Annotated[str, typer.Option(help="llm: SimpleQA-style grader by the judge role (the paper's accuracy); metrics: EM/F1 only, no judge calls.")] = "llm",
     max_tool_calls: Annotated[Optional[int], typer.Option(min=0, help="Most tool calls per question (graph default 30).")] = None,
     planner_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per planner call.")] = None,
     executor_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per executor turn.")] = None,
@@ -110,8 +98,12 @@ def eval_command(
         "k_pos": k_pos,
         "k_neg": k_neg,
     }
-    from mia.graph.context import CHOICES, paper_values
+    from mia.app.evaluation.runner import JUDGE_CHOICES
+    from mia.graph.context import CHOICES, MEMORY_MODES, paper_values
 
+    for flag, value, allowed in (("memory", memory, MEMORY_MODES), ("judge", judge, JUDGE_CHOICES)):
+        if value not in allowed:
+            _fail(f"--{flag} must be {' or '.join(allowed)}, not {value!r}")
     for name, allowed in CHOICES.items():
         if overrides[name] not in (None, *allowed):
             _fail(f"--{name.replace('_', '-')} must be {' or '.join(allowed)}, not {overrides[name]!r}")
@@ -124,9 +116,9 @@ def eval_command(
             n=n,
             seed=seed,
             start=start,
-            memory_mode=memory.value,
+            memory_mode=memory,
             models={k: v for k, v in models.items() if v},
-            judge=judge.value,
+            judge=judge,
             max_tool_calls=max_tool_calls,
             context_overrides=overrides,
             concurrency=concurrency,
@@ -146,7 +138,7 @@ def eval_command(
     stem = Path(dataset).name.split(".")[0] if ("/" in dataset or dataset.endswith((".jsonl", ".gz"))) else dataset
     ttl = ("-ttl" if test_time_learning else "") + ("-nogt" if no_ground_truth else "")
     split = f"-from{start}" if start else ""
-    out = out or Path("eval-runs") / f"{stem}-{memory.value}{ttl}-seed{seed}{split}"
+    out = out or Path("eval-runs") / f"{stem}-{memory}{ttl}-seed{seed}{split}"
     try:
         summary = asyncio.run(run_evaluation(cfg, out, progress=progress))
     except (DatasetError, RunDirError, RunAborted, BackendError) as err:

@@ -12,22 +12,22 @@ import shutil
 import uuid
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 from pydantic import BaseModel, Field, model_validator
 
 from mia.app.evaluation import runlog
 from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
-from mia.app.evaluation.runner import GraphRunner, QuestionRunner
+from mia.app.evaluation.runner import GraphRunner, JudgeChoice, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
 from mia.app.provenance import code_version
+from mia.graph.context import MemoryMode
 from mia.graph.models.defaults import OPTIONAL_ROLES
 from mia.graph.models.settings import read_settings
 from mia.graph.models.spec import parse_model_spec
 from mia.memory import config
 
-MemoryMode = Literal["none", "trajectory-rag", "mia"]
 # fields that define what a run measures: resuming with any of them changed would mix two experiments
 IDENTITY = ("dataset", "seed", "start", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides",
             "warmup")
@@ -46,7 +46,7 @@ class EvalConfig(BaseModel):
                        "(tuning 0-99, final rows 100-199) of the same order")
     memory_mode: MemoryMode = "mia"
     models: dict[str, str] = Field(default_factory=dict, description="role -> model spec; missing roles use MIA_<ROLE>_MODEL")
-    judge: Literal["llm", "metrics"] = "llm"
+    judge: JudgeChoice = "llm"
     max_tool_calls: int | None = Field(None, ge=0)
     context_overrides: dict[str, Any] = Field(default_factory=dict, description="other Context fields (max tokens, top-k...)")
     concurrency: int | None = Field(None, ge=1, description="questions in flight (None: 1 for local models, else 4)")

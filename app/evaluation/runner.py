@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from mia.app.evaluation.records import EvalExample, QuestionResult, RoleUsage
 
@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # pragma: no cover - the graph is imported when a question ru
 
 QuestionRunner = Callable[[EvalExample], Awaitable[QuestionResult]]
 JudgeChoice = Literal["llm", "metrics"]
+JUDGE_CHOICES: tuple[str, ...] = get_args(JudgeChoice)  # what `mia eval --judge` may pass
 MAX_STEP_CHARS = 2000  # observations are long; the log keeps enough to debug, not the whole corpus
 
 

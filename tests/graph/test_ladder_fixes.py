@@ -181,6 +181,10 @@ def test_eval_paper_records_the_papers_settings(monkeypatch: pytest.MonkeyPatch,
     assert overrides["plan_style"] == "hops"
     bad = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), "--replan-when", "always"])
     assert bad.exit_code == 1 and "--replan-when must be failure or planner" in bad.output
+    for flag, value, allowed in (("--memory", "all", "mia or none or trajectory-rag"), ("--judge", "gpt", "llm or metrics")):
+        bad = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), flag, value])
+        assert bad.exit_code == 1 and f"{flag} must be {allowed}, not '{value}'" in bad.output.replace("\n", "")
+    assert len(captured) == 1  # no bad option reached a run
 
 
 @pytest.mark.real_model

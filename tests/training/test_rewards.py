@@ -5,8 +5,9 @@ from __future__ import annotations
 import pytest
 
 from mia.training.rewards import (ExecutorRewardWeights, PlannerRewardWeights, answer_accuracy, decision_correct,
-                                  executor_format_ok, executor_reward, extract_answer, parse_tool_calls,
-                                  plan_format_ok, planner_reward, strip_think, tool_call_ok, tool_use_score)
+                                  executor_format_ok, executor_reward, parse_tool_calls,
+                                  plan_format_ok, planner_reward, tool_call_ok, tool_use_score)
+from mia.graph.protocol import after_last_think, last_answer
 
 CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Arthur\'s Magazine founded"]}}</tool_call>'
 
@@ -66,7 +67,7 @@ def test_plan_format() -> None:
     assert not plan_format_ok("<think>only thinking</think>")
     assert not plan_format_ok("1. Search", decision="maybe")
     assert plan_format_ok("1. Search", decision="Yes.")
-    assert strip_think("<think>a</think> plan") == "plan"
+    assert after_last_think("<think>a</think> plan") == "plan"
     # numbered steps, as the planner prompt asks
     assert plan_format_ok("1. Search X.\n2) Compare.", numbered=True)
     assert plan_format_ok("<think>x</think>Step 1: search X", numbered=True)
@@ -92,7 +93,7 @@ def test_tool_call_parsing_is_strict_like_the_paper() -> None:
 def test_executor_format_and_tool_use() -> None:
     good = [f"<think>look it up</think>{CALL}", "<think>found</think><answer>Arthur's Magazine</answer>"]
     assert executor_format_ok(good)
-    assert extract_answer(good[-1]) == "Arthur's Magazine"
+    assert last_answer(good[-1]) == "Arthur's Magazine"
     assert not executor_format_ok([CALL])  # never answered
     assert not executor_format_ok(["<think>x<answer>y</answer>"])  # unbalanced think
     assert not executor_format_ok(['<tool_call>{"name": "search"}</tool_call>', "<answer>y</answer>"])
