@@ -39,20 +39,22 @@ def record(qid: str, question: str, answer: str, gold: str, correct: bool | None
                           judge_grade=grade, **extra).model_dump_json()
 
 
+def write_run(folder: Path, judge: str, lines: list[str]) -> Path:
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({"dataset": "tiny", "memory_mode": "none", "judge": judge, "seed": 0}))
+    (folder / "results.jsonl").write_text("\n".join(lines) + "\n\n")
+    return folder
+
+
 @pytest.fixture()
 def run_dir(tmp_path: Path) -> Path:
-    run = tmp_path / "run"
-    run.mkdir()
-    (run / "config.json").write_text(json.dumps({"dataset": "tiny", "memory_mode": "none", "judge": "llm", "seed": 0}))
-    lines = [
+    return write_run(tmp_path / "run", "llm", [
         record("q1", "What nationality is the composer?", "American", "America", False),  # the grader's miss
         record("q2", "In which city was the tower built?", "Paris Hilton", "Paris", True),  # the grader's false pass
         record("q3", "What sport do they have in common?", TOEWS, "ice hockey", True),  # the matcher is unsure
         record("q4", "Who wrote Hamlet?", "", "Shakespeare", False, error="RuntimeError: boom"),
         record("q5", "Who wrote Hamlet?", "Shakespeare", "William Shakespeare", None),  # a --judge metrics line
-    ]
-    (run / "results.jsonl").write_text("\n".join(lines) + "\n\n")
-    return run
+    ])
 
 
 def rows(run: Path) -> dict[str, dict[str, Any]]:
@@ -78,16 +80,11 @@ def test_regrade_rewrites_grades_keeps_the_logged_ones_and_rebuilds_the_summary(
 @pytest.fixture()
 def metrics_run(tmp_path: Path) -> Path:
     """A `--judge metrics` run: no record carries a grade, one question raised."""
-    run = tmp_path / "metrics"
-    run.mkdir()
-    (run / "config.json").write_text(json.dumps({"dataset": "tiny", "memory_mode": "none", "judge": "metrics", "seed": 0}))
-    lines = [
+    return write_run(tmp_path / "metrics", "metrics", [
         record("m1", "What nationality is the composer?", "American", "America", None),
         record("m2", "What sport do they have in common?", TOEWS, "ice hockey", None),  # the matcher is unsure
         record("m3", "Who wrote Hamlet?", "", "Shakespeare", None, error="RuntimeError: boom"),
-    ]
-    (run / "results.jsonl").write_text("\n".join(lines) + "\n")
-    return run
+    ])
 
 
 def test_a_metrics_run_is_graded_an_error_scores_incorrect_and_the_unsure_wait_for_the_model(metrics_run: Path) -> None:
