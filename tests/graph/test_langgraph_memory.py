@@ -136,11 +136,69 @@ def test_create_agent_uses_the_tools(store: MiaStore) -> None:
     assert AUTHOR[1] in tool_messages[0].content and "m-author" in tool_messages[0].content
     assert FAILED[1] in tool_messages[0].content  # the failed workflow is shown as a lesson
     assert out["messages"][-1].content == "Shakespeare."
-    assert {t.name for t in model.bound_tools} == {"search_workflows", "record_outcome"}
+    assert {t.name for t in model.bound_tools} == {"search_workflows", "record_outcome", "manage_workflow"}
     stored = [r for r in store.memory.list("default") if r.source == "langchain-tool"]
     assert [(r.question, r.outcome) for r in stored] == [("Author of Hamlet?", "correct")]
     used = store.memory.get("m-author", namespace="default")
     assert (used.usage_count, used.success_count) == (1, 1)
+
+
+def call(name: str, cid: str, **args: Any) -> AIMessage:
+    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": cid}])
+
+
+def test_run_time_tools_keep_two_users_apart_with_the_graphs_store(store: MiaStore) -> None:
+    """Issue 39: tools made once, without a store, resolve the graph's store (`get_store()`) and a
+    namespace template from each run's config, so one agent serves two users; the agent creates,
+    updates and deletes its own workflows, and its mistakes come back to it as the tool's reply."""
+    from langchain.agents import create_agent
+
+    script = [
+        call("record_outcome", "a1", question="Tallest mountain in the Alps?", correct=True,
+             workflow="1. Search 'highest Alps mountain'. 2. Read the height."),
+        "Mont Blanc.",
+        call("search_workflows", "b1", question="Tallest mountain in the Alps?"),
+        call("manage_workflow", "b2", action="create", question="Longest river in Asia?", correct=False,
+             workflow="1. Guessed the Ganges."),
+        call("manage_workflow", "b3", action="delete", id="no-such-id"),
+        "Not sure.",
+    ]
+    model = ScriptedChatModel(script=script)
+    agent = create_agent(model, tools=memory_tools(namespace=("users", "{user_id}")), store=store)
+    agent.invoke({"messages": [HumanMessage("Tallest Alps mountain?")]}, {"configurable": {"user_id": "alice"}})
+    bob = agent.invoke({"messages": [HumanMessage("Tallest Alps mountain?")]}, {"configurable": {"user_id": "bob"}})
+
+    (alice_wf,) = store.memory.list("users.alice")
+    assert alice_wf.outcome == "correct" and "highest Alps" in alice_wf.workflow
+    replies = [m.content for m in bob["messages"] if isinstance(m, ToolMessage)]
+    assert "highest Alps" not in replies[0] and "Memory ids: none" in replies[0]  # bob cannot see alice's
+    (bob_wf,) = store.memory.list("users.bob")
+    assert bob_wf.outcome == "incorrect" and "Ganges" in bob_wf.workflow
+    assert "'no-such-id' is not one" in replies[2]  # the agent's mistake, told to the agent
+    assert store.memory.list("default")  # the fixture's memories stay where they were
+
+    # update and delete by id, in alice's namespace only
+    tools = {t.name: t for t in memory_tools(store, namespace="users.{user_id}")}
+    alice = {"configurable": {"user_id": "alice"}}
+    manage = tools["manage_workflow"]
+    assert "is not one" in manage.invoke({"action": "update", "id": bob_wf.id, "correct": True}, alice)
+    reply = manage.invoke({"action": "update", "id": alice_wf.id, "correct": False, "workflow": "1. Wrong height."}, alice)
+    assert reply == f"Updated workflow {alice_wf.id} (outcome, workflow)."
+    updated = store.memory.get(alice_wf.id, namespace="users.alice")
+    assert (updated.outcome, updated.workflow, updated.question) == ("incorrect", "1. Wrong height.", alice_wf.question)
+    assert manage.invoke({"action": "delete", "id": alice_wf.id}, alice) == f"Deleted workflow {alice_wf.id}."
+    assert store.memory.list("users.alice") == [] and len(store.memory.list("users.bob")) == 1
+    assert "create needs" in manage.invoke({"action": "create", "question": "Q?"}, alice)
+
+
+def test_run_time_tools_refuse_an_app_mistake_loudly(store: MiaStore) -> None:
+    search = memory_tools(store, namespace="users.{user_id}")[0]
+    with pytest.raises(ValueError, match="needs 'user_id' in the run's config"):
+        search.invoke({"question": "Q?"}, {"configurable": {}})
+    with pytest.raises(RuntimeError, match="without a store and this run has none"):
+        memory_tools()[0].invoke({"question": "Q?"})
+    with pytest.raises(ValueError, match="namespace is a name"):
+        memory_tools(store, namespace="")
 
 
 def test_retriever_returns_documents(store: MiaStore) -> None:
