@@ -13,6 +13,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any, Literal
 
 from langchain_core.runnables import RunnableConfig
@@ -140,8 +141,9 @@ class MiaGraph(CompiledStateGraph):
 
 
 def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | None = None,
-                name: str = "mia", **compile_kwargs: Any) -> Any:
-    """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes).
+                models: Mapping[str, Any] | None = None, name: str = "mia", **compile_kwargs: Any) -> Any:
+    """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes);
+    `models` hands roles chat model objects (`{"executor": ChatOpenAI(...)}`) instead of specs.
     `store` is the LangGraph store (`runtime.store`); a `MiaStore` is also the graph's own memory
     (retrieval and memorising go to it), any other BaseStore is only passed on to the nodes'
     runtime, and MIA's memory stays in the data directory's Chroma. The checkpointer and the store
@@ -150,6 +152,8 @@ def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | Non
     from mia.graph.persistence import resolve_checkpointer, resolve_store
 
     store = resolve_store(store)
+    if models:
+        deps = (deps or default_deps()).with_models(models)
     if isinstance(store, MiaStore):
         deps = (deps or default_deps()).with_memory_store(store.memory)
     graph = build_builder(deps).compile(checkpointer=resolve_checkpointer(checkpointer), store=store, name=name,

@@ -10,7 +10,7 @@ import json
 import logging
 import threading
 from collections import OrderedDict
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,6 +27,20 @@ StoreFactory = Callable[[Path], Any]
 ToolsFactory = Callable[["Context", "Sequence[dict] | None"], "list[BaseTool]"]
 JudgeFn = Callable[..., Any]
 CompressorFactory = Callable[["BaseChatModel | None"], Any]
+
+
+def check_role_models(models: Mapping[str, Any]) -> dict[str, Any]:
+    """Role -> chat model objects, checked: a known role, an object that can be invoked."""
+    from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES
+
+    roles = (*ROLES, *OPTIONAL_ROLES)
+    for role, model in models.items():
+        if role not in roles:
+            raise ValueError(f"models: unknown role {role!r}; the roles are {', '.join(roles)}")
+        if isinstance(model, str) or not callable(getattr(model, "invoke", None)):
+            raise TypeError(f"models[{role!r}] must be a chat model object (a spec string goes in the Context: "
+                            f"{role}_model), not {type(model).__name__}")
+    return dict(models)
 
 
 def _default_model(spec: str, temperature: float, max_tokens: int) -> BaseChatModel:
@@ -102,30 +116,50 @@ class _DefaultTools:
 
 
 class Deps:
-    """Factories for everything a node needs from outside; each result is cached per process."""
+    """Factories for everything a node needs from outside; each result is cached per process.
+    `role_models` hands a role a chat model object instead of a spec (`build_graph(models=...)`)."""
 
     def __init__(self, *, model_factory: ModelFactory | None = None, store_factory: StoreFactory | None = None,
                  tools_factory: ToolsFactory | None = None, judge_fn: JudgeFn | None = None,
-                 compressor_factory: CompressorFactory | None = None, owns_stores: bool = True) -> None:
+                 compressor_factory: CompressorFactory | None = None, owns_stores: bool = True,
+                 role_models: Mapping[str, BaseChatModel] | None = None) -> None:
         self._model_factory = model_factory or _default_model
         self._store_factory = store_factory or _default_store
         self._tools_factory = tools_factory or _DefaultTools()
         self._judge = judge_fn or _default_judge
         self._compressor = compressor_factory or _default_compressor
+        self._role_models = check_role_models(role_models or {})
         self._models: dict[tuple[str, float, int], BaseChatModel] = {}
         self._stores: dict[Path, Any] = {}
         self._owns_stores = owns_stores  # False: a store handed in (build_graph(store=...)), never closed here
         self._lock = threading.Lock()
 
+    def _copy(self, **changes: Any) -> Deps:
+        """These Deps with some factories changed (the same models, tools and judge otherwise)."""
+        given = dict(model_factory=self._model_factory, store_factory=self._store_factory,
+                     tools_factory=self._tools_factory, judge_fn=self._judge, compressor_factory=self._compressor,
+                     owns_stores=self._owns_stores, role_models=self._role_models)
+        return Deps(**{**given, **changes})
+
     def with_memory_store(self, store: Any) -> Deps:
-        """A copy of these Deps whose memory is `store` for every data directory (the same models,
-        tools and judge): how `build_graph(store=MiaStore(...))` makes the graph use that memory."""
-        return Deps(model_factory=self._model_factory, store_factory=lambda _path: store,
-                    tools_factory=self._tools_factory, judge_fn=self._judge, compressor_factory=self._compressor,
-                    owns_stores=False)
+        """A copy of these Deps whose memory is `store` for every data directory: how
+        `build_graph(store=MiaStore(...))` makes the graph use that memory."""
+        return self._copy(store_factory=lambda _path: store, owns_stores=False)
+
+    def with_models(self, models: Mapping[str, BaseChatModel]) -> Deps:
+        """A copy of these Deps whose roles in `models` use those chat model objects, whatever the
+        context's spec for the role says: how `build_graph(models={"executor": ChatOpenAI(...)})` works."""
+        return self._copy(role_models={**self._role_models, **models})
+
+    def given_model(self, role: str) -> BaseChatModel | None:
+        """The chat model object handed to this role, if any."""
+        return self._role_models.get(role)
 
     def chat_model(self, context: Context, role: str) -> BaseChatModel:
-        """The chat model of one role (spec, temperature and max tokens from the context)."""
+        """The chat model of one role: the object handed to it, else the context's spec (with its
+        temperature and max tokens) loaded once."""
+        if role in self._role_models:
+            return self._role_models[role]
         key = context.model_for(role)
         with self._lock:
             if key not in self._models:

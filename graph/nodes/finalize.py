@@ -71,7 +71,7 @@ def make_memorise(deps: Deps):
                 store.log_trajectory(trajectory)
                 update["memory_id"] = None
             else:
-                extractive = ctx.model_for("manager")[0].strip() == EXTRACTIVE
+                extractive = ctx.model_for("manager")[0].strip() == EXTRACTIVE and deps.given_model("manager") is None
                 with count_usage() as counter:  # no model call for the `extractive` manager
                     compressor = deps.compressor(None if extractive else deps.chat_model(ctx, "manager"))
                     record = store.memorise(trajectory, compressor=compressor)

@@ -324,6 +324,30 @@ def test_a_question_after_a_run_that_raised_inherits_nothing_from_it() -> None:
     assert seen["judge"][-1]["gold_answers"] == ["Paris"] and third["trajectory"]["gold_answers"] == ["Paris"]
 
 
+def test_a_role_takes_a_chat_model_object_instead_of_a_spec() -> None:
+    """Issue 39: `build_graph(models={...})` hands roles chat model objects; the context's spec
+    for those roles is never loaded, a given manager replaces the extractive default, and a bad
+    role or a spec string in place of a model is a clear error."""
+    from mia.graph.models.spec import EXTRACTIVE
+
+    m = models(planner=["unused"], executor=["unused"])
+    mine = {"planner": ScriptedChatModel(script=["1. Search the author.", "no"]),
+            "executor": ScriptedChatModel(script=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"]),
+            "manager": ScriptedChatModel(script=[])}
+    deps, seen = make_deps(m)
+    graph = build_graph(deps=deps, models=mine)
+    context = ctx(planner_model="nobody:has-this", manager_model=EXTRACTIVE)
+    out = graph.invoke({"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]}, context=context,
+                       config={"recursion_limit": recursion_limit(context)})
+    assert out["answer"] == "Shakespeare" and out["plan"] == "1. Search the author."
+    assert not m["fake:planner"].prompts and not m["fake:executor"].prompts  # the specs' models were never asked
+    assert len(mine["executor"].prompts) == 2 and seen["compressor"] == [mine["manager"]]
+    with pytest.raises(ValueError, match="unknown role 'critic'"):
+        build_graph(deps=deps, models={"critic": mine["planner"]})
+    with pytest.raises(TypeError, match="a spec string goes in the Context: executor_model"):
+        build_graph(deps=deps, models={"executor": "openai:gpt-4.1-mini"})
+
+
 def test_the_graphs_store_flags_copies_of_its_own_prompt_examples(tmp_path, monkeypatch) -> None:
     """The default store is opened with the graph's prompt templates: a workflow copying the
     planner's worked example ("river A length") is stored flagged and never retrieved."""

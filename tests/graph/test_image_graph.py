@@ -193,3 +193,13 @@ def test_an_image_question_that_raised_does_not_fail_the_next_question_of_the_th
     assert second["answer"] and second["trajectory"]["caption"] == ""
     question = next(x for x in m["fake:executor"].prompts[-1] if isinstance(x, HumanMessage))
     assert isinstance(question.content, str) and "Image caption" not in question.content
+
+
+def test_a_captioner_object_captions_without_a_captioner_spec(tmp_path, store) -> None:
+    """`build_graph(models={"captioner": model})`: no captioner_model spec needed."""
+    m = models(vision_executor=False)
+    context = ctx(tmp_path, captioner_model="", memory_mode="none")
+    graph = build_graph(deps=deps_for(m, store), models={"captioner": m["fake:captioner"]})
+    out = graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)}, context=context,
+                       config={"recursion_limit": recursion_limit(context)})
+    assert out["trajectory"]["caption"] == CAPTION and len(m["fake:captioner"].prompts) == 1
