@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 
 import lazy_loader
 
-from mia.memory.errors import InvalidNamespaceError, MemoryStoreError, SchemaMismatchError, StoreLockedError
+from mia.memory.errors import (EmbeddingModelMissingError, InvalidNamespaceError, MemoryStoreError, SchemaMismatchError,
+                               StoreLockedError)
 from mia.memory.namespaces import check_namespace
 from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory
 from mia.memory.scoring import ScoringWeights
@@ -32,4 +33,4 @@ __getattr__, _dir, _lazy = lazy_loader.attach(__name__, submod_attrs={
 
 __all__ = ["MemoryStore", "MemoryRecord", "Outcome", "ScoredMemory", "Retrieved", "Trajectory", "TrajectoryStep",
            "Compressor", "CompressionResult", "default_embedder", "ScoredTrajectory", "ScoringWeights", "UpkeepPolicy",
-           "MemoryStoreError", "StoreLockedError", "SchemaMismatchError", "InvalidNamespaceError", "check_namespace"]
+           "MemoryStoreError", "EmbeddingModelMissingError", "StoreLockedError", "SchemaMismatchError", "InvalidNamespaceError", "check_namespace"]

