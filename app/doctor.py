@@ -117,7 +117,7 @@ def render(report: DoctorReport, console: object | None = None) -> None:
     def table(title: str, rows: list[Check], cols: tuple[str, str, str]) -> Table:
         t = Table(title=title, title_justify="left", show_lines=False)
         for col in (*cols, ""):
-            t.add_column(col)
+            t.add_column(col, overflow="fold")  # a path is folded onto more lines, never cut with "…"
         for c in rows:
             t.add_row(escape(c.name), escape(c.value), escape(c.detail), mark[c.ok])
         return t

@@ -83,6 +83,8 @@ def load_chat_model(
         )
     from langchain.chat_models import init_chat_model
 
+    from mia.graph.models.providers import provider_sampling
+
     # Any other init_chat_model provider (ollama:, groq:, mistralai:, ...) goes through as it is.
     # The keys we know are passed explicitly (environment or .env, through the settings); other
     # provider packages read their own variable (GROQ_API_KEY, ...) from the environment.
@@ -94,7 +96,8 @@ def load_chat_model(
         if settings.openai_base_url:
             extra["base_url"] = settings.openai_base_url
     try:
-        return init_chat_model(parsed.model, model_provider=parsed.backend, **sampling, **extra, **kwargs)
+        return init_chat_model(parsed.model, model_provider=parsed.backend, **provider_sampling(parsed.backend, sampling),
+                               **extra, **kwargs)
     except ImportError as err:  # check_model_spec catches the usual case
         raise BackendNotInstalledError(f"{parsed.raw}: {err}") from err
     except (ValueError, TypeError) as err:  # the provider's own check (a missing key, a bad option)

@@ -12,6 +12,20 @@ from __future__ import annotations
 #: pip requirements that are MIA extras rather than the bare integration package.
 EXTRAS = {"anthropic": "mia-agent[anthropic]", "google_genai": "mia-agent[google]"}
 
+#: Providers whose chat model names the reply's token limit otherwise: ChatOllama ignores a
+#: `max_tokens` it does not have, so the limit a role asks for would be silently dropped.
+MAX_TOKENS_FIELD = {"ollama": "num_predict"}
+
+
+def provider_sampling(provider: str, sampling: dict) -> dict:
+    """The sampling options under the names this provider's chat model takes."""
+    field = MAX_TOKENS_FIELD.get(provider)
+    if field is None or "max_tokens" not in sampling:
+        return dict(sampling)
+    renamed = {k: v for k, v in sampling.items() if k != "max_tokens"}
+    renamed[field] = sampling["max_tokens"]
+    return renamed
+
 
 def chat_providers() -> dict[str, str]:
     """provider -> the module `init_chat_model` imports for it ({} when LangChain has no table)."""

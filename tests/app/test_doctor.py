@@ -52,3 +52,12 @@ def test_report_sees_a_converted_model(data_dir: Path, monkeypatch: pytest.Monke
     assert report.ok and {c.name for c in report.roles} == {"planner", "executor", "manager", "judge"}
     versions = {c.name: c.value for c in report.packages}
     assert versions["langgraph"] not in ("", "-")
+
+
+def test_doctor_shows_a_long_path_whole_in_80_columns(tmp_path: Path) -> None:
+    """Issue 39: paths were cut at 80 columns ("/tmp/.../long…"), so the one thing to fix was hidden."""
+    data = tmp_path / ("a-data-folder-with-a-long-name-" * 3) / "data"
+    done = _run({"MIA_DATA_DIR": str(data), "COLUMNS": "80"}, tmp_path)
+    # the second column of every table row, its folded lines joined back
+    column = "".join(cells[2].strip() for cells in (line.split("│") for line in done.stdout.splitlines()) if len(cells) > 3)
+    assert "…" not in done.stdout and str(data) in column, done.stdout

@@ -89,3 +89,41 @@ def test_fake_provider_package_runs_the_graph(fake_provider: str) -> None:
     out = build_graph(deps=deps).invoke({"question": "How many words?"}, context=context)
     assert out["answer"].startswith("tiny-1b read ") and out["answer"].endswith(" words")
     assert out["usage"]["executor"]["calls"] == 1
+
+
+OLLAMA_PACKAGE = '''
+from typing import Any
+from langchain_core.language_models import BaseChatModel
+from langchain_core.messages import AIMessage
+from langchain_core.outputs import ChatGeneration, ChatResult
+
+
+class ChatOllama(BaseChatModel):
+    """langchain-ollama's fields that matter here: the limit is `num_predict`; other keywords are ignored."""
+
+    model: str
+    temperature: float | None = None
+    num_predict: int | None = None
+
+    @property
+    def _llm_type(self) -> str:
+        return "chat-ollama"
+
+    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=f"<answer>{self.num_predict}</answer>"))])
+'''
+
+
+def test_a_roles_max_tokens_reaches_ollama_as_num_predict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 39: `max_tokens` was dropped for Ollama (ChatOllama ignores a keyword it does not have)."""
+    (tmp_path / "langchain_ollama").mkdir()
+    (tmp_path / "langchain_ollama" / "__init__.py").write_text(textwrap.dedent(OLLAMA_PACKAGE))
+    monkeypatch.syspath_prepend(str(tmp_path))
+    try:
+        model = load_chat_model("ollama:llama3", temperature=0.0, max_tokens=77)
+        assert type(model).__name__ == "ChatOllama" and model.num_predict == 77 and model.temperature == 0.0
+        assert load_chat_model("ollama:llama3").num_predict is None
+    finally:  # later tests expect langchain-ollama to be missing
+        import sys
+
+        sys.modules.pop("langchain_ollama", None)
