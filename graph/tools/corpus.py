@@ -26,6 +26,14 @@ from mia.graph.tools.paragraphs import Paragraph, content_hash, index_text, norm
 log = logging.getLogger(__name__)
 
 RRF_K = 60  # the constant from the RRF paper; damps the weight of the very first ranks
+#: The MiniLM cosine below which a hit of an open corpus (the demo corpus, a corpus path) is not
+#: shown: a query with nothing near it returns no passage instead of the top-k of junk. Chosen on
+#: HotpotQA and SimpleQA questions (bench/tools/relevance-floor.md) as the highest floor that keeps
+#: 99% of the relevant hits. It refuses almost none of SimpleQA's unanswerable questions: their best
+#: hits are topically near (median 0.45), so a cosine floor cannot tell "on topic" from "answers it"
+#: (one that refused half of them would drop 14% of the relevant hits). A question's own sandbox
+#: paragraphs keep every hit.
+OPEN_CORPUS_MIN_RELEVANCE = 0.20
 MIN_CANDIDATES = 50  # how deep each retriever's list goes before fusion
 STOPWORDS = "en"
 
@@ -86,7 +94,8 @@ class Corpus:
     `load_corpus` or `load_demo_corpus`; search with `search(queries, k)`."""
 
     def __init__(self, paragraphs: list[Paragraph], embeddings: np.ndarray, bm25: Any, *, name: str,
-                 digest: str, index_source: IndexSource, index_path: Path | None = None) -> None:
+                 digest: str, index_source: IndexSource, index_path: Path | None = None,
+                 min_relevance: float | None = None) -> None:
         self.paragraphs = paragraphs
         self.embeddings = embeddings
         self.bm25 = bm25
@@ -94,6 +103,7 @@ class Corpus:
         self.digest = digest
         self.index_source: IndexSource = index_source  # "cache" proves a reload re-embedded nothing
         self.index_path = index_path
+        self.min_relevance = min_relevance  # a hit less similar than this to its query is not shown
 
     def __len__(self) -> int:
         return len(self.paragraphs)
@@ -176,7 +186,8 @@ class Corpus:
 
     # ------------------------------------------------------------------ searching
     def search(self, queries: Sequence[str], k: int = 3) -> list[list[Hit]]:
-        """Top-k paragraphs for each query, best first (fewer if the corpus is smaller than k)."""
+        """Top-k paragraphs for each query, best first (fewer if the corpus is smaller than k, or if
+        fewer pass the corpus's `min_relevance`)."""
         if isinstance(queries, str):
             queries = [queries]
         queries = [str(q) for q in queries]
@@ -204,7 +215,10 @@ class Corpus:
             dense_rank[idx] = rank
             fused[idx] = fused.get(idx, 0.0) + 1.0 / (RRF_K + rank)
         # Equal fused scores are common on tiny corpora; the dense similarity breaks the tie.
-        order = sorted(fused, key=lambda i: (-fused[i], -float(dense[i]), i))[:k]
+        order = sorted(fused, key=lambda i: (-fused[i], -float(dense[i]), i))
+        if self.min_relevance is not None:
+            order = [i for i in order if float(dense[i]) >= self.min_relevance]
+        order = order[:k]
         hits = []
         for rank, idx in enumerate(order, start=1):
             para = self.paragraphs[idx]

@@ -15,7 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from mia.graph.tools import index_cache
-from mia.graph.tools.corpus import Corpus
+from mia.graph.tools.corpus import OPEN_CORPUS_MIN_RELEVANCE, Corpus
 from mia.graph.tools.documents import read_documents
 from mia.graph.tools.embedder import MODEL_ID
 from mia.graph.tools.paragraphs import INDEX_FORMAT_VERSION, read_jsonl_gz
@@ -43,8 +43,9 @@ def load_demo_corpus(data_dir: str | Path | None = None, *, progress: bool | Non
             # Named by the file's bytes, so a reload never parses the 4 MB file (the cache holds the
             # paragraphs in a faster form).
             digest = hashlib.sha256(f"v{INDEX_FORMAT_VERSION}|{MODEL_ID}|".encode() + DEMO_PATH.read_bytes())
-            _loaded[key] = Corpus.load_or_build(DEMO_NAME, digest.hexdigest()[:16], lambda: read_jsonl_gz(DEMO_PATH),
-                                                data_dir=data_dir, progress=progress, precomputed=shipped_embeddings)
+            _loaded[key] = open_corpus(Corpus.load_or_build(
+                DEMO_NAME, digest.hexdigest()[:16], lambda: read_jsonl_gz(DEMO_PATH), data_dir=data_dir,
+                progress=progress, precomputed=shipped_embeddings))
         return _loaded[key]
 
 
@@ -91,7 +92,7 @@ def load_corpus(spec: str, data_dir: str | Path | None = None) -> Corpus:
             return _loaded[key]
     path = Path(spec).expanduser()
     if path.exists():  # not memoised: the files may have changed; the disk cache makes this cheap
-        return index_path(path, data_dir=data_dir)
+        return open_corpus(index_path(path, data_dir=data_dir))
     else:
         folder = index_cache.find_named(spec, data_dir)
         if folder is None:
@@ -104,5 +105,12 @@ def load_corpus(spec: str, data_dir: str | Path | None = None) -> Corpus:
             raise ValueError(f"the index of corpus {spec!r} at {folder} is corrupt ({err}); re-run "
                              f"`mia index PATH --name {spec}`") from err
     with _lock:
-        _loaded[key] = corpus
+        _loaded[key] = open_corpus(corpus)
+    return corpus
+
+
+def open_corpus(corpus: Corpus) -> Corpus:
+    """An open corpus (the demo corpus, a path, a named index) shows only hits that pass the
+    relevance floor; a question's sandbox paragraphs are not open corpora and keep every hit."""
+    corpus.min_relevance = OPEN_CORPUS_MIN_RELEVANCE
     return corpus

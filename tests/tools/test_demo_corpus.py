@@ -105,3 +105,26 @@ def test_shipped_embeddings_skip_embedding_only_when_they_match(tmp_path, monkey
     again = load_demo_corpus(tmp_path / "data2")
     assert embedder.EMBED_COUNTER["texts"] == before + len(demo_sample)
     np.testing.assert_allclose(again.embeddings, corpus.embeddings, atol=2e-3)  # float16 on disk
+
+
+def test_an_open_corpus_shows_no_passage_for_a_query_it_cannot_answer(tmp_path, monkeypatch, demo_sample):
+    """Issue 38: a query the corpus cannot answer got the top-k of unrelated paragraphs, and the
+    executor answered from them; an open corpus now shows only hits above the relevance floor
+    (bench/tools/relevance-floor.md), while a question's own sandbox paragraphs keep every hit."""
+    from mia.graph.tools import SearchTool, corpus_from_paragraphs
+    from mia.graph.tools.corpus import OPEN_CORPUS_MIN_RELEVANCE
+
+    subset = tmp_path / "demo_subset.jsonl.gz"
+    with gzip.open(subset, "wt", encoding="utf-8") as fh:
+        for para in demo_sample:
+            fh.write(json.dumps(para) + "\n")
+    monkeypatch.setattr(loading, "DEMO_PATH", subset)
+    monkeypatch.setattr(loading, "_loaded", {})
+    corpus = load_demo_corpus(tmp_path / "data")
+    assert corpus.min_relevance == OPEN_CORPUS_MIN_RELEVANCE
+    unrelated = "What is the boiling point of liquid nitrogen in kelvin?"
+    assert corpus.search([unrelated], k=3) == [[]]
+    assert SearchTool(corpus, top_k=3).invoke({"query_list": [unrelated]}).endswith("No relevant passage found.")
+    own = demo_sample[3]
+    assert corpus.search([own["text"][:80]], k=3)[0][0].id == own["id"]  # a query it can answer still finds it
+    assert len(corpus_from_paragraphs(demo_sample).search([unrelated], k=3)[0]) == 3  # a sandbox keeps every hit
