@@ -91,27 +91,9 @@ def test_fake_provider_package_runs_the_graph(fake_provider: str) -> None:
     assert out["usage"]["executor"]["calls"] == 1
 
 
-OLLAMA_PACKAGE = '''
-from typing import Any
-from langchain_core.language_models import BaseChatModel
-from langchain_core.messages import AIMessage
-from langchain_core.outputs import ChatGeneration, ChatResult
-
-
-class ChatOllama(BaseChatModel):
-    """langchain-ollama's fields that matter here: the limit is `num_predict`; other keywords are ignored."""
-
-    model: str
-    temperature: float | None = None
-    num_predict: int | None = None
-
-    @property
-    def _llm_type(self) -> str:
-        return "chat-ollama"
-
-    def _generate(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
-        return ChatResult(generations=[ChatGeneration(message=AIMessage(content=f"<answer>{self.num_predict}</answer>"))])
-'''
+# langchain-ollama's chat model as far as it matters here: the limit is `num_predict`, and a keyword
+# it does not have (`max_tokens`) is ignored
+OLLAMA_PACKAGE = FAKE_PACKAGE.replace("ChatFakeprov", "ChatOllama").replace("max_tokens: int", "num_predict: int")
 
 
 def test_a_roles_max_tokens_reaches_ollama_as_num_predict(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

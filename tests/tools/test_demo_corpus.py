@@ -52,13 +52,18 @@ def test_the_gold_paragraphs_of_shared_questions_are_in_the_corpus(shared_data):
     assert gold and all((p["title"].strip(), p["text"].strip()) in keys for p in gold)
 
 
-def test_loader_indexes_once_then_reloads(tmp_path, monkeypatch, demo_sample):
+def use_demo_subset(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, paragraphs: list[dict]) -> None:
+    """The loader reads these paragraphs as the demo corpus, in a fresh process's state."""
     subset = tmp_path / "demo_subset.jsonl.gz"
     with gzip.open(subset, "wt", encoding="utf-8") as fh:
-        for para in demo_sample:
+        for para in paragraphs:
             fh.write(json.dumps(para) + "\n")
     monkeypatch.setattr(loading, "DEMO_PATH", subset)
     monkeypatch.setattr(loading, "_loaded", {})
+
+
+def test_loader_indexes_once_then_reloads(tmp_path, monkeypatch, demo_sample):
+    use_demo_subset(tmp_path, monkeypatch, demo_sample)
     data = tmp_path / "data"
     first = load_demo_corpus(data)
     assert first.index_source == "built" and len(first) == len(demo_sample)
@@ -114,12 +119,7 @@ def test_an_open_corpus_shows_no_passage_for_a_query_it_cannot_answer(tmp_path, 
     from mia.graph.tools import SearchTool, corpus_from_paragraphs
     from mia.graph.tools.corpus import OPEN_CORPUS_MIN_RELEVANCE
 
-    subset = tmp_path / "demo_subset.jsonl.gz"
-    with gzip.open(subset, "wt", encoding="utf-8") as fh:
-        for para in demo_sample:
-            fh.write(json.dumps(para) + "\n")
-    monkeypatch.setattr(loading, "DEMO_PATH", subset)
-    monkeypatch.setattr(loading, "_loaded", {})
+    use_demo_subset(tmp_path, monkeypatch, demo_sample)
     corpus = load_demo_corpus(tmp_path / "data")
     assert corpus.min_relevance == OPEN_CORPUS_MIN_RELEVANCE
     unrelated = "What is the boiling point of liquid nitrogen in kelvin?"
