@@ -259,6 +259,12 @@ class MemoryStore:
         self.add_many([record], None if embedding is None else np.asarray(embedding)[None, :])
         return record
 
+    def replace(self, record: MemoryRecord) -> MemoryRecord:
+        """Put `record` in place of the one with its id (or add it): the old copy is deleted first,
+        since records live in one collection per outcome and a changed outcome moves it."""
+        self.delete([record.id], namespace=record.namespace)
+        return self.add(record)
+
     def _add_caption_vectors(self, records: list[MemoryRecord]) -> None:
         """Give every captioned record without one its caption's vector (one batch)."""
         todo = [r for r in records if r.caption.strip() and not r.caption_vector]

@@ -101,12 +101,10 @@ def eval_command(
     from mia.app.evaluation.runner import JUDGE_CHOICES
     from mia.graph.context import CHOICES, MEMORY_MODES, paper_values
 
-    for flag, value, allowed in (("memory", memory, MEMORY_MODES), ("judge", judge, JUDGE_CHOICES)):
-        if value not in allowed:
-            _fail(f"--{flag} must be {' or '.join(allowed)}, not {value!r}")
-    for name, allowed in CHOICES.items():
-        if overrides[name] not in (None, *allowed):
-            _fail(f"--{name.replace('_', '-')} must be {' or '.join(allowed)}, not {overrides[name]!r}")
+    given = {"memory": memory, "judge": judge, **overrides}
+    for name, allowed in {"memory": MEMORY_MODES, "judge": JUDGE_CHOICES, **CHOICES}.items():
+        if given[name] not in (None, *allowed):
+            _fail(f"--{name.replace('_', '-')} must be {' or '.join(allowed)}, not {given[name]!r}")
     # --paper: the paper's values (min_similarity None among them) where no option was given
     overrides = {**{k: v for k, v in overrides.items() if v is not None}, **(paper_values(overrides) if paper else {})}
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}

@@ -94,10 +94,7 @@ class MiaStore(BaseStore):
         if op.value is None:
             self.memory.delete([op.key], namespace=namespace)
             return None
-        record = _record(op.key, namespace, op.value)
-        # one collection per outcome: a put that changes the outcome must not leave the old copy
-        self.memory.delete([op.key], namespace=namespace)
-        self.memory.add(record)
+        self.memory.replace(_record(op.key, namespace, op.value))
         return None
 
     def _namespaces(self, prefix: tuple[str, ...]) -> list[str]:

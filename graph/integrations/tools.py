@@ -127,9 +127,7 @@ def memory_tools(store: Any = None, namespace: NamespaceTemplate = "default", *,
         changes = {k: v for k, v in (("question", question), ("workflow", workflow), ("outcome", outcome)) if v}
         if not changes:
             raise ToolException("update needs a new question, workflow or correct")
-        new = MemoryRecord.model_validate({**old.model_dump(), **changes})
-        memory.delete([old.id], namespace=ns)  # one collection per outcome: the old copy must go
-        memory.add(new)
+        new = memory.replace(MemoryRecord.model_validate({**old.model_dump(), **changes}))
         return f"Updated workflow {new.id} ({', '.join(sorted(changes))})."
 
     return [
