@@ -4,8 +4,11 @@
 Why a rule instead of the planner's yes/no: on HotpotQA the paper's reflection replanned 12 of 26
 right first answers and 30 of 74 wrong ones, and the replans fixed 4 answers and broke 6
 (results/hotpotqa-qwen-planners). A failure the trace shows is one a replan can address: no answer,
-a forced answer (the budget, the context or the format ran out), a failed search, or an answer
-whose words appear in no search result the agent read (it came from nowhere the agent looked).
+a forced answer (the budget, the context or the format ran out), a failed search, an answer
+whose words appear in no search result the agent read (it came from nowhere the agent looked), or
+an answer that only repeats a name the question gives ("Ruston & Hornsby" for "Ruston & Hornsby is
+now a part of what German company?": the agent stopped at the bridge; 1 of the 14 such answers
+in the tuning runs, results/hotpotqa-qwen-planners, 2wiki-qwen-planners and ladder-tune, was right).
 """
 
 from __future__ import annotations
@@ -40,6 +43,15 @@ def unsupported(answer: str, question: str, observations: Iterable[str]) -> bool
     return len(own & seen) * 2 < len(own)
 
 
+def restates_question(answer: str, question: str) -> bool:
+    """True when every content word of the answer is already in the question, and the question
+    offers no alternatives (a yes/no question, "A or B?"), whose right answer is the question's own words."""
+    if is_yes_no_question(question) or question_options(question) or " or " in f" {question.lower()} ":
+        return False
+    words = content_words(answer)
+    return bool(words) and words <= content_words(question)
+
+
 def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, question: str) -> str | None:
     """The failure this attempt's trace shows, as the planner prompt words it, or None."""
     attempt = _last_attempt(steps)
@@ -55,6 +67,8 @@ def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, qu
     all_observations = [str(s.get("content") or "") for s in steps if s.get("kind") == "observation"]
     if unsupported(text, question, all_observations):
         return render("planner", "failure_unsupported", answer=text[:120])
+    if restates_question(text, question):
+        return render("planner", "failure_restates", answer=text[:120])
     return None
 
 
@@ -64,4 +78,4 @@ def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps[last + 1:]
 
 
-__all__ = ["content_words", "unsupported", "shown_failure"]
+__all__ = ["content_words", "unsupported", "restates_question", "shown_failure"]

@@ -3,6 +3,7 @@ observation the executor can react to; nothing a tool does can crash the run."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any, NamedTuple
 
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -12,7 +13,7 @@ from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.steps import searches_made
 from mia.graph.prompts import render
 from mia.graph.prompts.builder import observation
-from mia.graph.protocol import clean_text, escape_untrusted, query_key, truncate_words
+from mia.graph.protocol import clean_text, escape_untrusted, query_key, truncate_words, unfilled_hop
 from mia.graph.state import State, given
 
 
@@ -43,17 +44,37 @@ def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> ToolRun:
     return ToolRun(text, True, tuple(clean_text(str(s)) for s in sources) if isinstance(sources, list) else ())
 
 
+def split_queries(args: dict[str, Any], hold: Callable[[str], bool]) -> tuple[dict[str, Any], list[str]]:
+    """A search call's arguments without the queries `hold` picks, and those queries."""
+    queries = args.get("query_list")
+    if not isinstance(queries, list):
+        return args, []
+    held = [str(q) for q in queries if hold(str(q))]
+    return ({**args, "query_list": [q for q in queries if not hold(str(q))]} if held else args), held
+
+
 def drop_repeated_queries(args: dict[str, Any], earlier_steps: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
     """A search call's arguments without the queries this episode already ran (Context.repeated_search
     "cached"), and those queries. Their results are in the executor's context already: running
     them again costs a tool call's tokens and shows nothing new."""
-    queries = args.get("query_list")
-    if not isinstance(queries, list):
-        return args, []
     done = {query_key(q) for q in searches_made(earlier_steps)}
-    fresh = [q for q in queries if query_key(str(q)) not in done]
-    repeated = [str(q) for q in queries if query_key(str(q)) in done]
-    return ({**args, "query_list": fresh} if repeated else args), repeated
+    return split_queries(args, lambda q: query_key(q) in done)
+
+
+def held_back(args: dict[str, Any], earlier_steps: list[dict[str, Any]], ctx: Context) -> tuple[dict[str, Any], list[str]]:
+    """The call's arguments without the queries it should not run, and a note for each kind held
+    back: a hop plan's unfilled placeholder ("#1 father" finds nothing about the father; the executor
+    is told to fill it, which is the next hop) and, with repeated_search "cached", a query already run."""
+    notes = []
+    if ctx.plan_style == "hops":
+        args, unfilled = split_queries(args, unfilled_hop)
+        if unfilled:
+            notes.append(render("executor", "unfilled_hop", queries="; ".join(f'"{q}"' for q in unfilled)))
+    if ctx.repeated_search == "cached":
+        args, repeated = drop_repeated_queries(args, earlier_steps)
+        if repeated:  # the queries not run again are named first, their results are above
+            notes.append(render("executor", "repeated_search", queries="; ".join(f'"{q}"' for q in repeated)))
+    return args, notes
 
 
 def make_tools_node(deps: Deps):
@@ -61,18 +82,15 @@ def make_tools_node(deps: Deps):
         ctx = Context.coerce(runtime.context)
         pending = state.get("pending_tool") or {}
         name, args = pending.get("name") or "", dict(pending.get("args") or {})
-        repeated: list[str] = []
-        if ctx.repeated_search == "cached":
-            args, repeated = drop_repeated_queries(args, list(state.get("steps") or [])[:-1])
+        args, notes = held_back(args, list(state.get("steps") or [])[:-1], ctx)
         try:
             available = deps.tools(ctx, given(state, "paragraphs"))
         except Exception as exc:
             available, ran = [], ToolRun(f"Error: tools are unavailable ({type(exc).__name__}: {exc}).", False)
         else:
-            ran = run_tool(available, name, args) if args.get("query_list") or not repeated else ToolRun("", True)
-        if repeated:  # the queries not run again are named first, their results are above
-            note = render("executor", "repeated_search", queries="; ".join(f'"{q}"' for q in repeated))
-            ran = ran._replace(text=f"{note}\n{ran.text}".strip())
+            ran = run_tool(available, name, args) if args.get("query_list") or not notes else ToolRun("", True)
+        if notes:
+            ran = ran._replace(text="\n".join([*notes, ran.text]).strip())
         text, ok = ran.text, ran.ok
         text = truncate_words(text, ctx.max_observation_words)
         fenced = escape_untrusted(text)  # a document cannot close the <tool_response> fence

@@ -86,10 +86,12 @@ def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WO
 
 
 def hops_example(question: str) -> str:
-    """The hop plan example for this question's form: a comparison or yes/no question gets the
-    comparison example, any other the bridge chain (a small planner copies its example's last step)."""
-    compare = bool(question_options(question)) or is_yes_no_question(question)
-    return render("planner", "example_compare" if compare else "example_bridge")
+    """The hop plan example for this question's form: a question naming two candidates gets the
+    choice example, a yes/no question the comparison example, any other the bridge chain (a small
+    planner copies its example's last step)."""
+    if question_options(question):
+        return render("planner", "example_choice")
+    return render("planner", "example_compare" if is_yes_no_question(question) else "example_bridge")
 
 
 def answer_line(question: str) -> str:

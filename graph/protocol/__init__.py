@@ -15,7 +15,8 @@ from mia.graph.protocol.json_span import (
                                           lenient_json,
                                           parse_json_loose,
 )
-from mia.graph.protocol.plans import PLAN_STOP, adds_nothing, cut_plan_overrun, drop_guessed_answer, query_key, served_plan
+from mia.graph.protocol.plans import (PLAN_STOP, adds_nothing, cut_plan_overrun, drop_guessed_answer, query_key, served_plan,
+                                      unfilled_hop)
 from mia.graph.protocol.questions import is_yes_no_question, question_options
 from mia.graph.protocol.schemas import tool_schema_lines
 from mia.graph.protocol.tags import (
@@ -60,6 +61,7 @@ __all__ = [
     "drop_guessed_answer",
     "is_yes_no_question",
     "question_options",
+    "unfilled_hop",
     "served_plan",
     "query_key",
     "after_last_think", "bounded", "clean_text", "clean_value", "closed_blocks", "count_tags", "cut_before_answer",

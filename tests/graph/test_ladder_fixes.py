@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mia.graph.context import PAPER, Context
-from mia.graph.nodes.failure import shown_failure, unsupported
+from mia.graph.nodes.failure import restates_question, shown_failure, unsupported
 from mia.graph.prompts import builder
 from mia.memory.strategy import question_names, strategy_view
 
@@ -56,6 +56,23 @@ def test_yes_no_and_a_named_candidate_are_never_unsupported() -> None:
     assert unsupported("the director Ben Verbong", "Who directed the film?", ["The film was shot in 1990."])
 
 
+@pytest.mark.parametrize("answer, question, expected", [
+    ("Ruston & Hornsby", "The English company Ruston & Hornsby is now a part of what German company?", True),
+    ("ruston and hornsby.", "The English company Ruston & Hornsby is now a part of what German company?", True),
+    ("Siemens", "The English company Ruston & Hornsby is now a part of what German company?", False),
+    ("Siemens and Ruston & Hornsby", "Ruston & Hornsby is now a part of what German company?", False),
+    # the question's own words are the right answer where it offers alternatives
+    ("Dracula", "Which genus has more species, Crowea or Dracula?", False),
+    ("Hellogoodbye", "Did Franki Valli sing with Hellogoodbye or The Four Seasons?", False),
+    ("yes", "Are Paris and Lyon in the same country?", False),
+    ("", "Who founded Ruston & Hornsby?", False),
+])
+def test_an_answer_that_only_repeats_the_question(answer: str, question: str, expected: bool) -> None:
+    assert restates_question(answer, question) is expected
+    failure = shown_failure([obs(f"{answer} Siemens")], answer, "answered", question)
+    assert ("only repeats a name the question gives" in (failure or "")) is expected
+
+
 # ---- the graph with the new defaults
 
 def test_a_supported_answer_is_accepted_without_a_reflection_call() -> None:
@@ -82,6 +99,18 @@ def test_an_unsupported_answer_is_replanned_with_its_failure_and_the_replan_is_f
     replan_prompt = m["fake:planner"].prompts[1][-1].content
     assert 'no search result supports its answer "Marlowe"' in replan_prompt and "<trajectory>" in replan_prompt
     assert [s["content"] for s in out["trajectory"]["steps"] if s["kind"] == "reflection"] == ["yes"]
+
+
+def test_an_answer_that_repeats_the_question_is_replanned_to_the_next_hop() -> None:
+    question = "Ruston & Hornsby is now a part of what German company?"
+    m = models(planner=[f"1. Search \"{question}\"\n2. Answer with #1.",
+                        "1. Search \"Ruston & Hornsby German owner\" -> #1\n2. Answer with #1."],
+               executor=[CALL.format(q=question), "<answer>Ruston & Hornsby</answer>",
+                         CALL.format(q="Ruston & Hornsby German owner"), "<answer>Siemens</answer>"])
+    deps, _ = make_deps(m)
+    out = run(deps, ctx(), question=question)
+    assert out["answer"] == "Siemens"
+    assert 'its answer "Ruston & Hornsby" only repeats a name' in m["fake:planner"].prompts[1][-1].content
 
 
 def test_a_repeated_search_is_served_from_the_episode() -> None:
@@ -217,6 +246,9 @@ def test_the_hop_example_follows_the_questions_form() -> None:
     compare = builder.planner_messages("Are Donald Fagen and Lauren Laverne of the same nationality?")[1]["content"]
     assert "#3 place of birth" not in bridge and "#2 place of birth" in bridge and "Answer yes if" not in bridge
     assert "Answer yes if #1 and #2 are the same" in compare and "place of birth" not in compare
+    # a question naming two candidates is answered with one of them, not yes or no
+    choice = builder.planner_messages("Which band was formed first, Wavves or Social Code?")[1]["content"]
+    assert "Answer A or B" in choice and "Answer yes if" not in choice and "place of birth" not in choice
 
 
 def test_only_the_repeated_queries_of_a_search_are_dropped() -> None:
@@ -226,3 +258,31 @@ def test_only_the_repeated_queries_of_a_search_are_dropped() -> None:
     args, repeated = drop_repeated_queries({"query_list": ["hamlet author?", "Hamlet year"]}, earlier)
     assert args == {"query_list": ["Hamlet year"]} and repeated == ["hamlet author?"]
     assert drop_repeated_queries({"query_list": ["new"]}, earlier) == ({"query_list": ["new"]}, [])
+
+
+def test_a_query_with_an_unfilled_hop_is_not_run_and_the_executor_is_told_to_fill_it() -> None:
+    m = models(planner=['1. Search "Who wrote Hamlet?"\n2. Search "#1 birthplace" -> #2\n3. Answer with #2.'],
+               executor=['<tool_call>{"name": "search", "arguments": {"query_list": ["Who wrote Hamlet?", "#1 birthplace"]}}'
+                         '</tool_call>', CALL.format(q="#2"), CALL.format(q="Shakespeare birthplace"),
+                         "<answer>Shakespeare birthplace</answer>"])
+    deps, _ = make_deps(m)
+    tool = deps.tools(ctx(), None)[0]
+    out = run(deps, ctx())
+    assert tool.metadata["calls"] == [["Who wrote Hamlet?"], ["Shakespeare birthplace"]]
+    first, second = [s["content"] for s in out["trajectory"]["steps"] if s["kind"] == "observation"][:2]
+    assert first.startswith('Not searched: "#1 birthplace". Replace each #N') and "Who wrote Hamlet?" in first
+    assert second.startswith('Not searched: "#2"') and out["answer"] == "Shakespeare birthplace"
+    # the paper's plans have no placeholders: its executor's queries run as written
+    m = models(planner=["1. Search", "no"], executor=[CALL.format(q="#1 birthplace"), "<answer>x</answer>"])
+    deps, _ = make_deps(m)
+    tool = deps.tools(ctx(**PAPER), None)[0]
+    run(deps, ctx(**PAPER))
+    assert tool.metadata["calls"] == [["#1 birthplace"]]
+
+
+@pytest.mark.parametrize("query, expected", [("#1 father", True), ("father of #12", True), ("#1's birthplace", True),
+                                             ("C# language", False), ("Apollo #1a", False), ("number 1 hit", False)])
+def test_unfilled_hop(query: str, expected: bool) -> None:
+    from mia.graph.protocol import unfilled_hop
+
+    assert unfilled_hop(query) is expected
