@@ -61,12 +61,13 @@ def drop_repeated_queries(args: dict[str, Any], earlier_steps: list[dict[str, An
     return split_queries(args, lambda q: query_key(q) in done)
 
 
-def held_back(args: dict[str, Any], earlier_steps: list[dict[str, Any]], ctx: Context) -> tuple[dict[str, Any], list[str]]:
+def held_back(args: dict[str, Any], earlier_steps: list[dict[str, Any]], ctx: Context,
+              plan: str) -> tuple[dict[str, Any], list[str]]:
     """The call's arguments without the queries it should not run, and a note for each kind held
     back: a hop plan's unfilled placeholder ("#1 father" finds nothing about the father; the executor
     is told to fill it, which is the next hop) and, with repeated_search "cached", a query already run."""
     notes = []
-    if ctx.plan_style == "hops":
+    if ctx.plan_style == "hops" and plan:  # no plan (plain ReAct): no placeholders to fill
         args, unfilled = split_queries(args, unfilled_hop)
         if unfilled:
             notes.append(render("executor", "unfilled_hop", queries="; ".join(f'"{q}"' for q in unfilled)))
@@ -82,7 +83,7 @@ def make_tools_node(deps: Deps):
         ctx = Context.coerce(runtime.context)
         pending = state.get("pending_tool") or {}
         name, args = pending.get("name") or "", dict(pending.get("args") or {})
-        args, notes = held_back(args, list(state.get("steps") or [])[:-1], ctx)
+        args, notes = held_back(args, list(state.get("steps") or [])[:-1], ctx, state.get("plan") or "")
         try:
             available = deps.tools(ctx, given(state, "paragraphs"))
         except Exception as exc:

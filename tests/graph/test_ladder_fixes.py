@@ -278,6 +278,12 @@ def test_a_query_with_an_unfilled_hop_is_not_run_and_the_executor_is_told_to_fil
     tool = deps.tools(ctx(**PAPER), None)[0]
     run(deps, ctx(**PAPER))
     assert tool.metadata["calls"] == [["#1 birthplace"]]
+    # nor does plain ReAct's, which has no plan
+    m = models(executor=[CALL.format(q="#1 birthplace"), "<answer>x</answer>"])
+    deps, _ = make_deps(m)
+    tool = deps.tools(ctx(memory_mode="none"), None)[0]
+    run(deps, ctx(memory_mode="none"))
+    assert tool.metadata["calls"] == [["#1 birthplace"]]
 
 
 @pytest.mark.parametrize("query, expected", [("#1 father", True), ("father of #12", True), ("#1's birthplace", True),
