@@ -209,6 +209,8 @@ class Compressor:
             user = self.prompts["compress"]["user"].format(trace=trace, max_words=self.max_words,
                                                            example=self.prompts["compress"]["example"])
         messages = [SystemMessage(self.prompts["compress"]["system"]), HumanMessage(user)]
+        if self.model is None:
+            raise ValueError("the extractive compressor has no model to call")
         return _message_text(self.model.invoke(messages))
 
     def validate(self, text: str, trajectory: Trajectory) -> tuple[str, list[str], str]:

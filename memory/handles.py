@@ -20,9 +20,11 @@ def is_not_found(err: BaseException) -> bool:
     try:
         from chromadb.errors import NotFoundError
     except ImportError:  # pragma: no cover - older chromadb
-        NotFoundError = ()  # type: ignore[assignment] # noqa: N806
+        not_found: tuple[type[BaseException], ...] = ()
+    else:
+        not_found = (NotFoundError,)
     text = str(err).lower()
-    return isinstance(err, NotFoundError) or "does not exist" in text or "not found" in text
+    return isinstance(err, not_found) or "does not exist" in text or "not found" in text
 
 
 def _empty_get(**_: Any) -> dict[str, list[Any]]:

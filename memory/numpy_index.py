@@ -113,7 +113,9 @@ class NumpyIndex:
     def delete(self, namespace: str, bucket: str, ids: Sequence[str]) -> None:
         with self._lock:
             store = self._buckets.get((namespace, bucket))
-            for rid in ids if store is not None else ():
+            if store is None:
+                return
+            for rid in ids:
                 store.delete(rid)
 
     def count(self, namespace: str, bucket: str) -> int:

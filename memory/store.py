@@ -11,6 +11,7 @@ append-only JSONL log beside the store, indexed by question in one more bucket p
 
 from __future__ import annotations
 
+import builtins
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
@@ -180,7 +181,7 @@ class MemoryStore:
         from mia.memory.numpy_index import NumpyIndex
 
         tmp = tempfile.TemporaryDirectory(prefix="mia-memory-") if log_dir is None else None
-        folder = Path(tmp.name if tmp is not None else log_dir).expanduser()
+        folder = Path(tmp.name) if tmp is not None else Path(str(log_dir)).expanduser()
         folder.mkdir(parents=True, exist_ok=True)
         store = cls(log_dir=folder, embedder=resolve_embedder(embedder), location=f"memory:{folder}",
                     mode="memory", index=NumpyIndex(f"memory:{folder}"), **options)
@@ -393,7 +394,7 @@ class MemoryStore:
     def list(self, namespace: str | None = None, outcome: Outcome | None = None, limit: int | None = None,
              offset: int = 0) -> list[MemoryRecord]:
         """Records, newest first."""
-        records: list[MemoryRecord] = []
+        records: builtins.list[MemoryRecord] = []
         for ns, suffix in self._memory_buckets(namespace, outcome):
             records += [r for r in (parse_record(e.id, e.record) for e in self.index.get(ns, suffix)) if r]
         records.sort(key=lambda r: r.created_at, reverse=True)
@@ -412,7 +413,7 @@ class MemoryStore:
                                        caption_weight=caption_weight, query_embedding=query_embedding,
                                        n_candidates=n_candidates, min_similarity=min_similarity)
 
-    def rescore(self, query: np.ndarray, records: list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int,
+    def rescore(self, query: np.ndarray, records: builtins.list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int,
                 *, caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
                 min_similarity: float | None = None) -> Retrieved:
         """Score a pool of full records from their vectors (float64 cosine), e.g. a full scan."""
@@ -468,11 +469,11 @@ class MemoryStore:
         log.warning("memory %s flagged, it will not be retrieved: %s", record.id, "; ".join(reasons))
         return record.model_copy(update={"flags": list(dict.fromkeys(record.flags + reasons))})
 
-    def screen_reasons(self, record: MemoryRecord) -> list[str]:
+    def screen_reasons(self, record: MemoryRecord) -> builtins.list[str]:
         """Why the planner should not see this record (empty when it may): the text it would read."""
         return self.screen.reasons(record.workflow, record.judge_feedback if record.outcome == "incorrect" else "")
 
-    def suspicious(self, namespace: str | None = None) -> list[tuple[MemoryRecord, list[str]]]:
+    def suspicious(self, namespace: str | None = None) -> builtins.list[tuple[MemoryRecord, builtins.list[str]]]:
         """Memories flagged when stored, or that the current screen flags (stored before it, or
         with other prompt templates), with the reasons."""
         found = []
@@ -506,14 +507,14 @@ class MemoryStore:
             self.prune(namespace)
 
     def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None,
-              dry_run: bool = False) -> list[str]:
+              dry_run: bool = False) -> builtins.list[str]:
         """Evict the least valuable memories (low win rate, long unused) until the namespace
         holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids, or
         with `dry_run` the ids it would evict, evicting nothing (to ask before it does)."""
         check_max_size(max_size)
         if not dry_run:
             self._check_writable()
-        evicted: list[str] = []
+        evicted: builtins.list[str] = []
         for ns in self._scope(namespace):
             target = max_size if max_size is not None else target_size(self.policy)
             if target is None:
@@ -580,7 +581,7 @@ class MemoryStore:
         out: dict[str, dict[str, Any]] = {}
         for ns in self._scope(namespace):
             records = self.list(ns)
-            by_outcome = {o: sum(r.outcome == o for r in records) for o in LABELS.values()}
+            by_outcome: dict[str, int] = {o: sum(r.outcome == o for r in records) for o in LABELS.values()}
             trace = sum(r.trace_tokens for r in records)
             flow = sum(r.workflow_tokens for r in records)
             methods: dict[str, int] = {}
@@ -615,7 +616,7 @@ class MemoryStore:
 
     def search_trajectories(self, question: str, namespace: str | None = None, k: int = 3, *,
                             query_embedding: np.ndarray | None = None,
-                            min_similarity: float | None = None) -> list[ScoredTrajectory]:
+                            min_similarity: float | None = None) -> builtins.list[ScoredTrajectory]:
         """The k logged raw trajectories whose questions are most similar (trajectory-RAG); with
         `min_similarity`, only those at least that similar (the same floor as `retrieve`)."""
         query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None

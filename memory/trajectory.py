@@ -143,7 +143,7 @@ class Trajectory(BaseModel):
             elif step.kind == "observation":
                 lines.append(f"{_L['tool_result']} {truncate_words(step.content, max_words_per_observation)}")
             elif step.kind == "replan" and step.dropped:
-                lines.append(f"{_L['revised_plan']} (not followed: {step.args['dropped']})")
+                lines.append(f"{_L['revised_plan']} (not followed: {(step.args or {})['dropped']})")
             elif step.kind == "replan":
                 lines += ["", f"{_L['revised_plan']} {step.content.strip()}"]
             elif step.kind == "reflection":

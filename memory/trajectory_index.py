@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import orjson
@@ -18,6 +18,9 @@ from mia.memory.locking import WriteLock
 from mia.memory.records import embed_text, shown_memory
 from mia.memory.trajectory import Trajectory
 from mia.memory.trajectory_log import TrajectoryLog
+
+if TYPE_CHECKING:
+    from mia.memory.embeddings import Embedder
 
 log = logging.getLogger(__name__)
 
@@ -38,7 +41,7 @@ class TrajectoryIndex:
     """The log plus its question index. `read_only` is asked at each sync (a read-only store
     never writes the index)."""
 
-    def __init__(self, index: MemoryIndex, trajectory_log: TrajectoryLog, embedder: object,
+    def __init__(self, index: MemoryIndex, trajectory_log: TrajectoryLog, embedder: Embedder,
                  write_lock: WriteLock, read_only: Callable[[], bool]) -> None:
         self.index, self.log, self.embedder = index, trajectory_log, embedder
         self._write_lock, self._read_only = write_lock, read_only

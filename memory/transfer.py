@@ -4,6 +4,7 @@ with different embedders. Damaged lines are reported and skipped, never fatal.""
 
 from __future__ import annotations
 
+import builtins
 import json
 import logging
 import os
@@ -33,7 +34,7 @@ class TransferStore(Protocol):
 
     def existing_ids(self, ids: Iterable[str], namespace: str | None = None) -> set[str]: ...
 
-    def add_many(self, records: Sequence[MemoryRecord], vectors: Any) -> int: ...
+    def add_many(self, records: builtins.list[MemoryRecord], embeddings: Any = None) -> int: ...
 
     def add_deduplicated(self, record: MemoryRecord, vector: Any) -> MemoryRecord: ...
 
