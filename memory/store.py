@@ -15,6 +15,7 @@ import builtins
 import logging
 import time
 from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -42,15 +43,27 @@ from mia.memory.upkeep import UpkeepPolicy, eviction_order, is_better, merge_int
 
 log = logging.getLogger(__name__)
 
+
 class MemoryStore:
     """The non-parametric memory. Open with `open`, `open_http`, `from_env` or `in_memory`;
     close when done. Built on a Chroma `client`, or on any `index=` (a MemoryIndex)."""
 
-    def __init__(self, client: Any = None, *, log_dir: Path, embedder: Any, location: str, mode: str,
-                 weights: ScoringWeights | None = None, policy: UpkeepPolicy | None = None,
-                 n_candidates: int = 50, ef_search: int = 128,
-                 folder_lock: FolderLock | None = None, screen: WorkflowScreen | None = None,
-                 index: MemoryIndex | None = None) -> None:
+    def __init__(
+        self,
+        client: Any = None,
+        *,
+        log_dir: Path,
+        embedder: Any,
+        location: str,
+        mode: str,
+        weights: ScoringWeights | None = None,
+        policy: UpkeepPolicy | None = None,
+        n_candidates: int = 50,
+        ef_search: int = 128,
+        folder_lock: FolderLock | None = None,
+        screen: WorkflowScreen | None = None,
+        index: MemoryIndex | None = None,
+    ) -> None:
         if (client is None) == (index is None):
             raise TypeError("MemoryStore needs a Chroma client or an index=, not both")
         self.client = client
@@ -73,8 +86,9 @@ class MemoryStore:
 
             index = ChromaIndex(client, embedder, location, ef_search=ef_search)
         self.index: MemoryIndex = index
-        self.trajectories = TrajectoryIndex(index, self.trajectory_log, embedder, self._write_lock,
-                                            lambda: self.read_only)
+        self.trajectories = TrajectoryIndex(
+            index, self.trajectory_log, embedder, self._write_lock, lambda: self.read_only
+        )
         self.retriever = Retriever(index, embedder, weights or ScoringWeights(), n_candidates)
 
     @property
@@ -88,8 +102,16 @@ class MemoryStore:
 
     # ------------------------------------------------------------------ opening
     @classmethod
-    def open(cls, path: str | Path | None = None, *, embedder: Any = None, lock_timeout: float = 5.0,
-             read_only: bool = False, snapshot: bool = False, **options: Any) -> MemoryStore:
+    def open(
+        cls,
+        path: str | Path | None = None,
+        *,
+        embedder: Any = None,
+        lock_timeout: float = 5.0,
+        read_only: bool = False,
+        snapshot: bool = False,
+        **options: Any,
+    ) -> MemoryStore:
         """The embedded store in `path` (default $MIA_DATA_DIR/memory): Chroma in `path/chroma`,
         the trajectory log in `path/trajectories.jsonl`. One process at a time (see locking.py).
 
@@ -113,17 +135,28 @@ class MemoryStore:
             except OSError as err:
                 raise MemoryStoreError(f"cannot create the memory folder {folder}: {err}") from err
         elif not read_only:
-            raise MemoryStoreError(f"the memory folder {folder} is read-only: writing needs a writable data folder "
-                                   "(list, show, search, stats and export still work)")
+            raise MemoryStoreError(
+                f"the memory folder {folder} is read-only: writing needs a writable data folder "
+                "(list, show, search, stats and export still work)"
+            )
         private = read_only_copy(folder) if snapshot or not writable(folder) else None
         lock = FolderLock(folder, timeout=lock_timeout) if private is None else None
         if lock is not None:
             lock.acquire()
         chroma_path = folder / "chroma" if private is None else Path(private.name) / "chroma"
         try:
-            client = chromadb.PersistentClient(path=str(chroma_path), settings=Settings(anonymized_telemetry=False, allow_reset=True))
-            store = cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=str(folder),
-                        mode="persistent", folder_lock=lock, **options)
+            client = chromadb.PersistentClient(
+                path=str(chroma_path), settings=Settings(anonymized_telemetry=False, allow_reset=True)
+            )
+            store = cls(
+                client,
+                log_dir=folder,
+                embedder=resolve_embedder(embedder),
+                location=str(folder),
+                mode="persistent",
+                folder_lock=lock,
+                **options,
+            )
             store._snapshot = private
             return store
         except (MemoryStoreError, TypeError, FileNotFoundError, ModuleNotFoundError):
@@ -138,9 +171,17 @@ class MemoryStore:
             ) from err
 
     @classmethod
-    def open_http(cls, host: str | None = None, port: int | None = None, *, log_dir: str | Path | None = None,
-                  embedder: Any = None, token: str | None = None, auth_header: str | None = None,
-                  **options: Any) -> MemoryStore:
+    def open_http(
+        cls,
+        host: str | None = None,
+        port: int | None = None,
+        *,
+        log_dir: str | Path | None = None,
+        embedder: Any = None,
+        token: str | None = None,
+        auth_header: str | None = None,
+        **options: Any,
+    ) -> MemoryStore:
         """A store on a Chroma server shared by several processes (`chroma run --path DIR --port P`).
         `log_dir` holds the trajectory log and the write lock: give every process the same one.
         `token` (else $MIA_CHROMA_TOKEN) goes with every request, as `auth_header` says
@@ -155,8 +196,9 @@ class MemoryStore:
         folder = Path(log_dir or config.memory_dir()).expanduser()
         folder.mkdir(parents=True, exist_ok=True)
         try:
-            client = chromadb.HttpClient(host=host, port=port, headers=headers or None,
-                                         settings=Settings(anonymized_telemetry=False))
+            client = chromadb.HttpClient(
+                host=host, port=port, headers=headers or None, settings=Settings(anonymized_telemetry=False)
+            )
             client.heartbeat()
         except Exception as err:  # noqa: BLE001
             if any(word in str(err) for word in ("401", "403", "Unauthorized", "Forbidden")):
@@ -168,8 +210,14 @@ class MemoryStore:
                 f"cannot reach the Chroma server at {host}:{port} ({type(err).__name__}: {err}). "
                 f"Start one with `chroma run --path DIR --port {port}` or use MIA_CHROMA_MODE=persistent."
             ) from err
-        return cls(client, log_dir=folder, embedder=resolve_embedder(embedder), location=f"http://{host}:{port}",
-                   mode="http", **options)
+        return cls(
+            client,
+            log_dir=folder,
+            embedder=resolve_embedder(embedder),
+            location=f"http://{host}:{port}",
+            mode="http",
+            **options,
+        )
 
     @classmethod
     def in_memory(cls, *, embedder: Any = None, log_dir: str | Path | None = None, **options: Any) -> MemoryStore:
@@ -183,14 +231,27 @@ class MemoryStore:
         tmp = tempfile.TemporaryDirectory(prefix="mia-memory-") if log_dir is None else None
         folder = Path(tmp.name) if tmp is not None else Path(str(log_dir)).expanduser()
         folder.mkdir(parents=True, exist_ok=True)
-        store = cls(log_dir=folder, embedder=resolve_embedder(embedder), location=f"memory:{folder}",
-                    mode="memory", index=NumpyIndex(f"memory:{folder}"), **options)
+        store = cls(
+            log_dir=folder,
+            embedder=resolve_embedder(embedder),
+            location=f"memory:{folder}",
+            mode="memory",
+            index=NumpyIndex(f"memory:{folder}"),
+            **options,
+        )
         store._log_tmp = tmp
         return store
 
     @classmethod
-    def from_env(cls, data_dir: str | Path | None = None, *, mode: str | None = None, host: str | None = None,
-                 port: int | None = None, **options: Any) -> MemoryStore:
+    def from_env(
+        cls,
+        data_dir: str | Path | None = None,
+        *,
+        mode: str | None = None,
+        host: str | None = None,
+        port: int | None = None,
+        **options: Any,
+    ) -> MemoryStore:
         """Open as the environment says (MIA_CHROMA_MODE, MIA_CHROMA_HOST/PORT, MIA_DATA_DIR)."""
         folder = Path(data_dir).expanduser() / "memory" if data_dir else config.memory_dir()
         if (mode or config.chroma_mode()) == "http":
@@ -237,8 +298,10 @@ class MemoryStore:
 
     def _check_writable(self) -> None:
         if self.read_only:
-            raise MemoryStoreError(f"the memory store at {self.location} was opened read-only (its folder cannot be "
-                                   "written): nothing can be added, updated or deleted")
+            raise MemoryStoreError(
+                f"the memory store at {self.location} was opened read-only (its folder cannot be "
+                "written): nothing can be added, updated or deleted"
+            )
 
     def _scope(self, namespace: str | None) -> list[str]:
         """One valid namespace, or every namespace in the store when None."""
@@ -260,11 +323,22 @@ class MemoryStore:
         self.add_many([record], None if embedding is None else np.asarray(embedding)[None, :])
         return record
 
+    def writing(self) -> AbstractContextManager[None]:
+        """The store's write lock (one writer at a time, across processes and threads), for an
+        adapter whose one change is several index writes (MiaStore's atomic put)."""
+        return self._write_lock()
+
     def replace(self, record: MemoryRecord) -> MemoryRecord:
-        """Put `record` in place of the one with its id (or add it): the old copy is deleted first,
-        since records live in one collection per outcome and a changed outcome moves it."""
-        self.delete([record.id], namespace=record.namespace)
-        return self.add(record)
+        """Put `record` in place of the one with its id (or add it), as one change under the write
+        lock: the new copy is written first (an upsert in its outcome's collection), then a copy
+        left in another outcome's collection is deleted, so a failed write leaves the old record."""
+        self._check_writable()
+        with self._write_lock():
+            self.add(record)
+            for ns, suffix in self._memory_buckets(record.namespace):
+                if suffix != LABEL_OF[record.outcome] and self.index.get(ns, suffix, [record.id], with_records=False):
+                    self.index.delete(ns, suffix, [record.id])
+        return record
 
     def _add_caption_vectors(self, records: list[MemoryRecord]) -> None:
         """Give every captioned record without one its caption's vector (one batch)."""
@@ -274,8 +348,13 @@ class MemoryStore:
             for rec, vec in zip(todo, vectors):
                 rec.caption_vector = encode_vector(vec)
 
-    def add_many(self, records: list[MemoryRecord], embeddings: np.ndarray | None = None,
-                 batch_size: int = 4000, progress: bool = False) -> int:
+    def add_many(
+        self,
+        records: list[MemoryRecord],
+        embeddings: np.ndarray | None = None,
+        batch_size: int = 4000,
+        progress: bool = False,
+    ) -> int:
         """Bulk add (upsert by id) with optional precomputed vectors; returns how many.
 
         Not atomic as a whole: each (namespace, outcome) collection is written in chunks of
@@ -302,9 +381,14 @@ class MemoryStore:
         with self._write_lock():
             for (ns, suffix), indices in groups.items():
                 for start in range(0, len(indices), batch_size):
-                    chunk = indices[start:start + batch_size]
-                    self.index.put(ns, suffix, [records[i].id for i in chunk], vectors[chunk],
-                                   [records[i].to_json() for i in chunk])
+                    chunk = indices[start : start + batch_size]
+                    self.index.put(
+                        ns,
+                        suffix,
+                        [records[i].id for i in chunk],
+                        vectors[chunk],
+                        [records[i].to_json() for i in chunk],
+                    )
                     if bar:
                         bar.update(len(chunk))
             for ns in {ns for ns, _ in groups}:
@@ -377,7 +461,9 @@ class MemoryStore:
             found.update(e.id for e in self.index.get(ns, suffix, wanted, with_records=False))
         return found
 
-    def get_with_embeddings(self, namespace: str, outcome: Outcome | None = None) -> tuple[list[MemoryRecord], np.ndarray]:
+    def get_with_embeddings(
+        self, namespace: str, outcome: Outcome | None = None
+    ) -> tuple[list[MemoryRecord], np.ndarray]:
         """Every record of a namespace (optionally one outcome) and its stored vector."""
         check_namespace(namespace)
         records: list[MemoryRecord] = []
@@ -391,46 +477,85 @@ class MemoryStore:
         matrix = np.vstack(vectors) if vectors else np.zeros((0, self._dim()), dtype=np.float32)
         return records, matrix
 
-    def list(self, namespace: str | None = None, outcome: Outcome | None = None, limit: int | None = None,
-             offset: int = 0) -> list[MemoryRecord]:
+    def list(
+        self, namespace: str | None = None, outcome: Outcome | None = None, limit: int | None = None, offset: int = 0
+    ) -> list[MemoryRecord]:
         """Records, newest first."""
         records: builtins.list[MemoryRecord] = []
         for ns, suffix in self._memory_buckets(namespace, outcome):
             records += [r for r in (parse_record(e.id, e.record) for e in self.index.get(ns, suffix)) if r]
         records.sort(key=lambda r: r.created_at, reverse=True)
-        return records[offset: None if limit is None else offset + limit]
+        return records[offset : None if limit is None else offset + limit]
 
     def count(self, namespace: str | None = None) -> int:
         """Number of memories (in one namespace or all)."""
         return sum(self.index.count(ns, suffix) for ns, suffix in self._memory_buckets(namespace))
 
-    def retrieve(self, question: str, namespace: str | None = None, k_pos: int = 2, k_neg: int = 2, *,
-                 caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
-                 query_embedding: np.ndarray | None = None,
-                 n_candidates: int | None = None, min_similarity: float | None = None) -> Retrieved:
+    def retrieve(
+        self,
+        question: str,
+        namespace: str | None = None,
+        k_pos: int = 2,
+        k_neg: int = 2,
+        *,
+        caption: str = "",
+        caption_weight: float = DEFAULT_CAPTION_WEIGHT,
+        query_embedding: np.ndarray | None = None,
+        n_candidates: int | None = None,
+        min_similarity: float | None = None,
+    ) -> Retrieved:
         """The k_pos best positive and k_neg best negative memories for a question (see `Retriever`)."""
-        return self.retriever.retrieve(question, resolve_namespace(namespace), k_pos, k_neg, caption=caption,
-                                       caption_weight=caption_weight, query_embedding=query_embedding,
-                                       n_candidates=n_candidates, min_similarity=min_similarity)
+        return self.retriever.retrieve(
+            question,
+            resolve_namespace(namespace),
+            k_pos,
+            k_neg,
+            caption=caption,
+            caption_weight=caption_weight,
+            query_embedding=query_embedding,
+            n_candidates=n_candidates,
+            min_similarity=min_similarity,
+        )
 
-    def rescore(self, query: np.ndarray, records: builtins.list[MemoryRecord], vectors: np.ndarray, k_pos: int, k_neg: int,
-                *, caption: str = "", caption_weight: float = DEFAULT_CAPTION_WEIGHT,
-                min_similarity: float | None = None) -> Retrieved:
+    def rescore(
+        self,
+        query: np.ndarray,
+        records: builtins.list[MemoryRecord],
+        vectors: np.ndarray,
+        k_pos: int,
+        k_neg: int,
+        *,
+        caption: str = "",
+        caption_weight: float = DEFAULT_CAPTION_WEIGHT,
+        min_similarity: float | None = None,
+    ) -> Retrieved:
         """Score a pool of full records from their vectors (float64 cosine), e.g. a full scan."""
-        return self.retriever.rescore(query, records, vectors, k_pos, k_neg, caption=caption,
-                                      caption_weight=caption_weight, min_similarity=min_similarity)
+        return self.retriever.rescore(
+            query,
+            records,
+            vectors,
+            k_pos,
+            k_neg,
+            caption=caption,
+            caption_weight=caption_weight,
+            min_similarity=min_similarity,
+        )
 
     # ------------------------------------------------------------------ memorise
-    def memorise(self, trajectory: Trajectory, compressor: Compressor | None = None, *,
-                 log: bool = True) -> MemoryRecord:
+    def memorise(
+        self, trajectory: Trajectory, compressor: Compressor | None = None, *, log: bool = True
+    ) -> MemoryRecord:
         """Log the raw trajectory (first: it is never lost), compress it (model or extractive),
         then add it, or resolve it against a near-duplicate. Returns the record now stored."""
         check_namespace(trajectory.namespace)
         vector = self.embedder.embed_query(embed_text(trajectory.question))
         if log:
             self.log_trajectory(trajectory, vector)
-        result = (compressor.compress(trajectory) if compressor is not None
-                  else CompressionResult(extractive_workflow(trajectory), "extractive"))
+        result = (
+            compressor.compress(trajectory)
+            if compressor is not None
+            else CompressionResult(extractive_workflow(trajectory), "extractive")
+        )
         record = record_from_trajectory(trajectory, result)
         self._add_caption_vectors([record])
         return self.add_deduplicated(record, vector)
@@ -484,8 +609,13 @@ class MemoryStore:
         return found
 
     def _put(self, record: MemoryRecord, vector: np.ndarray) -> None:
-        self.index.put(record.namespace, LABEL_OF[record.outcome], [record.id],
-                       np.asarray(vector, dtype=np.float32).reshape(1, -1), [record.to_json()])
+        self.index.put(
+            record.namespace,
+            LABEL_OF[record.outcome],
+            [record.id],
+            np.asarray(vector, dtype=np.float32).reshape(1, -1),
+            [record.to_json()],
+        )
 
     def _duplicate_of(self, record: MemoryRecord, vector: np.ndarray, n: int = 8) -> tuple[MemoryRecord, float] | None:
         """The stored memory of the same outcome that `record` duplicates, with its cosine: among
@@ -506,8 +636,9 @@ class MemoryStore:
         if bound is not None and self.count(namespace) > bound:
             self.prune(namespace)
 
-    def prune(self, namespace: str | None = None, max_size: int | None = None, now: float | None = None,
-              dry_run: bool = False) -> builtins.list[str]:
+    def prune(
+        self, namespace: str | None = None, max_size: int | None = None, now: float | None = None, dry_run: bool = False
+    ) -> builtins.list[str]:
         """Evict the least valuable memories (low win rate, long unused) until the namespace
         holds `max_size` (default: 90% of policy.max_per_namespace). Returns the evicted ids, or
         with `dry_run` the ids it would evict, evicting nothing (to ask before it does)."""
@@ -571,7 +702,9 @@ class MemoryStore:
             self.trajectories.mark_synced(None)
             if include_log and self.trajectory_log.path.exists():
                 if namespace is None:
-                    self.trajectory_log.path.rename(self.trajectory_log.path.with_suffix(f".jsonl.bak-{int(time.time())}"))
+                    self.trajectory_log.path.rename(
+                        self.trajectory_log.path.with_suffix(f".jsonl.bak-{int(time.time())}")
+                    )
                 else:
                     log.warning("include_log with one namespace: the log is shared and was kept")
         return removed
@@ -589,7 +722,8 @@ class MemoryStore:
                 methods[r.compression] = methods.get(r.compression, 0) + 1
             rates = [r.win_rate(self.weights.prior_success, self.weights.prior_failure) for r in records]
             out[ns] = {
-                "memories": len(records), **by_outcome,
+                "memories": len(records),
+                **by_outcome,
                 "used": sum(r.usage_count > 0 for r in records),
                 "total_usage": sum(r.usage_count for r in records),
                 "mean_win_rate": float(np.mean(rates)) if rates else None,
@@ -614,18 +748,28 @@ class MemoryStore:
         check_namespace(trajectory.namespace)
         self.trajectories.append(trajectory, vector)
 
-    def search_trajectories(self, question: str, namespace: str | None = None, k: int = 3, *,
-                            query_embedding: np.ndarray | None = None,
-                            min_similarity: float | None = None) -> builtins.list[ScoredTrajectory]:
+    def search_trajectories(
+        self,
+        question: str,
+        namespace: str | None = None,
+        k: int = 3,
+        *,
+        query_embedding: np.ndarray | None = None,
+        min_similarity: float | None = None,
+    ) -> builtins.list[ScoredTrajectory]:
         """The k logged raw trajectories whose questions are most similar (trajectory-RAG); with
         `min_similarity`, only those at least that similar (the same floor as `retrieve`)."""
-        query = (np.asarray(query_embedding, dtype=np.float32).ravel() if query_embedding is not None
-                 else self.embedder.embed_query(question))
+        query = (
+            np.asarray(query_embedding, dtype=np.float32).ravel()
+            if query_embedding is not None
+            else self.embedder.embed_query(question)
+        )
         found = self.trajectories.search(resolve_namespace(namespace), k, query)
         return found if min_similarity is None else [t for t in found if t.similarity >= min_similarity]
 
-    def rebuild_from_log(self, compressor: Compressor | None = None, namespace: str | None = None,
-                         progress: bool = True) -> int:
+    def rebuild_from_log(
+        self, compressor: Compressor | None = None, namespace: str | None = None, progress: bool = True
+    ) -> int:
         """Re-memorise every logged trajectory in the order it was logged (after a reset, with a better
         manager model, or from a study that keeps only its log), crediting the memories each one used
         as the graph did: a record's id is its trajectory's, so the logged `used_memory_ids` name the
@@ -656,8 +800,13 @@ class MemoryStore:
 
         return export_records(self, Path(path), namespace, overwrite)
 
-    def import_jsonl(self, path: str | Path, namespace: str | None = None, dedup: bool = True,
-                     on_skip: Callable[[str], None] | None = None) -> dict[str, int]:
+    def import_jsonl(
+        self,
+        path: str | Path,
+        namespace: str | None = None,
+        dedup: bool = True,
+        on_skip: Callable[[str], None] | None = None,
+    ) -> dict[str, int]:
         """Read an export; bad lines are skipped, each reported to `on_skip` as one line of
         text, and the good ones land. Returns counts by action."""
         from mia.memory.transfer import import_records
@@ -675,11 +824,21 @@ def record_from_trajectory(trajectory: Trajectory, result: CompressionResult) ->
     """A memory record for a compressed trajectory, with its sizes in tokens."""
     return MemoryRecord(
         id=trajectory.id,  # one id for the episode and its memory: a rebuild from the log keeps the ids it used
-        namespace=trajectory.namespace, question=trajectory.question, caption=trajectory.caption,
-        workflow=result.workflow, plan=trajectory.plan, outcome=trajectory.outcome,
-        judge_feedback=trajectory.judge_feedback, source=trajectory.source, dataset=trajectory.dataset,
-        trajectory_id=trajectory.id, trace_tokens=count_tokens(trajectory.to_trace_text()),
-        workflow_tokens=count_tokens(result.workflow), compression=result.method, manager=result.model)
+        namespace=trajectory.namespace,
+        question=trajectory.question,
+        caption=trajectory.caption,
+        workflow=result.workflow,
+        plan=trajectory.plan,
+        outcome=trajectory.outcome,
+        judge_feedback=trajectory.judge_feedback,
+        source=trajectory.source,
+        dataset=trajectory.dataset,
+        trajectory_id=trajectory.id,
+        trace_tokens=count_tokens(trajectory.to_trace_text()),
+        workflow_tokens=count_tokens(result.workflow),
+        compression=result.method,
+        manager=result.model,
+    )
 
 
 def _release(lock: FolderLock | None, snapshot: Any) -> None:

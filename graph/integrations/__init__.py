@@ -14,4 +14,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.integrations.tools import memory_tools
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(
-    __name__, submod_attrs={"store": ["MiaStore"], "retriever": ["MiaWorkflowRetriever"], "tools": ["memory_tools"]})
+    __name__, submod_attrs={"store": ["MiaStore"], "retriever": ["MiaWorkflowRetriever"], "tools": ["memory_tools"]}
+)

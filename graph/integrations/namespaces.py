@@ -24,4 +24,4 @@ def to_tuple(namespace: str) -> tuple[str, ...]:
 
 def under(namespace: tuple[str, ...], prefix: tuple[str, ...]) -> bool:
     """Whether `namespace` starts with `prefix` (the empty prefix holds every namespace)."""
-    return namespace[:len(prefix)] == prefix
+    return namespace[: len(prefix)] == prefix

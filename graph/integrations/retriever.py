@@ -25,8 +25,19 @@ class MiaWorkflowRetriever(BaseRetriever):
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
         got = unwrap(self.store).retrieve(query, namespace=self.namespace, k_pos=self.k_pos, k_neg=self.k_neg)
-        return [Document(page_content=m.record.workflow, id=m.record.id,
-                         metadata={"id": m.record.id, "question": m.record.question, "outcome": m.record.outcome,
-                                   "namespace": m.record.namespace, "score": m.score, "similarity": m.similarity,
-                                   "win_rate": m.win_rate})
-                for m in [*got.positives, *got.negatives]]
+        return [
+            Document(
+                page_content=m.record.workflow,
+                id=m.record.id,
+                metadata={
+                    "id": m.record.id,
+                    "question": m.record.question,
+                    "outcome": m.record.outcome,
+                    "namespace": m.record.namespace,
+                    "score": m.score,
+                    "similarity": m.similarity,
+                    "win_rate": m.win_rate,
+                },
+            )
+            for m in [*got.positives, *got.negatives]
+        ]

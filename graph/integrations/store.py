@@ -1,33 +1,62 @@
-"""`MiaStore`: MIA's workflow memory as a LangGraph `BaseStore`.
+"""`MiaStore`: MIA's workflow memory as a LangGraph `BaseStore`, with InMemoryStore's semantics
+for any dict value, so that an app can keep all it stores in one place.
 
 So any LangGraph app gets it with `graph.compile(store=MiaStore.open(path))` and reads it as
-`runtime.store`. An item is one workflow memory: its key is the memory id and its value the
-record's fields (`question` and `workflow` required; `outcome`, `plan`, `caption`,
-`judge_feedback`, ... optional). `search(ns, query=...)` runs MIA's retrieval (ANN candidates,
-then similarity and win rate combined) over the judged memories; without a query it lists the
-newest. The store is synchronous underneath; `abatch` runs it in a worker thread so that an
-async app's event loop never waits on Chroma or the embedder.
+`runtime.store`. What differs from InMemoryStore, and why:
+- a value shaped like a workflow memory (store_values.py) is one: its key is the memory id, MIA's
+  retrieval uses it, and it reads back as the record's fields (what was put, with MIA's defaults
+  and usage counts); any other dict is a generic item (store_items.py), read back as it was put;
+- a query search ranks memories and generic items together by MIA's score (store_search.py); a
+  memory that screening flagged is never returned by one (kept for review, never shown); without
+  a query the items come newest first; either way the filter (store_filter.py) is applied before
+  offset and limit cut, so a page is never short while more items match;
+- `index=` picks a generic item's text (default: the store's `fields`, ["$"], the whole value; an
+  item with several texts gets one vector, of them joined); a memory is embedded by its question,
+  so `index=` on one is refused;
+- a put writes the new copy before it deletes an old one (a memory whose outcome changed, a value
+  that changed kind), under the store's write lock: a put that fails leaves the old value;
+- TTL is refused (`supports_ttl` is False): MIA's upkeep, not expiry, bounds the memory;
+- the operations of a batch run in order: a put is visible to a later get of the same batch.
+The store is synchronous underneath; `abatch` runs it in a worker thread so that an async app's
+event loop never waits on Chroma or the embedder.
 """
 
 from __future__ import annotations
 
 import asyncio
+import time
 from collections.abc import Iterable
-from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from langgraph.store.base import (BaseStore, GetOp, Item, ListNamespacesOp, Op, PutOp, Result, SearchItem,
-                                  SearchOp)
+from langgraph.store.base import (
+    BaseStore,
+    GetOp,
+    Item,
+    ListNamespacesOp,
+    Op,
+    PutOp,
+    Result,
+    SearchItem,
+    SearchOp,
+    validate_op_namespace,
+)
 
-from mia.graph.integrations.namespaces import to_mia, to_tuple, under
-
-#: Record fields that are not part of an item's value (the key and the namespace say them).
-_ADDRESS = {"id", "namespace"}
-
-
-def _time(seconds: float) -> datetime:
-    return datetime.fromtimestamp(seconds, tz=timezone.utc)
+from mia.graph.integrations.namespaces import to_mia, to_tuple
+from mia.graph.integrations.store_items import BUCKETS as ITEM_BUCKETS
+from mia.graph.integrations.store_items import GenericItems
+from mia.graph.integrations.store_search import search
+from mia.graph.integrations.store_values import (
+    as_value,
+    generic_view,
+    is_memory,
+    item_text,
+    memory_record,
+    memory_view,
+)
+from mia.memory.errors import MemoryStoreError
+from mia.memory.index import BUCKET_OF, MEMORY_BUCKETS
+from mia.memory.namespaces import check_namespace
 
 
 def unwrap(store: Any) -> Any:
@@ -36,17 +65,23 @@ def unwrap(store: Any) -> Any:
 
 
 class MiaStore(BaseStore):
-    """A LangGraph BaseStore over a `mia.memory.MemoryStore` (embedded Chroma or a Chroma server)."""
+    """A LangGraph BaseStore over a `mia.memory.MemoryStore` (embedded Chroma, a Chroma server, or
+    the in-memory index). `fields`: the paths of a generic item's value to embed when a put gives
+    no `index=` (InMemoryStore's `index={"fields": ...}`)."""
 
-    def __init__(self, memory: Any) -> None:
+    supports_ttl = False
+
+    def __init__(self, memory: Any, *, fields: list[str] | None = None) -> None:
         self.memory = memory
+        self.fields = _paths(fields, ["$"])
+        self.items = GenericItems(memory)
 
     @classmethod
-    def open(cls, path: str | Path | None = None, **options: Any) -> MiaStore:
+    def open(cls, path: str | Path | None = None, *, fields: list[str] | None = None, **options: Any) -> MiaStore:
         """The embedded memory store in `path` (default: the data directory's `memory/`)."""
         from mia.memory import MemoryStore
 
-        return cls(MemoryStore.open(path, **options))
+        return cls(MemoryStore.open(path, **options), fields=fields)
 
     def close(self) -> None:
         """Release the store (its folder lock, its threads)."""
@@ -67,87 +102,112 @@ class MiaStore(BaseStore):
         return await asyncio.to_thread(self.batch, list(ops))
 
     def _run(self, op: Op) -> Result:
+        validate_op_namespace(op)
         if isinstance(op, GetOp):
             return self._get(op)
         if isinstance(op, PutOp):
-            return self._put(op)
+            self._put(op)
+            return None
         if isinstance(op, SearchOp):
-            return self._search(op)
+            return search(self.memory, self.items, op)
         if isinstance(op, ListNamespacesOp):
             return self._list_namespaces(op)
         raise TypeError(f"MiaStore cannot run a {type(op).__name__}")
 
-    # ------------------------------------------------------------------ operations
-    def _item(self, record: Any, score: float | None = None, *, search: bool = False) -> Item:
-        value = record.model_dump(mode="json", exclude=_ADDRESS)
-        stamps = dict(created_at=_time(record.created_at), updated_at=_time(max(record.last_used_at, record.created_at)))
-        if search:
-            return SearchItem(to_tuple(record.namespace), record.id, value, score=score, **stamps)
-        return Item(value=value, key=record.id, namespace=to_tuple(record.namespace), **stamps)
-
+    # ------------------------------------------------------------------ reads
     def _get(self, op: GetOp) -> Item | None:
-        record = self.memory.get(op.key, namespace=to_mia(op.namespace))
-        return None if record is None else self._item(record)
-
-    def _put(self, op: PutOp) -> None:
-        namespace = to_mia(op.namespace)
-        if op.value is None:
-            self.memory.delete([op.key], namespace=namespace)
+        namespace = _address(op.namespace)
+        if not op.key:
             return None
-        self.memory.replace(_record(op.key, namespace, op.value))
-        return None
+        record = self.memory.get(op.key, namespace=namespace)
+        if record is not None:
+            return _plain_item(memory_view(record))
+        stored = self.items.get(namespace, op.key)
+        return None if stored is None else _plain_item(generic_view(namespace, stored))
 
-    def _namespaces(self, prefix: tuple[str, ...]) -> list[str]:
-        return [ns for ns in self.memory.namespaces() if under(to_tuple(ns), tuple(prefix))]
+    # ------------------------------------------------------------------ writes
+    def _put(self, op: PutOp) -> None:
+        namespace = _address(op.namespace)
+        if not isinstance(op.key, str) or not op.key:
+            raise ValueError(f"an item's key is a non-empty string, got {op.key!r}")
+        if op.ttl is not None:
+            raise NotImplementedError(
+                "MiaStore does not expire items (supports_ttl is False): MIA's upkeep bounds the memory; "
+                "put without ttl"
+            )
+        if op.value is None:
+            self._writing()
+            with self.memory.writing():
+                self._drop(namespace, op.key)
+            return
+        value = as_value(op.value)
+        if is_memory(value):
+            if op.index is not None:
+                raise ValueError("a MIA workflow memory is embedded by its question: leave index= out for it")
+            record = memory_record(op.key, namespace, value)
+            self._writing()
+            with self.memory.writing():
+                self.memory.add(record)  # an upsert into its outcome's bucket, then the old copy goes
+                self._drop(namespace, op.key, keep=BUCKET_OF[record.outcome])
+            return
+        text = item_text(value, _paths(op.index, self.fields))
+        vector = self.memory.embedder.embed_documents([text])[0] if text else None
+        self._writing()
+        with self.memory.writing():
+            old = self.items.get(namespace, op.key)
+            bucket = self.items.put(namespace, op.key, value, vector, old.created_at if old else time.time())
+            self._drop(namespace, op.key, keep=bucket)
 
-    def _search(self, op: SearchOp) -> list[SearchItem]:
-        wanted = dict(op.filter or {})
-        outcome = wanted.get("outcome")
-        found: list[SearchItem] = []
-        if op.query:
-            n = op.limit + op.offset
-            k_pos = 0 if outcome in ("incorrect", "unknown") else n
-            k_neg = 0 if outcome in ("correct", "unknown") else n
-            for ns in self._namespaces(op.namespace_prefix):
-                got = self.memory.retrieve(op.query, namespace=ns, k_pos=k_pos, k_neg=k_neg)
-                found += [self._item(m.record, m.score, search=True) for m in [*got.positives, *got.negatives]]
-            found.sort(key=lambda item: item.score or 0.0, reverse=True)
-        else:
-            for ns in self._namespaces(op.namespace_prefix):
-                found += [self._item(r, search=True) for r in self.memory.list(ns, outcome=outcome)]
-            found.sort(key=lambda item: item.created_at, reverse=True)
-        found = [item for item in found if all(item.value.get(k) == v for k, v in wanted.items())]
-        return found[op.offset:op.offset + op.limit]
+    def _writing(self) -> None:
+        if self.memory.read_only:
+            raise MemoryStoreError(
+                f"the memory store at {self.memory.location} was opened read-only: nothing can be put"
+            )
 
+    def _drop(self, namespace: str, key: str, keep: str | None = None) -> None:
+        """Delete every copy of the key but the one in bucket `keep`."""
+        for bucket in (*MEMORY_BUCKETS, *ITEM_BUCKETS):
+            if bucket != keep:
+                self.memory.index.delete(namespace, bucket, [key])
+
+    # ------------------------------------------------------------------ namespaces
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:
-        out: list[tuple[str, ...]] = []
-        for ns in map(to_tuple, self.memory.namespaces()):
-            if all(_matches(ns, cond.match_type, tuple(cond.path)) for cond in op.match_conditions or ()):
-                ns = ns[:op.max_depth] if op.max_depth is not None else ns
-                if ns not in out:
-                    out.append(ns)
-        return out[op.offset:op.offset + op.limit]
+        held = [ns for ns in self.memory.namespaces() if self.memory.count(ns) or self.items.count(ns)]
+        found = [
+            ns
+            for ns in map(to_tuple, held)
+            if all(_matches(ns, cond.match_type, tuple(cond.path)) for cond in op.match_conditions or ())
+        ]
+        if op.max_depth is not None:
+            found = list({ns[: op.max_depth] for ns in found})
+        return sorted(found)[op.offset : op.offset + op.limit]
+
+
+def _address(namespace: tuple[str, ...]) -> str:
+    """The MIA namespace an item lives in (InvalidNamespaceError when MIA cannot name it)."""
+    return check_namespace(to_mia(namespace))
+
+
+def _paths(index: object, default: list[str]) -> list[str]:
+    """The value paths a generic item is embedded by: `index=` None is the store's, False none."""
+    if index is None:
+        return default
+    if index is False:
+        return []
+    if isinstance(index, (list, tuple)) and all(isinstance(p, str) and p for p in index):
+        return list(index)
+    raise ValueError(f"index is None, False or a list of field paths such as ['text', 'meta.title'], not {index!r}")
+
+
+def _plain_item(hit: SearchItem) -> Item:
+    return Item(
+        value=hit.value, key=hit.key, namespace=hit.namespace, created_at=hit.created_at, updated_at=hit.updated_at
+    )
 
 
 def _matches(namespace: tuple[str, ...], kind: str, path: tuple[str, ...]) -> bool:
     """LangGraph's match conditions ('*' matches any one label)."""
     if len(path) > len(namespace):
         return False
-    part = namespace[:len(path)] if kind == "prefix" else namespace[len(namespace) - len(path):]
+    part = namespace[: len(path)] if kind == "prefix" else namespace[len(namespace) - len(path) :]
     return all(want in ("*", got) for want, got in zip(path, part))
-
-
-def _record(key: str, namespace: str, value: dict[str, Any]) -> Any:
-    """A MemoryRecord from an item's value; unknown fields are an error, not silently dropped."""
-    from mia.memory import MemoryRecord
-
-    if not isinstance(value, dict):
-        raise ValueError(f"a MIA memory value is a dict, got {type(value).__name__}")
-    allowed = set(MemoryRecord.model_fields) - _ADDRESS
-    unknown = sorted(set(value) - allowed)
-    if unknown:
-        raise ValueError(f"unknown memory fields {unknown}; a MIA memory has {sorted(allowed)}")
-    missing = [name for name in ("question", "workflow") if not str(value.get(name) or "").strip()]
-    if missing:
-        raise ValueError(f"a MIA memory needs a non-empty {' and '.join(missing)}")
-    return MemoryRecord(**{"source": "langgraph-store", "compression": "manual", **value}, id=key, namespace=namespace)

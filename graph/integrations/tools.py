@@ -37,16 +37,25 @@ class RecordOutcomeInput(BaseModel):
     question: str = Field(description="The task or question that was worked on.")
     workflow: str = Field(description="The steps taken (searches, checks), as a short numbered list.")
     correct: bool = Field(description="Whether the result was correct.")
-    used_memory_ids: list[str] = Field(default_factory=list,
-                                       description="Ids of the past workflows (from search_workflows) that were used.")
+    used_memory_ids: list[str] = Field(
+        default_factory=list, description="Ids of the past workflows (from search_workflows) that were used."
+    )
 
 
 class ManageWorkflowInput(BaseModel):
     action: Literal["create", "update", "delete"] = Field(description="What to do with the workflow.")
-    id: str | None = Field(default=None, description="The workflow's id (from search_workflows); required to update or delete.")
-    question: str | None = Field(default=None, description="The task the workflow is for (create; update to change it).")
-    workflow: str | None = Field(default=None, description="The steps, as a short numbered list (create; update to change them).")
-    correct: bool | None = Field(default=None, description="Whether the workflow led to a right answer (create; update to change it).")
+    id: str | None = Field(
+        default=None, description="The workflow's id (from search_workflows); required to update or delete."
+    )
+    question: str | None = Field(
+        default=None, description="The task the workflow is for (create; update to change it)."
+    )
+    workflow: str | None = Field(
+        default=None, description="The steps, as a short numbered list (create; update to change them)."
+    )
+    correct: bool | None = Field(
+        default=None, description="Whether the workflow led to a right answer (create; update to change it)."
+    )
 
 
 def fill_namespace(template: NamespaceTemplate, config: RunnableConfig | None) -> str:
@@ -56,8 +65,9 @@ def fill_namespace(template: NamespaceTemplate, config: RunnableConfig | None) -
     try:
         filled = tuple(label.format(**configurable) for label in labels)
     except KeyError as err:
-        raise ValueError(f"the memory namespace {template!r} needs {err.args[0]!r} in the run's "
-                         "config['configurable']") from None
+        raise ValueError(
+            f"the memory namespace {template!r} needs {err.args[0]!r} in the run's config['configurable']"
+        ) from None
     return filled[0] if isinstance(template, str) else to_mia(filled)
 
 
@@ -71,20 +81,25 @@ def _memory_of(store: Any) -> Any:
         except (RuntimeError, KeyError):  # outside a runnable context / outside a graph run
             store = None
         if store is None:
-            raise RuntimeError("memory_tools() was made without a store and this run has none: compile the "
-                               "graph with store=MiaStore.open(...) or pass the store to memory_tools")
+            raise RuntimeError(
+                "memory_tools() was made without a store and this run has none: compile the "
+                "graph with store=MiaStore.open(...) or pass the store to memory_tools"
+            )
     memory = unwrap(store)
     if not hasattr(memory, "retrieve"):
         raise TypeError(f"memory_tools needs MIA's memory (a MiaStore or a MemoryStore), not {type(store).__name__}")
     return memory
 
 
-def memory_tools(store: Any = None, namespace: NamespaceTemplate = "default", *, k_pos: int = 2,
-                 k_neg: int = 2) -> list[BaseTool]:
+def memory_tools(
+    store: Any = None, namespace: NamespaceTemplate = "default", *, k_pos: int = 2, k_neg: int = 2
+) -> list[BaseTool]:
     """[search_workflows, record_outcome, manage_workflow] over a MiaStore or a MemoryStore (None:
     the graph's store when the tool runs), in one namespace or a template filled per run."""
     if not isinstance(namespace, (str, tuple)) or not namespace:
-        raise ValueError(f"namespace is a name, a template such as 'users.{{user_id}}' or a tuple of labels, not {namespace!r}")
+        raise ValueError(
+            f"namespace is a name, a template such as 'users.{{user_id}}' or a tuple of labels, not {namespace!r}"
+        )
 
     def where(config: RunnableConfig) -> tuple[Any, str]:
         return _memory_of(store), fill_namespace(namespace, config)
@@ -95,19 +110,33 @@ def memory_tools(store: Any = None, namespace: NamespaceTemplate = "default", *,
         ids = ", ".join(got.ids) or "none"
         return f"{got.to_prompt_text()}\nMemory ids: {ids}", got
 
-    def record_outcome(question: str, workflow: str, correct: bool, config: RunnableConfig,
-                       used_memory_ids: list[str] | None = None) -> str:
+    def record_outcome(
+        question: str, workflow: str, correct: bool, config: RunnableConfig, used_memory_ids: list[str] | None = None
+    ) -> str:
         from mia.memory import MemoryRecord
 
         memory, ns = where(config)
-        record = memory.add(MemoryRecord(namespace=ns, question=question, workflow=workflow,
-                                         outcome="correct" if correct else "incorrect",
-                                         source="langchain-tool", compression="manual"))
+        record = memory.add(
+            MemoryRecord(
+                namespace=ns,
+                question=question,
+                workflow=workflow,
+                outcome="correct" if correct else "incorrect",
+                source="langchain-tool",
+                compression="manual",
+            )
+        )
         credited = memory.update_stats(list(used_memory_ids or []), success=correct, namespace=ns)
         return f"Stored workflow {record.id} ({record.outcome}); updated {credited} used memories."
 
-    def manage_workflow(action: str, config: RunnableConfig, id: str | None = None, question: str | None = None,
-                        workflow: str | None = None, correct: bool | None = None) -> str:
+    def manage_workflow(
+        action: str,
+        config: RunnableConfig,
+        id: str | None = None,
+        question: str | None = None,
+        workflow: str | None = None,
+        correct: bool | None = None,
+    ) -> str:
         from mia.memory import MemoryRecord
 
         memory, ns = where(config)
@@ -115,8 +144,16 @@ def memory_tools(store: Any = None, namespace: NamespaceTemplate = "default", *,
         if action == "create":
             if not (question and workflow and outcome):
                 raise ToolException("create needs a question, a workflow and correct (true or false)")
-            record = memory.add(MemoryRecord(namespace=ns, question=question, workflow=workflow, outcome=outcome,
-                                             source="langchain-tool", compression="manual"))
+            record = memory.add(
+                MemoryRecord(
+                    namespace=ns,
+                    question=question,
+                    workflow=workflow,
+                    outcome=outcome,
+                    source="langchain-tool",
+                    compression="manual",
+                )
+            )
             return f"Created workflow {record.id} ({record.outcome})."
         old = memory.get(id, namespace=ns) if id else None
         if old is None:
@@ -132,15 +169,27 @@ def memory_tools(store: Any = None, namespace: NamespaceTemplate = "default", *,
 
     return [
         StructuredTool.from_function(
-            search_workflows, name="search_workflows", args_schema=SearchWorkflowsInput,
-            response_format="content_and_artifact", handle_tool_error=True,
+            search_workflows,
+            name="search_workflows",
+            args_schema=SearchWorkflowsInput,
+            response_format="content_and_artifact",
+            handle_tool_error=True,
             description="Find workflows that worked (and ones that failed) for similar past questions. "
-                        "Call it first, before planning."),
+            "Call it first, before planning.",
+        ),
         StructuredTool.from_function(
-            record_outcome, name="record_outcome", args_schema=RecordOutcomeInput, handle_tool_error=True,
-            description="After finishing a task, store the workflow used and whether it was correct."),
+            record_outcome,
+            name="record_outcome",
+            args_schema=RecordOutcomeInput,
+            handle_tool_error=True,
+            description="After finishing a task, store the workflow used and whether it was correct.",
+        ),
         StructuredTool.from_function(
-            manage_workflow, name="manage_workflow", args_schema=ManageWorkflowInput, handle_tool_error=True,
+            manage_workflow,
+            name="manage_workflow",
+            args_schema=ManageWorkflowInput,
+            handle_tool_error=True,
             description="Create, update or delete one stored workflow by id: correct a workflow that misled you, "
-                        "or delete one that is wrong."),
+            "or delete one that is wrong.",
+        ),
     ]

@@ -57,10 +57,12 @@ def test_base_store_get_put_delete_and_namespaces(store: MiaStore) -> None:
 
     store.delete(("default",), "m-author")
     assert store.get(("default",), "m-author") is None
-    with pytest.raises(ValueError, match="unknown memory fields"):
-        store.put(("default",), "bad", {"question": "q", "workflow": "w", "flavour": "lost"})
-    with pytest.raises(ValueError, match="workflow"):
-        store.put(("default",), "bad", {"question": "q"})
+    # a value that is not a workflow memory is kept as it is, apart from MIA's memories
+    store.put(("default",), "note", {"question": "q", "workflow": "w", "flavour": "kept"})
+    assert store.get(("default",), "note").value == {"question": "q", "workflow": "w", "flavour": "kept"}
+    assert store.memory.get("note", namespace="default") is None and store.memory.count("default") == 2
+    with pytest.raises(ValueError, match="outcome"):  # a memory's shape with a bad field: refused
+        store.put(("default",), "bad", {"question": "q", "workflow": "w", "outcome": "maybe"})
 
 
 def test_search_runs_mia_scoring(store: MiaStore) -> None:
@@ -77,13 +79,13 @@ def test_search_runs_mia_scoring(store: MiaStore) -> None:
 
 def test_async_batch_runs_off_the_event_loop(store: MiaStore) -> None:
     threads: list[int] = []
-    retrieve = store.memory.retrieve
+    query = store.memory.index.query
 
     def spy(*args: Any, **kwargs: Any) -> Any:
         threads.append(threading.get_ident())
-        return retrieve(*args, **kwargs)
+        return query(*args, **kwargs)
 
-    store.memory.retrieve = spy
+    store.memory.index.query = spy
 
     async def main() -> tuple[list[Any], Any]:
         loop_thread = threading.get_ident()
@@ -93,7 +95,7 @@ def test_async_batch_runs_off_the_event_loop(store: MiaStore) -> None:
     try:
         hits, loop_thread = asyncio.run(main())
     finally:
-        del store.memory.retrieve
+        del store.memory.index.query
     assert hits[0].key == "m-author"
     assert threads and all(t != loop_thread for t in threads)
 
@@ -121,14 +123,30 @@ def test_plain_stategraph_app_uses_runtime_store(store: MiaStore) -> None:
 def test_create_agent_uses_the_tools(store: MiaStore) -> None:
     from langchain.agents import create_agent
 
-    model = ScriptedChatModel(script=[
-        AIMessage(content="", tool_calls=[{"name": "search_workflows", "args": {"question": "Author of Hamlet?"},
-                                           "id": "c1"}]),
-        AIMessage(content="", tool_calls=[{"name": "record_outcome", "id": "c2", "args": {
-            "question": "Author of Hamlet?", "workflow": "1. Followed m-author.", "correct": True,
-            "used_memory_ids": ["m-author"]}}]),
-        "Shakespeare.",
-    ])
+    model = ScriptedChatModel(
+        script=[
+            AIMessage(
+                content="",
+                tool_calls=[{"name": "search_workflows", "args": {"question": "Author of Hamlet?"}, "id": "c1"}],
+            ),
+            AIMessage(
+                content="",
+                tool_calls=[
+                    {
+                        "name": "record_outcome",
+                        "id": "c2",
+                        "args": {
+                            "question": "Author of Hamlet?",
+                            "workflow": "1. Followed m-author.",
+                            "correct": True,
+                            "used_memory_ids": ["m-author"],
+                        },
+                    }
+                ],
+            ),
+            "Shakespeare.",
+        ]
+    )
     agent = create_agent(model, tools=memory_tools(store, namespace="default", k_pos=1, k_neg=1))
     out = agent.invoke({"messages": [HumanMessage("Who wrote Hamlet?")]})
 
@@ -154,12 +172,23 @@ def test_run_time_tools_keep_two_users_apart_with_the_graphs_store(store: MiaSto
     from langchain.agents import create_agent
 
     script = [
-        call("record_outcome", "a1", question="Tallest mountain in the Alps?", correct=True,
-             workflow="1. Search 'highest Alps mountain'. 2. Read the height."),
+        call(
+            "record_outcome",
+            "a1",
+            question="Tallest mountain in the Alps?",
+            correct=True,
+            workflow="1. Search 'highest Alps mountain'. 2. Read the height.",
+        ),
         "Mont Blanc.",
         call("search_workflows", "b1", question="Tallest mountain in the Alps?"),
-        call("manage_workflow", "b2", action="create", question="Longest river in Asia?", correct=False,
-             workflow="1. Guessed the Ganges."),
+        call(
+            "manage_workflow",
+            "b2",
+            action="create",
+            question="Longest river in Asia?",
+            correct=False,
+            workflow="1. Guessed the Ganges.",
+        ),
         call("manage_workflow", "b3", action="delete", id="no-such-id"),
         "Not sure.",
     ]
@@ -182,7 +211,9 @@ def test_run_time_tools_keep_two_users_apart_with_the_graphs_store(store: MiaSto
     alice = {"configurable": {"user_id": "alice"}}
     manage = tools["manage_workflow"]
     assert "is not one" in manage.invoke({"action": "update", "id": bob_wf.id, "correct": True}, alice)
-    reply = manage.invoke({"action": "update", "id": alice_wf.id, "correct": False, "workflow": "1. Wrong height."}, alice)
+    reply = manage.invoke(
+        {"action": "update", "id": alice_wf.id, "correct": False, "workflow": "1. Wrong height."}, alice
+    )
     assert reply == f"Updated workflow {alice_wf.id} (outcome, workflow)."
     updated = store.memory.get(alice_wf.id, namespace="users.alice")
     assert (updated.outcome, updated.workflow, updated.question) == ("incorrect", "1. Wrong height.", alice_wf.question)
@@ -213,14 +244,27 @@ def test_build_graph_store_is_the_graphs_memory(store: MiaStore) -> None:
     from mia.graph import Context, build_graph
     from mia.graph.nodes.deps import Deps
 
-    models = {"fake:planner": ScriptedChatModel(script=["1. Search the author."]),
-              "fake:executor": ScriptedChatModel(script=["<answer>Shakespeare</answer>"]),
-              "fake:manager": ScriptedChatModel()}
-    deps = Deps(model_factory=lambda spec, t, n: models[spec], tools_factory=lambda ctx, p: [],
-                compressor_factory=lambda model: None, judge_fn=lambda **kw: None)
-    context = Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                      judge_mode="off",
-                      max_replans=0, min_tool_calls=0, tool_protocol="text", namespace="default")
+    models = {
+        "fake:planner": ScriptedChatModel(script=["1. Search the author."]),
+        "fake:executor": ScriptedChatModel(script=["<answer>Shakespeare</answer>"]),
+        "fake:manager": ScriptedChatModel(),
+    }
+    deps = Deps(
+        model_factory=lambda spec, t, n: models[spec],
+        tools_factory=lambda ctx, p: [],
+        compressor_factory=lambda model: None,
+        judge_fn=lambda **kw: None,
+    )
+    context = Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_mode="off",
+        max_replans=0,
+        min_tool_calls=0,
+        tool_protocol="text",
+        namespace="default",
+    )
     out = build_graph(store=store, deps=deps).invoke({"question": "Who wrote Hamlet, the play?"}, context=context)
     assert out["answer"] == "Shakespeare"
     assert "m-author" in out["used_memory_ids"]
@@ -234,9 +278,9 @@ def test_readme_snippet_runs(tmp_path) -> None:
     from pathlib import Path
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
-    section = readme[readme.index("### Use MIA memory in your own LangGraph app"):]
+    section = readme[readme.index("### Use MIA memory in your own LangGraph app") :]
     start = section.index("```python\n") + len("```python\n")
-    code = section[start:section.index("\n```", start)]
+    code = section[start : section.index("\n```", start)]
     assert 5 < len(code.splitlines()) <= 15
     code = code.replace('"./memory"', repr(str(tmp_path / "memory"))).replace('"openai:gpt-4.1-mini"', "FAKE")
     scope: dict[str, Any] = {"FAKE": ScriptedChatModel(script=["ok"])}

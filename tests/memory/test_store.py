@@ -30,8 +30,9 @@ QUESTIONS = {
 def test_memorise_retrieve_and_stats(store):
     recs = {}
     for key, q in QUESTIONS.items():
-        recs[key] = store.memorise(make_trajectory(q, outcome="incorrect" if key == "river" else "correct",
-                                                   queries=(f"{key} search",)))
+        recs[key] = store.memorise(
+            make_trajectory(q, outcome="incorrect" if key == "river" else "correct", queries=(f"{key} search",))
+        )
     assert store.count("default") == 4
     got = store.retrieve("Which magazine came out first: Arthur's Magazine or First for Women?")
     assert got.positives[0].record.id == recs["mag"].id
@@ -49,8 +50,10 @@ def test_memorise_retrieve_and_stats(store):
 def test_a_similarity_floor_hides_unrelated_memories_and_keeps_related_ones(store):
     """MIA's min-max shows the best candidates however unrelated (HotpotQA: median cosine 0.24,
     bench/memory/relatedness.md); `min_similarity` keeps only memories about as close as asked."""
-    recs = {key: store.memorise(make_trajectory(q, outcome="incorrect" if key == "river" else "correct"))
-            for key, q in QUESTIONS.items()}
+    recs = {
+        key: store.memorise(make_trajectory(q, outcome="incorrect" if key == "river" else "correct"))
+        for key, q in QUESTIONS.items()
+    }
     question = "Which magazine came out first: Arthur's Magazine or First for Women?"
     everything = store.retrieve(question)
     assert len(everything.positives) == 2 and len(everything.negatives) == 1  # the river shown too
@@ -59,7 +62,9 @@ def test_a_similarity_floor_hides_unrelated_memories_and_keeps_related_ones(stor
     floored = store.retrieve(question, min_similarity=0.6)
     assert [m.record.id for m in floored.positives] == [recs["mag"].id] and not floored.negatives
     assert not store.retrieve("What is the boiling point of mercury?", min_similarity=0.6).ids
-    assert [t.trajectory.question for t in store.search_trajectories(question, k=4, min_similarity=0.6)] == [QUESTIONS["mag"]]
+    assert [t.trajectory.question for t in store.search_trajectories(question, k=4, min_similarity=0.6)] == [
+        QUESTIONS["mag"]
+    ]
     assert len(store.search_trajectories(question, k=4)) == 4
 
 
@@ -88,14 +93,23 @@ def test_near_duplicates(store):
 
 
 def test_size_bound_and_eviction(tmp_path):
-    st = MemoryStore.open(tmp_path / "m", embedder=PrecomputedEmbedder(4, "rand4"),
-                          policy=UpkeepPolicy(max_per_namespace=10))
+    st = MemoryStore.open(
+        tmp_path / "m", embedder=PrecomputedEmbedder(4, "rand4"), policy=UpkeepPolicy(max_per_namespace=10)
+    )
     now = time.time()
     rng = np.random.default_rng(0)
     records = []
     for i in range(10):
-        rec = MemoryRecord(id=f"r{i}", question=f"q{i}", workflow="1. x", outcome="correct",
-                           created_at=now - 90 * 86400, last_used_at=now - 60 * 86400, usage_count=4, success_count=3)
+        rec = MemoryRecord(
+            id=f"r{i}",
+            question=f"q{i}",
+            workflow="1. x",
+            outcome="correct",
+            created_at=now - 90 * 86400,
+            last_used_at=now - 60 * 86400,
+            usage_count=4,
+            success_count=3,
+        )
         records.append(rec)
     records[0].success_count = 0  # a loser, long unused: evicted first
     records[1].last_used_at = now  # recently used: kept
@@ -127,11 +141,13 @@ def test_consolidate_merges_duplicates_and_reindexes(store, embedder):
     negative = store.get(c.id)  # one positive and one negative per question survive
     assert negative is not None and negative.usage_count == 3
     assert store.get(a.id) is None and store.get(c2.id) is None
-    assert store.search_trajectories("logged but never indexed", k=1)[0].trajectory.question == "logged but never indexed"
+    assert (
+        store.search_trajectories("logged but never indexed", k=1)[0].trajectory.question == "logged but never indexed"
+    )
 
 
 def test_export_import_roundtrip(store, tmp_path):
-    for key, q in QUESTIONS.items():
+    for q in QUESTIONS.values():
         store.memorise(make_trajectory(q, namespace="team-a"))
     store.update_stats([store.list("team-a")[0].id], success=True)
     path = tmp_path / "export.jsonl"
@@ -192,8 +208,9 @@ def test_a_collection_built_with_a_large_sync_threshold_is_set_back_when_the_sto
     path = tmp_path / "old"
     vectors = np.random.default_rng(3).standard_normal((4, 8)).astype(np.float32)
     with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8")) as st:
-        st.add_many([MemoryRecord(id=f"m{i}", question=f"q{i}", workflow="1. w", outcome="correct")
-                     for i in range(4)], vectors)
+        st.add_many(
+            [MemoryRecord(id=f"m{i}", question=f"q{i}", workflow="1. w", outcome="correct") for i in range(4)], vectors
+        )
         col = next(c for c in st.client.list_collections() if c.name.endswith("-pos"))
         col.modify(configuration={"hnsw": {"sync_threshold": 100_000}})  # as the old option left it
 
@@ -202,6 +219,7 @@ def test_a_collection_built_with_a_large_sync_threshold_is_set_back_when_the_sto
         return store.client.get_collection(col.name).configuration["hnsw"]["sync_threshold"]
 
         assert threshold(st) == 100_000
+
     with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8")) as st:
         assert threshold(st) == HNSW_SYNC_THRESHOLD == 1000
         st.add(MemoryRecord(id="m9", question="q9", workflow="1. w", outcome="correct"), vectors[1] + 0.5)
@@ -215,8 +233,10 @@ def test_writes_not_yet_synced_to_the_hnsw_files_are_not_lost(tmp_path):
     path = tmp_path / "bulk"
     rng = np.random.default_rng(1)
     vectors = rng.standard_normal((300, 8)).astype(np.float32)
-    recs = [MemoryRecord(id=f"m{i}", question=f"q{i}", workflow="1. w", outcome="correct" if i % 2 else "incorrect")
-            for i in range(300)]
+    recs = [
+        MemoryRecord(id=f"m{i}", question=f"q{i}", workflow="1. w", outcome="correct" if i % 2 else "incorrect")
+        for i in range(300)
+    ]
     with MemoryStore.open(path, embedder=PrecomputedEmbedder(8, "rand8")) as st:
         st.add_many(recs, vectors)
     code = textwrap.dedent("""
@@ -237,8 +257,10 @@ def test_writes_not_yet_synced_to_the_hnsw_files_are_not_lost(tmp_path):
 def test_second_process_gets_a_clear_lock_error(tmp_path, embedder):
     path = tmp_path / "memory"
     with MemoryStore.open(path, embedder=embedder):
-        code = "import sys\nfrom mia.memory import MemoryStore, StoreLockedError\n" \
-               "try:\n    MemoryStore.open(sys.argv[1], lock_timeout=0.2)\nexcept StoreLockedError as e:\n    print('LOCKED', e)\n"
+        code = (
+            "import sys\nfrom mia.memory import MemoryStore, StoreLockedError\n"
+            "try:\n    MemoryStore.open(sys.argv[1], lock_timeout=0.2)\nexcept StoreLockedError as e:\n    print('LOCKED', e)\n"
+        )
         out = run_python(code, str(path))
         assert out.returncode == 0, out.stderr
         assert out.stdout.startswith("LOCKED") and "Chroma server" in out.stdout
@@ -252,8 +274,10 @@ def test_corrupt_store_gives_a_clear_error(tmp_path):
     path = tmp_path / "memory"
     (path / "chroma").mkdir(parents=True)
     (path / "chroma" / "chroma.sqlite3").write_bytes(b"this is not a database" * 100)
-    code = "import sys\nfrom mia.memory import MemoryStore, MemoryStoreError\n" \
-           "try:\n    MemoryStore.open(sys.argv[1])\nexcept MemoryStoreError as e:\n    print('ERR', e)\n"
+    code = (
+        "import sys\nfrom mia.memory import MemoryStore, MemoryStoreError\n"
+        "try:\n    MemoryStore.open(sys.argv[1])\nexcept MemoryStoreError as e:\n    print('ERR', e)\n"
+    )
     out = run_python(code, str(path))  # another process: chromadb caches clients per path in-process
     assert out.returncode == 0, out.stderr
     assert out.stdout.startswith("ERR") and "cannot be read" in out.stdout and "Traceback" not in out.stdout
@@ -269,7 +293,9 @@ def test_schema_and_embedder_mismatch(tmp_path):
     import chromadb
     from chromadb.config import Settings
 
-    client = chromadb.PersistentClient(path=str(path / "chroma"), settings=Settings(anonymized_telemetry=False, allow_reset=True))
+    client = chromadb.PersistentClient(
+        path=str(path / "chroma"), settings=Settings(anonymized_telemetry=False, allow_reset=True)
+    )
     col = client.get_collection(next(c.name for c in client.list_collections()))
     col.modify(metadata={**col.metadata, "mia_schema_version": 99})
     with pytest.raises(SchemaMismatchError, match="schema version 99"):
@@ -341,7 +367,11 @@ def test_dedup_key_ignores_case_punctuation_and_spacing_only():
     from mia.memory.upkeep import question_key
 
     q = "Who is older, Jimmy Page or Robert Plant?"
-    assert question_key(q) == question_key("  who is OLDER   jimmy page, or robert plant!! ") == question_key(q.replace(",", " ,"))
+    assert (
+        question_key(q)
+        == question_key("  who is OLDER   jimmy page, or robert plant!! ")
+        == question_key(q.replace(",", " ,"))
+    )
     assert question_key(q) != question_key(q.replace("older", "younger"))
     assert question_key("888 7th Avenue") != question_key("888 8th Avenue")
     assert question_key(q, "a red car") != question_key(q, "a blue car") != question_key(q)
@@ -383,7 +413,8 @@ def test_a_rebuild_from_the_log_alone_gives_the_same_memories_and_credits(tmp_pa
     first = make_trajectory(QUESTIONS["river"], outcome="correct")
     second = make_trajectory(QUESTIONS["band"], outcome="correct").model_copy(update={"used_memory_ids": [first.id]})
     third = make_trajectory(QUESTIONS["film"], outcome="incorrect").model_copy(
-        update={"used_memory_ids": [first.id, second.id]})
+        update={"used_memory_ids": [first.id, second.id]}
+    )
     with MemoryStore.open(tmp_path / "live", embedder=embedder) as live:
         for traj in (first, second, third):
             record = live.memorise(traj)
@@ -396,3 +427,19 @@ def test_a_rebuild_from_the_log_alone_gives_the_same_memories_and_credits(tmp_pa
         assert rebuilt.rebuild_from_log(progress=False) == 3
         after = {r.id: (r.workflow, r.usage_count, r.success_count) for r in rebuilt.list(namespace="default")}
     assert after == before and before[first.id][1:] == (2, 1)
+
+
+def test_replace_moves_a_changed_outcome_and_a_failed_write_keeps_the_old_record(store, monkeypatch):
+    rec = store.memorise(make_trajectory("Who painted the Mona Lisa?"))
+    assert rec.outcome == "correct"
+    moved = store.replace(rec.model_copy(update={"outcome": "incorrect", "workflow": "1. Guessed"}))
+    assert [r.id for r in store.list(outcome="incorrect")] == [rec.id] and store.list(outcome="correct") == []
+    assert store.get(rec.id).workflow == "1. Guessed" == moved.workflow
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk full")
+
+    monkeypatch.setattr(store.index, "put", broken)
+    with pytest.raises(RuntimeError, match="disk full"):
+        store.replace(rec.model_copy(update={"outcome": "correct", "workflow": "1. Search"}))
+    assert store.get(rec.id).workflow == "1. Guessed" and store.count() == 1  # nothing lost
