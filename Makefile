@@ -4,7 +4,7 @@ QUESTION ?= Which magazine was started first, Arthur's Magazine or First for Wom
 # for the ask on 2 idle cores; the 135M model once needed tight budgets, Qwen does not).
 DEMO_ARGS ?=
 
-.PHONY: setup setup-dev demo test bench
+.PHONY: setup setup-dev demo test lint bench
 setup:
 	bash scripts/setup.sh
 setup-dev:
@@ -13,3 +13,8 @@ demo: setup
 	.venv/bin/mia ask "$(QUESTION)" $(DEMO_ARGS)
 test: setup-dev
 	.venv/bin/python -m pytest -q -p no:cacheprovider $(PYTEST_ARGS)
+# Static checks (.ci/run runs them after the tests): mypy against its shrinking baseline, ruff.
+lint: setup-dev
+	bash scripts/typecheck.sh
+	.venv/bin/ruff check .
+	.venv/bin/ruff format --check .

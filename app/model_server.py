@@ -47,19 +47,24 @@ def _usage(meta: dict[str, Any] | None) -> dict[str, int]:
 
 def _tool_calls(calls: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return [
-        {"id": c.get("id") or f"call_{uuid.uuid4().hex[:24]}", "type": "function",
-         "function": {"name": c["name"], "arguments": json.dumps(c.get("args", {}))}}
+        {
+            "id": c.get("id") or f"call_{uuid.uuid4().hex[:24]}",
+            "type": "function",
+            "function": {"name": c["name"], "arguments": json.dumps(c.get("args", {}))},
+        }
         for c in calls
     ]
 
 
-def _error(status: int, message: str, kind: str = "invalid_request_error", param: str | None = None,
-           code: str | None = None) -> Any:
+def _error(
+    status: int, message: str, kind: str = "invalid_request_error", param: str | None = None, code: str | None = None
+) -> Any:
     """OpenAI's error body: {"error": {message, type, param, code}}."""
     from fastapi.responses import JSONResponse
 
-    return JSONResponse(status_code=status,
-                        content={"error": {"message": message, "type": kind, "param": param, "code": code}})
+    return JSONResponse(
+        status_code=status, content={"error": {"message": message, "type": kind, "param": param, "code": code}}
+    )
 
 
 class ClientGone(Exception):
@@ -117,10 +122,15 @@ def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES, 
             if request.url.path.startswith("/v1"):
                 given = request.headers.get("authorization", "").encode("utf-8", "replace")
                 if not hmac.compare_digest(given, expected):  # constant time: the key is not guessed byte by byte
-                    return _error(401, "Incorrect or missing API key: send 'Authorization: Bearer <key>' "
-                                       "(the key `mia serve-model` was started with).", "authentication_error",
-                                  code="invalid_api_key")
+                    return _error(
+                        401,
+                        "Incorrect or missing API key: send 'Authorization: Bearer <key>' "
+                        "(the key `mia serve-model` was started with).",
+                        "authentication_error",
+                        code="invalid_api_key",
+                    )
             return await call_next(request)
+
     created = int(time.time())
     context: list[int | None] = []  # the model's context window, looked up once
 
@@ -138,7 +148,10 @@ def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES, 
         if limit is not None and window is not None and limit > window:
             raise RequestError(
                 f"max_tokens is too large: {limit}. This model's maximum context length is {window} tokens "
-                f"(prompt and completion together).", param="max_tokens", code="context_length_exceeded")
+                f"(prompt and completion together).",
+                param="max_tokens",
+                code="context_length_exceeded",
+            )
         if limit is not None:
             kwargs["max_tokens"] = limit
         if req.stop:
@@ -186,14 +199,23 @@ def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES, 
             return StreamingResponse(_sse(first, chunks, cid, model_id, include_usage), media_type="text/event-stream")
         parts = [c for c in [first, *rest] if c is not None]
         msg = sum(parts[1:], parts[0]) if parts else None
-        finish = next(((c.response_metadata or {}).get("finish_reason") for c in reversed(parts)
-                       if (c.response_metadata or {}).get("finish_reason")), "stop")
+        finish = next(
+            (
+                (c.response_metadata or {}).get("finish_reason")
+                for c in reversed(parts)
+                if (c.response_metadata or {}).get("finish_reason")
+            ),
+            "stop",
+        )
         message: dict[str, Any] = {"role": "assistant", "content": text_of_chunk(msg)}
         if msg is not None and msg.tool_calls:
             message["tool_calls"] = _tool_calls(msg.tool_calls)
             finish = "tool_calls"
         return {
-            "id": cid, "object": "chat.completion", "created": int(time.time()), "model": model_id,
+            "id": cid,
+            "object": "chat.completion",
+            "created": int(time.time()),
+            "model": model_id,
             "choices": [{"index": 0, "message": message, "finish_reason": finish}],
             "usage": _usage(msg.usage_metadata if msg is not None else None),
         }
@@ -207,8 +229,11 @@ def text_of_chunk(msg: Any) -> str:
         return ""
     if isinstance(msg.content, str):
         return msg.content
-    return "".join(p.get("text", "") if isinstance(p, dict) else str(p) for p in msg.content
-                   if not isinstance(p, dict) or p.get("type") == "text")
+    return "".join(
+        p.get("text", "") if isinstance(p, dict) else str(p)
+        for p in msg.content
+        if not isinstance(p, dict) or p.get("type") == "text"
+    )
 
 
 async def _collect(chunks: AsyncIterator[Any]) -> list[Any]:
@@ -245,9 +270,12 @@ async def _sse(
                 delta["content"] = text
             if chunk.tool_call_chunks:
                 delta["tool_calls"] = [
-                    {"index": tc.get("index") if tc.get("index") is not None else n_calls + i,
-                     "id": tc.get("id"), "type": "function",
-                     "function": {"name": tc.get("name"), "arguments": tc.get("args") or ""}}
+                    {
+                        "index": tc.get("index") if tc.get("index") is not None else n_calls + i,
+                        "id": tc.get("id"),
+                        "type": "function",
+                        "function": {"name": tc.get("name"), "arguments": tc.get("args") or ""},
+                    }
                     for i, tc in enumerate(chunk.tool_call_chunks)
                 ]
                 n_calls += len(chunk.tool_call_chunks)
@@ -255,7 +283,11 @@ async def _sse(
             if delta:
                 yield event([{"index": 0, "delta": delta, "finish_reason": None}])
     except Exception as err:  # noqa: BLE001 - report in-band; the status line is already sent
-        yield "data: " + json.dumps({"error": {"message": f"{type(err).__name__}: {err}", "type": "server_error"}}) + "\n\n"
+        yield (
+            "data: "
+            + json.dumps({"error": {"message": f"{type(err).__name__}: {err}", "type": "server_error"}})
+            + "\n\n"
+        )
     finally:
         await chunks.aclose()  # a client that went away stops the generation here
     yield event([{"index": 0, "delta": {}, "finish_reason": finish}])
@@ -293,12 +325,20 @@ def check_host(host: str, api_key: str | None, insecure: bool = False) -> None:
     if not api_key and not insecure and not is_loopback(host):
         raise InsecureHostError(
             f"refusing to serve on {host} without a key: anyone who can reach it could use the model. "
-            "Pass --api-key (or set MIA_MODEL_SERVER_API_KEY), or --insecure to serve it open anyway.")
+            "Pass --api-key (or set MIA_MODEL_SERVER_API_KEY), or --insecure to serve it open anyway."
+        )
 
 
-def serve(spec: str, host: str = "127.0.0.1", port: int = 8000,
-          announce: Callable[[str], None] | None = None, log_level: str = "warning",
-          max_body_bytes: int = MAX_BODY_BYTES, api_key: str | None = None, insecure: bool = False) -> None:
+def serve(
+    spec: str,
+    host: str = "127.0.0.1",
+    port: int = 8000,
+    announce: Callable[[str], None] | None = None,
+    log_level: str = "warning",
+    max_body_bytes: int = MAX_BODY_BYTES,
+    api_key: str | None = None,
+    insecure: bool = False,
+) -> None:
     """Load `spec`, bind host:port (0 = a free port) and serve until interrupted.
 
     `announce(url)` runs once the server accepts connections (default: print the URL). A host
@@ -323,7 +363,9 @@ def serve(spec: str, host: str = "127.0.0.1", port: int = 8000,
             await super().startup(sockets=sockets)
             say(url)
 
-    server = _Server(uvicorn.Config(create_app(model, spec, max_body_bytes, api_key), log_level=log_level, access_log=False))
+    server = _Server(
+        uvicorn.Config(create_app(model, spec, max_body_bytes, api_key), log_level=log_level, access_log=False)
+    )
     try:
         server.run(sockets=[sock])
     finally:

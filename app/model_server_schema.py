@@ -152,8 +152,7 @@ class ChatRequest(BaseModel):
 class RequestError(ValueError):
     """A request the server refuses; `param` names the offending field (OpenAI's error shape)."""
 
-    def __init__(self, message: str, param: str | None = None, status: int = 400,
-                 code: str | None = None) -> None:
+    def __init__(self, message: str, param: str | None = None, status: int = 400, code: str | None = None) -> None:
         super().__init__(message)
         self.param, self.status, self.code = param, status, code
 
@@ -212,8 +211,10 @@ def to_langchain(messages: list[Any]) -> list[Any]:
         elif isinstance(m, UserMessage):
             out.append(HumanMessage(text_of(m.content)))
         elif isinstance(m, AssistantMessage):
-            calls = [{"name": c.function.name, "args": tool_arguments(c.function.arguments), "id": c.id}
-                     for c in m.tool_calls or []]
+            calls = [
+                {"name": c.function.name, "args": tool_arguments(c.function.arguments), "id": c.id}
+                for c in m.tool_calls or []
+            ]
             out.append(AIMessage(text_of(m.content), tool_calls=calls))
         else:
             out.append(LCTool(text_of(m.content), tool_call_id=m.tool_call_id))

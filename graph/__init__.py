@@ -12,4 +12,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.context import Context
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(
-    __name__, submod_attrs={"builder": ["build_graph"], "context": ["Context"], "result": ["RunResult", "run_question"]})
+    __name__, submod_attrs={"builder": ["build_graph"], "context": ["Context"], "result": ["RunResult", "run_question"]}
+)

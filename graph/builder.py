@@ -115,8 +115,14 @@ class MiaGraph(CompiledStateGraph):
     """The compiled MIA graph. Only `as_tool` differs: the graph's input also takes gold answers,
     sandbox paragraphs and a preset plan, which an agent calling MIA as a tool must not see."""
 
-    def as_tool(self, args_schema: Any = None, *, name: str | None = None, description: str | None = None,
-                arg_types: dict[str, type] | None = None) -> BaseTool:
+    def as_tool(
+        self,
+        args_schema: Any = None,
+        *,
+        name: str | None = None,
+        description: str | None = None,
+        arg_types: dict[str, type] | None = None,
+    ) -> BaseTool:
         """A tool whose schema is only the question and whose result is the answer (the graph's
         other outputs stay in the trace). An explicit `args_schema`/`arg_types` keeps LangChain's
         behaviour."""
@@ -135,13 +141,25 @@ class MiaGraph(CompiledStateGraph):
             return str(out.get("answer") or "")
 
         return StructuredTool.from_function(
-            func=ask, coroutine=aask, name=name or self.get_name(), args_schema=AskInput,
-            description=description or "Research a question: recall workflows that worked for similar questions, "
-                                       "plan, search, check the plan, and answer.")
+            func=ask,
+            coroutine=aask,
+            name=name or self.get_name(),
+            args_schema=AskInput,
+            description=description
+            or "Research a question: recall workflows that worked for similar questions, "
+            "plan, search, check the plan, and answer.",
+        )
 
 
-def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | None = None,
-                models: Mapping[str, Any] | None = None, name: str = "mia", **compile_kwargs: Any) -> Any:
+def build_graph(
+    checkpointer: Any = None,
+    store: Any = None,
+    *,
+    deps: Deps | None = None,
+    models: Mapping[str, Any] | None = None,
+    name: str = "mia",
+    **compile_kwargs: Any,
+) -> Any:
     """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes);
     `models` hands roles chat model objects (`{"executor": ChatOpenAI(...)}`) instead of specs.
     `store` is the LangGraph store (`runtime.store`); a `MiaStore` is also the graph's own memory
@@ -156,8 +174,9 @@ def build_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | Non
         deps = (deps or default_deps()).with_models(models)
     if isinstance(store, MiaStore):
         deps = (deps or default_deps()).with_memory_store(store.memory)
-    graph = build_builder(deps).compile(checkpointer=resolve_checkpointer(checkpointer), store=store, name=name,
-                                        **compile_kwargs)
+    graph = build_builder(deps).compile(
+        checkpointer=resolve_checkpointer(checkpointer), store=store, name=name, **compile_kwargs
+    )
     graph.__class__ = MiaGraph  # compile() always makes a CompiledStateGraph; MiaGraph adds no state
     # LangGraph's default of 25 steps is below what the default budgets may take (a caller's
     # explicit recursion_limit still wins)

@@ -39,8 +39,11 @@ def question_of(state: dict[str, Any]) -> str:
     messages = state.get("messages") or []
     if messages and isinstance(messages[-1], HumanMessage):
         content = messages[-1].content
-        text = content if isinstance(content, str) else " ".join(
-            part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+        text = (
+            content
+            if isinstance(content, str)
+            else " ".join(part.get("text", "") if isinstance(part, dict) else str(part) for part in content)
+        )
         if text.strip():
             return text.strip()
     question = str(state.get("question") or "").strip()
@@ -57,8 +60,14 @@ def reply(state: ChatState) -> dict[str, Any]:
     return {"messages": [AIMessage(content=state.get("answer") or "", name="mia")]}
 
 
-def build_chat_graph(checkpointer: Any = None, store: Any = None, *, deps: Deps | None = None,
-                     name: str = "mia-chat", **compile_kwargs: Any) -> Any:
+def build_chat_graph(
+    checkpointer: Any = None,
+    store: Any = None,
+    *,
+    deps: Deps | None = None,
+    name: str = "mia-chat",
+    **compile_kwargs: Any,
+) -> Any:
     """MIA with a `messages` input and output (see the module docstring); other arguments as
     `build_graph`."""
     g = StateGraph(ChatState, context_schema=Context, input_schema=ChatInput, output_schema=ChatState)

@@ -45,17 +45,19 @@ class ThreadedAsync:
     async def aget_tuple(self, config: Any) -> Any:
         return await asyncio.to_thread(self.get_tuple, config)  # type: ignore[attr-defined]
 
-    async def alist(self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None,
-                    limit: int | None = None) -> AsyncIterator[Any]:
-        found = await asyncio.to_thread(
-            lambda: list(self.list(config, filter=filter, before=before, limit=limit)))  # type: ignore[attr-defined]
+    async def alist(
+        self, config: Any, *, filter: dict[str, Any] | None = None, before: Any = None, limit: int | None = None
+    ) -> AsyncIterator[Any]:
+        found = await asyncio.to_thread(lambda: list(self.list(config, filter=filter, before=before, limit=limit)))  # type: ignore[attr-defined]
         for item in found:
             yield item
 
     async def aput(self, config: Any, checkpoint: Any, metadata: Any, new_versions: Any) -> Any:
         return await asyncio.to_thread(self.put, config, checkpoint, metadata, new_versions)  # type: ignore[attr-defined]
 
-    async def aput_writes(self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = "") -> None:
+    async def aput_writes(
+        self, config: Any, writes: Sequence[tuple[str, Any]], task_id: str, task_path: str = ""
+    ) -> None:
         await asyncio.to_thread(self.put_writes, config, writes, task_id, task_path)  # type: ignore[attr-defined]
 
     async def adelete_thread(self, thread_id: str) -> None:
@@ -65,8 +67,11 @@ class ThreadedAsync:
 def threaded(saver_cls: type) -> type:
     """`saver_cls` with `ThreadedAsync`'s async methods (one subclass per saver class, cached)."""
     if saver_cls not in _THREADED:
-        _THREADED[saver_cls] = type(saver_cls.__name__, (ThreadedAsync, saver_cls), {
-            "__module__": __name__, "__doc__": f"{saver_cls.__name__} that also serves ainvoke (see ThreadedAsync)."})
+        _THREADED[saver_cls] = type(
+            saver_cls.__name__,
+            (ThreadedAsync, saver_cls),
+            {"__module__": __name__, "__doc__": f"{saver_cls.__name__} that also serves ainvoke (see ThreadedAsync)."},
+        )
     return _THREADED[saver_cls]
 
 
@@ -90,12 +95,14 @@ def _sqlite_path(target: str | Path) -> Path:
     """sqlite:///relative/path, sqlite:////absolute/path, or a plain path."""
     text = str(target)
     if text.startswith("sqlite:///"):
-        text = text[len("sqlite:///"):]
+        text = text[len("sqlite:///") :]
     if "://" in text or not text.strip():
         raise PersistenceError(f"checkpointer {text!r}: use postgresql://..., sqlite:///PATH or a file path")
     path = Path(text).expanduser()
     if path.is_dir():
-        raise PersistenceError(f"checkpointer {text!r} is a folder: name a file in it (e.g. {path / 'checkpoints.sqlite'})")
+        raise PersistenceError(
+            f"checkpointer {text!r} is a folder: name a file in it (e.g. {path / 'checkpoints.sqlite'})"
+        )
     return path
 
 
@@ -106,7 +113,9 @@ def _postgres_modules() -> tuple[Any, Any, Any, Any]:
         from psycopg.rows import dict_row
         from psycopg_pool import ConnectionPool
     except ModuleNotFoundError as err:
-        raise PersistenceError(f"a PostgreSQL checkpointer or store needs the 'postgres' extra: {INSTALL_HINT}") from err
+        raise PersistenceError(
+            f"a PostgreSQL checkpointer or store needs the 'postgres' extra: {INSTALL_HINT}"
+        ) from err
     return PostgresSaver, PostgresStore, dict_row, ConnectionPool
 
 
@@ -165,8 +174,13 @@ def _pool(url: str) -> Any:
     _, _, dict_row, pool_cls = _postgres_modules()
     import psycopg
 
-    pool = pool_cls(url, min_size=1, max_size=4, open=False,
-                    kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row})
+    pool = pool_cls(
+        url,
+        min_size=1,
+        max_size=4,
+        open=False,
+        kwargs={"autocommit": True, "prepare_threshold": 0, "row_factory": dict_row},
+    )
     try:
         pool.open(wait=True, timeout=30)
     except (psycopg.Error, Exception) as err:  # PoolTimeout is not a psycopg.Error

@@ -27,8 +27,9 @@ class MemoryShown(BaseModel):
     outcome: str = "unknown"
     question: str = ""
     score: float = 0.0
-    similarity: float = Field(0.0, description="the raw cosine to the question (score mixes it, min-max "
-                                               "normalised, with the win rate)")
+    similarity: float = Field(
+        0.0, description="the raw cosine to the question (score mixes it, min-max normalised, with the win rate)"
+    )
 
 
 class RunResult(BaseModel):
@@ -90,26 +91,40 @@ class RunResult(BaseModel):
         memories = [MemoryShown.model_validate(m) for m in out.get("memories") or []]
         usage = {role: _usage(counts) for role, counts in (out.get("usage") or {}).items()}
         return cls(
-            question=question or trajectory.question, answer=str(out.get("answer") or ""),
-            plan=str(out.get("plan") or ""), replan=str(out.get("replan") or ""), trajectory=trajectory,
-            verdict=verdict_from_channel(out.get("judgement")), memory_block=str(out.get("memory_text") or ""),
+            question=question or trajectory.question,
+            answer=str(out.get("answer") or ""),
+            plan=str(out.get("plan") or ""),
+            replan=str(out.get("replan") or ""),
+            trajectory=trajectory,
+            verdict=verdict_from_channel(out.get("judgement")),
+            memory_block=str(out.get("memory_text") or ""),
             memories=memories,
             used_memory_ids=[str(i) for i in out.get("used_memory_ids") or trajectory.used_memory_ids],
-            memory_id=out.get("memory_id"), usage=usage, tool_calls=int(out.get("tool_calls") or 0),
-            stop_reason=str(out.get("stop_reason") or ""), warnings=[str(w) for w in out.get("warnings") or []],
+            memory_id=out.get("memory_id"),
+            usage=usage,
+            tool_calls=int(out.get("tool_calls") or 0),
+            stop_reason=str(out.get("stop_reason") or ""),
+            warnings=[str(w) for w in out.get("warnings") or []],
         )
 
     def to_output(self) -> dict[str, Any]:
         """The output state's shape again (`from_output(r.to_output()) == r`): what `mia ask --json`
         prints, plus the image caption used (`caption`; `from_output` reads it from the trajectory)."""
         return {
-            "question": self.question, "answer": self.answer, "plan": self.plan, "replan": self.replan,
+            "question": self.question,
+            "answer": self.answer,
+            "plan": self.plan,
+            "replan": self.replan,
             "judgement": self.verdict.model_dump(mode="json") if self.verdict is not None else None,
             "usage": {role: u.model_dump(exclude={"total_tokens"}) for role, u in self.usage.items()},
-            "memory_id": self.memory_id, "used_memory_ids": list(self.used_memory_ids),
-            "memories": [m.model_dump() for m in self.memories], "tool_calls": self.tool_calls,
-            "stop_reason": self.stop_reason, "warnings": list(self.warnings),
-            "trajectory": self.trajectory.model_dump(mode="json"), "memory_text": self.memory_block,
+            "memory_id": self.memory_id,
+            "used_memory_ids": list(self.used_memory_ids),
+            "memories": [m.model_dump() for m in self.memories],
+            "tool_calls": self.tool_calls,
+            "stop_reason": self.stop_reason,
+            "warnings": list(self.warnings),
+            "trajectory": self.trajectory.model_dump(mode="json"),
+            "memory_text": self.memory_block,
             "caption": self.caption,
         }
 
@@ -120,7 +135,9 @@ def _usage(counts: Mapping[str, Any]) -> Usage:
     return usage
 
 
-def run_question(graph: Any, inputs: Mapping[str, Any], context: Any, config: Mapping[str, Any] | None = None) -> RunResult:
+def run_question(
+    graph: Any, inputs: Mapping[str, Any], context: Any, config: Mapping[str, Any] | None = None
+) -> RunResult:
     """Run one question through a compiled graph and return its typed result."""
     from mia.graph.builder import recursion_limit
 
@@ -129,8 +146,9 @@ def run_question(graph: Any, inputs: Mapping[str, Any], context: Any, config: Ma
     return RunResult.from_output(graph.invoke(dict(inputs), context=context, config=config))
 
 
-async def arun_question(graph: Any, inputs: Mapping[str, Any], context: Any,
-                        config: Mapping[str, Any] | None = None) -> RunResult:
+async def arun_question(
+    graph: Any, inputs: Mapping[str, Any], context: Any, config: Mapping[str, Any] | None = None
+) -> RunResult:
     """`run_question`, awaited."""
     from mia.graph.builder import recursion_limit
 

@@ -10,9 +10,14 @@ from typing import TYPE_CHECKING
 
 import lazy_loader
 
-from mia.memory.errors import (EmbeddingModelMissingError, InvalidNamespaceError, MemoryStoreError, SchemaMismatchError,
-                               StoreLockedError)
-from mia.memory.namespaces import check_namespace
+from mia.memory.errors import (
+    EmbeddingModelMissingError,
+    InvalidNamespaceError,
+    MemoryStoreError,
+    SchemaMismatchError,
+    StoreLockedError,
+)
+from mia.memory.namespaces import check_namespace, namespace_folder
 from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory
 from mia.memory.scoring import ScoringWeights
 from mia.memory.trajectory import Outcome, Trajectory, TrajectoryStep
@@ -24,13 +29,35 @@ if TYPE_CHECKING:
     from mia.memory.store import MemoryStore
     from mia.memory.trajectory_index import ScoredTrajectory
 
-__getattr__, _dir, _lazy = lazy_loader.attach(__name__, submod_attrs={
-    "store": ["MemoryStore"],
-    "trajectory_index": ["ScoredTrajectory"],
-    "compression": ["Compressor", "CompressionResult"],
-    "embeddings": ["default_embedder"],
-})
+__getattr__, _dir, _lazy = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "store": ["MemoryStore"],
+        "trajectory_index": ["ScoredTrajectory"],
+        "compression": ["Compressor", "CompressionResult"],
+        "embeddings": ["default_embedder"],
+    },
+)
 
-__all__ = ["MemoryStore", "MemoryRecord", "Outcome", "ScoredMemory", "Retrieved", "Trajectory", "TrajectoryStep",
-           "Compressor", "CompressionResult", "default_embedder", "ScoredTrajectory", "ScoringWeights", "UpkeepPolicy",
-           "MemoryStoreError", "EmbeddingModelMissingError", "StoreLockedError", "SchemaMismatchError", "InvalidNamespaceError", "check_namespace"]
+__all__ = [
+    "MemoryStore",
+    "MemoryRecord",
+    "Outcome",
+    "ScoredMemory",
+    "Retrieved",
+    "Trajectory",
+    "TrajectoryStep",
+    "Compressor",
+    "CompressionResult",
+    "default_embedder",
+    "ScoredTrajectory",
+    "ScoringWeights",
+    "UpkeepPolicy",
+    "MemoryStoreError",
+    "EmbeddingModelMissingError",
+    "StoreLockedError",
+    "SchemaMismatchError",
+    "InvalidNamespaceError",
+    "check_namespace",
+    "namespace_folder",
+]

@@ -39,8 +39,9 @@ def decode_vector(text: str, dim: int) -> np.ndarray:
     return np.zeros(dim)
 
 
-def mixed_similarity(question_sims: np.ndarray, caption_query: np.ndarray | None,
-                     caption_vectors: Sequence[str], weight: float) -> np.ndarray:
+def mixed_similarity(
+    question_sims: np.ndarray, caption_query: np.ndarray | None, caption_vectors: Sequence[str], weight: float
+) -> np.ndarray:
     """(1 - weight) * question cosine + weight * caption cosine, for a query with a caption;
     the question cosines unchanged for one without."""
     if not 0.0 <= weight <= 1.0:

@@ -16,6 +16,7 @@ from mia.memory.errors import MemoryStoreError, SchemaMismatchError
 from mia.memory.handles import CollectionHandle, is_not_found
 from mia.memory.index import MEMORY_BUCKETS as LABELS
 from mia.memory.records import SCHEMA_VERSION
+
 KIND_MEMORY, KIND_TRAJ = "memory", "trajectory-index"
 # Chroma writes a collection's HNSW files every `sync_threshold` writes (what is not yet written is
 # replayed from its write-ahead log at open). Its default, 1000, is the only value the store uses:
@@ -65,7 +66,9 @@ class ChromaCollections:
         try:
             collections = self.client.list_collections()
         except Exception as err:  # noqa: BLE001
-            raise MemoryStoreError(f"cannot list the collections of {self.location}: {type(err).__name__}: {err}") from err
+            raise MemoryStoreError(
+                f"cannot list the collections of {self.location}: {type(err).__name__}: {err}"
+            ) from err
         for col in collections:
             if col.name.startswith("mia-"):
                 self.validate(col)
@@ -78,13 +81,15 @@ class ChromaCollections:
             raise SchemaMismatchError(
                 f"collection {col.name} in {self.location} has memory schema version {version!r}; this mia "
                 f"reads version {SCHEMA_VERSION}. Export it with the mia that wrote it (`mia memory export`) "
-                "and import the file here, or reset the store.")
+                "and import the file here, or reset the store."
+            )
         name = meta.get("embedder")
         if name != self.embedder.name or int(meta.get("dim", -1)) != self.dim:
             raise SchemaMismatchError(
                 f"collection {col.name} in {self.location} was built with embedder {name!r} (dim {meta.get('dim')}), "
                 f"but the store was opened with {self.embedder.name!r} (dim {self.dim}). Open it with the same "
-                "embedder (MIA_EMBEDDING_MODEL), or export and re-import to re-embed.")
+                "embedder (MIA_EMBEDDING_MODEL), or export and re-import to re-embed."
+            )
 
     def handle(self, namespace: str, suffix: str, create: bool) -> CollectionHandle | None:
         """The cached handle of one (namespace, suffix) collection; None when it does not exist
@@ -113,12 +118,27 @@ class ChromaCollections:
             if not create:
                 return None
             kind = KIND_TRAJ if suffix == "traj" else KIND_MEMORY
-            meta = {"mia_schema_version": SCHEMA_VERSION, "mia_kind": kind, "namespace": namespace,
-                    "outcome": LABELS.get(suffix, ""), "embedder": self.embedder.name, "dim": self.dim}
+            meta = {
+                "mia_schema_version": SCHEMA_VERSION,
+                "mia_kind": kind,
+                "namespace": namespace,
+                "outcome": LABELS.get(suffix, ""),
+                "embedder": self.embedder.name,
+                "dim": self.dim,
+            }
             col = self.client.get_or_create_collection(
-                name, metadata=meta, embedding_function=self.embedding_function(),
-                configuration={"hnsw": {"space": "cosine", "ef_search": self.ef_search, "ef_construction": 128,
-                                        "sync_threshold": HNSW_SYNC_THRESHOLD}})
+                name,
+                metadata=meta,
+                embedding_function=self.embedding_function(),
+                configuration={
+                    "hnsw": {
+                        "space": "cosine",
+                        "ef_search": self.ef_search,
+                        "ef_construction": 128,
+                        "sync_threshold": HNSW_SYNC_THRESHOLD,
+                    }
+                },
+            )
         self.validate(col)
         return col
 

@@ -40,8 +40,7 @@ class ChromaIndex:
     def _col(self, namespace: str, bucket: str, create: bool) -> CollectionHandle | None:
         return self.collections.handle(namespace, bucket, create)
 
-    def put(self, namespace: str, bucket: str, ids: Sequence[str], vectors: np.ndarray,
-            records: Sequence[str]) -> None:
+    def put(self, namespace: str, bucket: str, ids: Sequence[str], vectors: np.ndarray, records: Sequence[str]) -> None:
         if not ids:
             return
         matrix = as_matrix(vectors, len(ids))
@@ -58,27 +57,45 @@ class ChromaIndex:
         if keep:
             col.update(ids=[i for i, _ in keep], metadatas=[{META_KEY: r} for _, r in keep])
 
-    def query(self, namespace: str, bucket: str, vector: np.ndarray, n: int, *,
-              with_vectors: bool = False) -> list[Entry]:
+    def query(
+        self, namespace: str, bucket: str, vector: np.ndarray, n: int, *, with_vectors: bool = False
+    ) -> list[Entry]:
         col = self._col(namespace, bucket, create=False)
         if col is None or n <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).ravel()
         try:  # ids + distances only: fetching metadata inside an ANN query is several times slower
-            hits = col.query(query_embeddings=[query], n_results=n,
-                             include=["distances", "embeddings"] if with_vectors else ["distances"])
+            hits = col.query(
+                query_embeddings=[query],
+                n_results=n,
+                include=["distances", "embeddings"] if with_vectors else ["distances"],
+            )
             ids, distances = hits["ids"][0], hits["distances"][0]
             rows = col.get(ids=ids, include=["metadatas"]) if ids else {"ids": [], "metadatas": []}
         except Exception as err:  # noqa: BLE001
             raise MemoryStoreError(f"retrieval from {col.name} failed: {type(err).__name__}: {err}") from err
         meta_of = dict(zip(rows["ids"], rows["metadatas"]))
         vectors = hits["embeddings"][0] if with_vectors else [None] * len(ids)
-        return [Entry(rid, _record(meta_of.get(rid)), None if vec is None else np.asarray(vec, dtype=np.float32),
-                      1.0 - float(dist))
-                for rid, dist, vec in zip(ids, distances, vectors) if rid in meta_of]
+        return [
+            Entry(
+                rid,
+                _record(meta_of.get(rid)),
+                None if vec is None else np.asarray(vec, dtype=np.float32),
+                1.0 - float(dist),
+            )
+            for rid, dist, vec in zip(ids, distances, vectors)
+            if rid in meta_of
+        ]
 
-    def get(self, namespace: str, bucket: str, ids: Sequence[str] | None = None, *, with_records: bool = True,
-            with_vectors: bool = False) -> list[Entry]:
+    def get(
+        self,
+        namespace: str,
+        bucket: str,
+        ids: Sequence[str] | None = None,
+        *,
+        with_records: bool = True,
+        with_vectors: bool = False,
+    ) -> list[Entry]:
         col = self._col(namespace, bucket, create=False)
         if col is None:
             return []
@@ -86,13 +103,21 @@ class ChromaIndex:
         found: list[Entry] = []
         wanted = None if ids is None else list(dict.fromkeys(ids))
         for start in range(0, 1 if wanted is None else len(wanted), 1000):  # SQLite's variable limit
-            got = col.get(include=include) if wanted is None else col.get(ids=wanted[start:start + 1000],
-                                                                           include=include)
+            got = (
+                col.get(include=include)
+                if wanted is None
+                else col.get(ids=wanted[start : start + 1000], include=include)
+            )
             metas = got["metadatas"] if with_records else [None] * len(got["ids"])
             vectors = got["embeddings"] if with_vectors else [None] * len(got["ids"])
-            found += [Entry(rid, _record(meta) if with_records else "",
-                            None if vec is None else np.asarray(vec, dtype=np.float32))
-                      for rid, meta, vec in zip(got["ids"], metas, vectors)]
+            found += [
+                Entry(
+                    rid,
+                    _record(meta) if with_records else "",
+                    None if vec is None else np.asarray(vec, dtype=np.float32),
+                )
+                for rid, meta, vec in zip(got["ids"], metas, vectors)
+            ]
         return found
 
     def delete(self, namespace: str, bucket: str, ids: Sequence[str]) -> None:

@@ -10,6 +10,7 @@ import tomllib
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 from mia.memory.examples import PromptExample
@@ -20,12 +21,17 @@ log = logging.getLogger(__name__)
 PROMPTS_FILE = Path(__file__).with_name("prompts.toml")
 _NUMBERED = re.compile(r"^\s*(?:#+\s*)?(?:\*\*)?(?:step\s*)?(\d{1,2})\s*[.):\-]\s*(?:\*\*)?\s*(.+)$", re.IGNORECASE)
 _BULLET = re.compile(r"^\s*[-*\u2022]\s+(.+)$")
-_THINK = re.compile(r"<think>.*?(</think>|$)", re.DOTALL | re.IGNORECASE)
 # A line that replays the transcript (its labels, TRACE_LABELS) or echoes our own prompt.
-_ECHO = re.compile(r"^\s*(" + "|".join(
-    [re.escape(TRACE_LABELS["round"]) + r" \d+"]
-    + [re.escape(label) for key, label in TRACE_LABELS.items() if key != "round"]
-    + ["transcript:", "summari[sz]e what the agent did"]) + ")", re.IGNORECASE)
+_ECHO = re.compile(
+    r"^\s*("
+    + "|".join(
+        [re.escape(TRACE_LABELS["round"]) + r" \d+"]
+        + [re.escape(label) for key, label in TRACE_LABELS.items() if key != "round"]
+        + ["transcript:", "summari[sz]e what the agent did"]
+    )
+    + ")",
+    re.IGNORECASE,
+)
 _VERDICT = re.compile(r"\b(?:judged|graded|marked)\s+(?:as\s+)?(in)?correct\b", re.IGNORECASE)
 _OUTCOME_WORDS = {"correct": "judged correct", "incorrect": "judged incorrect", "unknown": "not judged"}
 MAX_WORDS_PER_STEP = 60
@@ -73,9 +79,9 @@ def _message_text(message: Any) -> str:
 def parse_steps(text: str) -> tuple[list[str], list[str]]:
     """Extract workflow steps from model text; returns (steps, repairs applied)."""
     repairs: list[str] = []
-    cleaned = _THINK.sub("", text).replace("```", "\n")
+    cleaned = text.replace("```", "\n")
     if cleaned != text:
-        repairs.append("stripped think/code fences")
+        repairs.append("stripped code fences")
     steps: list[str] = []
     numbered = bullets = 0
     echo = False
@@ -137,6 +143,7 @@ def render_steps(steps: list[str]) -> str:
 
 def fit_budget(steps: list[str], max_words: int) -> tuple[list[str], bool]:
     """Drop trailing steps (keeping the last, which holds the answer) until the budget holds."""
+
     def total(items: list[str]) -> int:
         return sum(len(s.split()) + 1 for s in items)
 
@@ -161,9 +168,19 @@ class Compressor:
     the problem); then the extractive fallback.
     """
 
-    def __init__(self, model: Any | None, max_words: int = 300, max_attempts: int = 2,
-                 max_words_per_observation: int = 512, prompts: dict[str, dict[str, str]] | None = None) -> None:
+    def __init__(
+        self,
+        model: Any | None,
+        max_words: int = 300,
+        max_attempts: int = 2,
+        max_words_per_observation: int = 512,
+        prompts: dict[str, dict[str, str]] | None = None,
+        visible_text: Callable[[str], str] | None = None,
+    ) -> None:
         self.model = model
+        # The reply's visible part (a reasoning model's thoughts removed). Memory does not parse
+        # model markup: the graph passes its protocol's reader (mia.graph.protocol.strip_think).
+        self.visible_text = visible_text
         self.max_words = max_words
         self.max_attempts = max_attempts
         self.max_words_per_observation = max_words_per_observation
@@ -203,15 +220,20 @@ class Compressor:
 
         if previous or problem:
             user = self.prompts["repair"]["user"].format(
-                trace=trace, max_words=self.max_words, problem=problem or "the model call failed",
-                previous=previous[:2000] or "(nothing)")
+                trace=trace,
+                max_words=self.max_words,
+                problem=problem or "the model call failed",
+                previous=previous[:2000] or "(nothing)",
+            )
         else:
-            user = self.prompts["compress"]["user"].format(trace=trace, max_words=self.max_words,
-                                                           example=self.prompts["compress"]["example"])
+            user = self.prompts["compress"]["user"].format(
+                trace=trace, max_words=self.max_words, example=self.prompts["compress"]["example"]
+            )
         messages = [SystemMessage(self.prompts["compress"]["system"]), HumanMessage(user)]
         if self.model is None:
             raise ValueError("the extractive compressor has no model to call")
-        return _message_text(self.model.invoke(messages))
+        text = _message_text(self.model.invoke(messages))
+        return self.visible_text(text) if self.visible_text is not None else text
 
     def validate(self, text: str, trajectory: Trajectory) -> tuple[str, list[str], str]:
         """(workflow, repairs, '') when usable, else ('', [], problem)."""
@@ -265,7 +287,7 @@ def first_plan_step(plan: str) -> str:
     """The plan's first step in plain words, without a trailing colon or a copied workflow wrapper."""
     text = step_text(next((line for line in plan.splitlines() if line.strip()), "")).rstrip(":").strip()
     while match := _COPIED_WRAPPER.match(text):
-        text = text[match.end():].strip()
+        text = text[match.end() :].strip()
         text = step_text(text[:-1] if text.endswith(")") else text)
     return text
 
@@ -325,7 +347,9 @@ def extractive_workflow(trajectory: Trajectory, max_words: int = 300) -> str:
         steps.append(pending + " -> no result)")
     if trajectory.replan.strip() and not any(s.kind == "replan" for s in trajectory.steps):
         steps.append(f"Revise the plan (failed attempt -> {_short(trajectory.replan, 14)})")
-    verdict = {"correct": "judged correct", "incorrect": "judged incorrect", "unknown": "not judged"}[trajectory.outcome]
+    verdict = {"correct": "judged correct", "incorrect": "judged incorrect", "unknown": "not judged"}[
+        trajectory.outcome
+    ]
     if trajectory.outcome == "incorrect" and trajectory.judge_feedback.strip():
         verdict += f": {_short(trajectory.judge_feedback, 16)}"
     answer = _short(trajectory.answer, 12) if trajectory.answer.strip() else "no answer"

@@ -18,8 +18,10 @@ DEFAULT_EMBEDDING_MODEL = "minilm"
 
 
 #: Chroma's two ways of sending a static token (by header name, any case): the header and its value.
-AUTH_HEADERS: dict[str, tuple[str, str]] = {"authorization": ("Authorization", "Bearer {}"),
-                                            "x-chroma-token": ("X-Chroma-Token", "{}")}
+AUTH_HEADERS: dict[str, tuple[str, str]] = {
+    "authorization": ("Authorization", "Bearer {}"),
+    "x-chroma-token": ("X-Chroma-Token", "{}"),
+}
 
 
 def env_alias(name: str) -> AliasChoices:
@@ -34,17 +36,25 @@ class MemorySettings(BaseSettings):
         env_file=".env", env_file_encoding="utf-8", extra="ignore", populate_by_name=True, case_sensitive=False
     )
 
-    data_dir: Path = Field(Path(DEFAULT_DATA_DIR), validation_alias=env_alias("MIA_DATA_DIR"),
-                           description="Where models, memory, indexes, checkpoints and adapters live.")
+    data_dir: Path = Field(
+        Path(DEFAULT_DATA_DIR),
+        validation_alias=env_alias("MIA_DATA_DIR"),
+        description="Where models, memory, indexes, checkpoints and adapters live.",
+    )
     memory_namespace: str = Field(DEFAULT_NAMESPACE, validation_alias=env_alias("MIA_MEMORY_NAMESPACE"))
     chroma_mode: Literal["persistent", "http"] = Field("persistent", validation_alias=env_alias("MIA_CHROMA_MODE"))
     chroma_host: str = Field(DEFAULT_CHROMA_HOST, validation_alias=env_alias("MIA_CHROMA_HOST"))
     chroma_port: int = Field(DEFAULT_CHROMA_PORT, validation_alias=env_alias("MIA_CHROMA_PORT"))
-    chroma_token: SecretStr | None = Field(None, validation_alias=env_alias("MIA_CHROMA_TOKEN"),
-                                           description="a static token sent to the Chroma server on every request")
+    chroma_token: SecretStr | None = Field(
+        None,
+        validation_alias=env_alias("MIA_CHROMA_TOKEN"),
+        description="a static token sent to the Chroma server on every request",
+    )
     chroma_auth_header: Literal["Authorization", "X-Chroma-Token"] = Field(
-        "Authorization", validation_alias=env_alias("MIA_CHROMA_AUTH_HEADER"),
-        description="how the token is sent: 'Authorization: Bearer TOKEN' or 'X-Chroma-Token: TOKEN' (Chroma's two)")
+        "Authorization",
+        validation_alias=env_alias("MIA_CHROMA_AUTH_HEADER"),
+        description="how the token is sent: 'Authorization: Bearer TOKEN' or 'X-Chroma-Token: TOKEN' (Chroma's two)",
+    )
     embedding_model: str = Field(DEFAULT_EMBEDDING_MODEL, validation_alias=env_alias("MIA_EMBEDDING_MODEL"))
 
     @field_validator("data_dir", mode="before")

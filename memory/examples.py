@@ -71,6 +71,7 @@ class PromptExample:
         for q in self.quoted:
             if f" {q} " in normal and f" {q} " not in known:
                 return q
-        hits = [max(found, key=len) for fragments in self.lines
-                if (found := [f for f in fragments if f" {f} " in normal])]
+        hits = [
+            max(found, key=len) for fragments in self.lines if (found := [f for f in fragments if f" {f} " in normal])
+        ]
         return hits[0] if len(hits) >= 2 else None

@@ -45,19 +45,26 @@ class MemoryIndex(Protocol):
 
     location: str
 
-    def put(self, namespace: str, bucket: str, ids: Sequence[str], vectors: np.ndarray,
-            records: Sequence[str]) -> None:
+    def put(self, namespace: str, bucket: str, ids: Sequence[str], vectors: np.ndarray, records: Sequence[str]) -> None:
         """Upsert: an id already there gets the new vector and record."""
 
     def update(self, namespace: str, bucket: str, ids: Sequence[str], records: Sequence[str]) -> None:
         """Replace the records of ids that exist (vectors unchanged); other ids are ignored."""
 
-    def query(self, namespace: str, bucket: str, vector: np.ndarray, n: int, *,
-              with_vectors: bool = False) -> list[Entry]:
+    def query(
+        self, namespace: str, bucket: str, vector: np.ndarray, n: int, *, with_vectors: bool = False
+    ) -> list[Entry]:
         """The n nearest entries by cosine, nearest first, with their records (and vectors)."""
 
-    def get(self, namespace: str, bucket: str, ids: Sequence[str] | None = None, *, with_records: bool = True,
-            with_vectors: bool = False) -> list[Entry]:
+    def get(
+        self,
+        namespace: str,
+        bucket: str,
+        ids: Sequence[str] | None = None,
+        *,
+        with_records: bool = True,
+        with_vectors: bool = False,
+    ) -> list[Entry]:
         """The entries with these ids that exist (all entries when ids is None)."""
 
     def delete(self, namespace: str, bucket: str, ids: Sequence[str]) -> None:

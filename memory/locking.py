@@ -53,7 +53,8 @@ class FolderLock:
                     f"the memory store {Path(self.path).parent} is in use by another process{self._owner()}. "
                     "An embedded Chroma store serves one process at a time: stop the other process, "
                     "or share the memory through a Chroma server (`chroma run --path DIR --port PORT`, "
-                    "then MIA_CHROMA_MODE=http MIA_CHROMA_PORT=PORT).") from None
+                    "then MIA_CHROMA_MODE=http MIA_CHROMA_PORT=PORT)."
+                ) from None
             try:  # who holds it, for the message above (best effort: the lock is what counts)
                 self.owner_path.write_text(str(os.getpid()))
             except OSError:

@@ -49,7 +49,9 @@ class NumpyMiniLM:
         folder = Path(folder)
         self.config = json.loads((folder / "config.json").read_text())
         if self.config.get("model_type") != "bert":
-            raise ValueError(f"{folder}: the NumPy encoder runs BERT models only, not {self.config.get('model_type')!r}")
+            raise ValueError(
+                f"{folder}: the NumPy encoder runs BERT models only, not {self.config.get('model_type')!r}"
+            )
         self.weights = load_file(str(folder / "model.safetensors"))
         self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
         self.tokenizer.enable_truncation(max_length=max_seq_length)
@@ -72,9 +74,11 @@ class NumpyMiniLM:
     def _forward(self, ids: np.ndarray, mask: np.ndarray) -> np.ndarray:
         """Token states (batch, seq, hidden) of BERT's encoder."""
         batch, seq = ids.shape
-        x = (self._w("embeddings.word_embeddings.weight")[ids]
-             + self._w("embeddings.position_embeddings.weight")[:seq][None]
-             + self._w("embeddings.token_type_embeddings.weight")[0][None, None])
+        x = (
+            self._w("embeddings.word_embeddings.weight")[ids]
+            + self._w("embeddings.position_embeddings.weight")[:seq][None]
+            + self._w("embeddings.token_type_embeddings.weight")[0][None, None]
+        )
         x = _layer_norm(x, self._w("embeddings.LayerNorm.weight"), self._w("embeddings.LayerNorm.bias"), self.eps)
         hidden = x.shape[-1]
         size = hidden // self.heads
@@ -92,25 +96,30 @@ class NumpyMiniLM:
             scores = np.exp(scores - scores.max(-1, keepdims=True))
             attn = scores / scores.sum(-1, keepdims=True)
             ctx = (attn @ v).transpose(0, 2, 1, 3).reshape(batch, seq, hidden)
-            x = _layer_norm(self._linear(ctx, f"{p}.attention.output.dense") + x,
-                            self._w(f"{p}.attention.output.LayerNorm.weight"),
-                            self._w(f"{p}.attention.output.LayerNorm.bias"), self.eps)
+            x = _layer_norm(
+                self._linear(ctx, f"{p}.attention.output.dense") + x,
+                self._w(f"{p}.attention.output.LayerNorm.weight"),
+                self._w(f"{p}.attention.output.LayerNorm.bias"),
+                self.eps,
+            )
             ff = self._linear(_gelu(self._linear(x, f"{p}.intermediate.dense")), f"{p}.output.dense")
-            x = _layer_norm(ff + x, self._w(f"{p}.output.LayerNorm.weight"), self._w(f"{p}.output.LayerNorm.bias"),
-                            self.eps)
+            x = _layer_norm(
+                ff + x, self._w(f"{p}.output.LayerNorm.weight"), self._w(f"{p}.output.LayerNorm.bias"), self.eps
+            )
         return x
 
-    def encode(self, texts: Sequence[str], batch_size: int = 64, normalize_embeddings: bool = True,
-               **_: Any) -> np.ndarray:
+    def encode(
+        self, texts: Sequence[str], batch_size: int = 64, normalize_embeddings: bool = True, **_: Any
+    ) -> np.ndarray:
         """Mean-pooled sentence vectors (float32), like `SentenceTransformer.encode(convert_to_numpy=True)`."""
         out = np.zeros((len(texts), self.get_embedding_dimension()), dtype=np.float32)
         for start in range(0, len(texts), batch_size):
-            encodings = self.tokenizer.encode_batch(list(texts[start:start + batch_size]))
+            encodings = self.tokenizer.encode_batch(list(texts[start : start + batch_size]))
             ids = np.array([e.ids for e in encodings], dtype=np.int64)
             mask = np.array([e.attention_mask for e in encodings], dtype=np.float32)
             states = self._forward(ids, mask)
             pooled = (states * mask[..., None]).sum(1) / np.clip(mask.sum(1, keepdims=True), 1e-9, None)
             if normalize_embeddings:
                 pooled = pooled / np.clip(np.linalg.norm(pooled, axis=1, keepdims=True), 1e-12, None)
-            out[start:start + len(encodings)] = pooled
+            out[start : start + len(encodings)] = pooled
         return out

@@ -10,6 +10,7 @@ letter or a digit. `""` used to read "default" and write "": no silent fallback 
 from __future__ import annotations
 
 import re
+from urllib.parse import quote
 
 from mia.memory import config
 from mia.memory.errors import InvalidNamespaceError
@@ -29,7 +30,8 @@ def check_namespace(namespace: object) -> str:
         shown = ascii(namespace[:MAX_LENGTH]) + ("..." if len(namespace) > MAX_LENGTH else "")
         raise InvalidNamespaceError(
             f"invalid namespace {shown}: use 1 to {MAX_LENGTH} characters from A-Z a-z 0-9 . _ - : @ +, "
-            "starting with a letter or a digit")
+            "starting with a letter or a digit"
+        )
     return namespace
 
 
@@ -37,6 +39,14 @@ def resolve_namespace(namespace: str | None) -> str:
     """None means the configured default ($MIA_MEMORY_NAMESPACE or 'default'); anything else,
     the empty string included, must be a valid name."""
     return check_namespace(config.namespace() if namespace is None else namespace)
+
+
+def namespace_folder(namespace: str) -> str:
+    """A valid namespace as one path component (its learner queue and adapter history live under
+    it): the name itself, with `:`, `@` and `+` percent-encoded (`users:alice` -> `users%3Aalice`),
+    so any name the store accepts has a folder on any filesystem, one-to-one, and none can leave
+    the data directory (no `/`, and a valid name never is `.` or `..`)."""
+    return quote(check_namespace(namespace), safe="._-")
 
 
 def is_valid_namespace(namespace: object) -> bool:

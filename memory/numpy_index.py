@@ -54,8 +54,12 @@ class _Bucket:
         self.records.pop()
 
     def entry(self, index: int, with_records: bool, with_vectors: bool, similarity: float = 0.0) -> Entry:
-        return Entry(self.ids[index], self.records[index] if with_records else "",
-                     self.vectors[index].copy() if with_vectors else None, similarity)
+        return Entry(
+            self.ids[index],
+            self.records[index] if with_records else "",
+            self.vectors[index].copy() if with_vectors else None,
+            similarity,
+        )
 
 
 class NumpyIndex:
@@ -66,8 +70,7 @@ class NumpyIndex:
         self._buckets: dict[tuple[str, str], _Bucket] = {}
         self._lock = threading.RLock()
 
-    def put(self, namespace: str, bucket: str, ids: Sequence[str], vectors: np.ndarray,
-            records: Sequence[str]) -> None:
+    def put(self, namespace: str, bucket: str, ids: Sequence[str], vectors: np.ndarray, records: Sequence[str]) -> None:
         if not ids:
             return
         matrix = as_matrix(vectors, len(ids))
@@ -87,27 +90,37 @@ class NumpyIndex:
                 if store is not None and rid in store.row:
                     store.records[store.row[rid]] = record
 
-    def query(self, namespace: str, bucket: str, vector: np.ndarray, n: int, *,
-              with_vectors: bool = False) -> list[Entry]:
+    def query(
+        self, namespace: str, bucket: str, vector: np.ndarray, n: int, *, with_vectors: bool = False
+    ) -> list[Entry]:
         with self._lock:
             store = self._buckets.get((namespace, bucket))
             if store is None or n <= 0 or not store.ids:
                 return []
             query = np.asarray(vector, dtype=np.float32).ravel()
             norm = float(np.linalg.norm(query))
-            sims = store.units[:len(store.ids)] @ (query / norm if norm > 0 else query)
+            sims = store.units[: len(store.ids)] @ (query / norm if norm > 0 else query)
             n = min(n, len(sims))
             top = np.argpartition(-sims, n - 1)[:n]
             top = top[np.argsort(-sims[top], kind="stable")]
             return [store.entry(int(i), True, with_vectors, float(sims[i])) for i in top]
 
-    def get(self, namespace: str, bucket: str, ids: Sequence[str] | None = None, *, with_records: bool = True,
-            with_vectors: bool = False) -> list[Entry]:
+    def get(
+        self,
+        namespace: str,
+        bucket: str,
+        ids: Sequence[str] | None = None,
+        *,
+        with_records: bool = True,
+        with_vectors: bool = False,
+    ) -> list[Entry]:
         with self._lock:
             store = self._buckets.get((namespace, bucket))
             if store is None:
                 return []
-            rows = range(len(store.ids)) if ids is None else [store.row[i] for i in dict.fromkeys(ids) if i in store.row]
+            rows = (
+                range(len(store.ids)) if ids is None else [store.row[i] for i in dict.fromkeys(ids) if i in store.row]
+            )
             return [store.entry(i, with_records, with_vectors) for i in rows]
 
     def delete(self, namespace: str, bucket: str, ids: Sequence[str]) -> None:

@@ -111,8 +111,13 @@ def embed_text(question: str) -> str:
 def shown_memory(id: str, outcome: str, question: str, score: float, similarity: float) -> dict[str, Any]:
     """The short, JSON-able view of one memory shown to the agent (the graph's output, the CLI,
     an eval's log), the same for a scored workflow and a past trajectory."""
-    return {"id": id, "outcome": outcome, "question": question, "score": round(float(score), 4),
-            "similarity": round(float(similarity), 4)}
+    return {
+        "id": id,
+        "outcome": outcome,
+        "question": question,
+        "score": round(float(score), 4),
+        "similarity": round(float(similarity), 4),
+    }
 
 
 class ScoredMemory(BaseModel):
@@ -148,8 +153,10 @@ class Retrieved(BaseModel):
         lines = ["## Retrieved Relevant Memories"]
         if not self.positives and not self.negatives:
             return lines[0] + "\nNone found.\n"
-        for title, items in (("Positive Examples (Successful Strategies", self.positives),
-                             ("Negative Examples (Failure Lessons", self.negatives)):
+        for title, items in (
+            ("Positive Examples (Successful Strategies", self.positives),
+            ("Negative Examples (Failure Lessons", self.negatives),
+        ):
             lines.append(f"\n### {title} - {len(items)})")
             for number, item in enumerate(items, 1):
                 rec = item.record

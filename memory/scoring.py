@@ -60,9 +60,11 @@ def combined_scores(sims: np.ndarray, rates: np.ndarray, weights: ScoringWeights
     return weights.similarity * normalised + weights.win_rate * np.asarray(rates, dtype=np.float64), normalised
 
 
-def top_k_split(scores: np.ndarray, positive: np.ndarray, negative: np.ndarray, k_pos: int, k_neg: int) -> tuple[list[int], list[int]]:
+def top_k_split(
+    scores: np.ndarray, positive: np.ndarray, negative: np.ndarray, k_pos: int, k_neg: int
+) -> tuple[list[int], list[int]]:
     """Indices of the k best positives and k best negatives; ties keep candidate order (stable)."""
     order = np.argsort(-scores, kind="stable")
-    pos = [int(i) for i in order if positive[i]][:max(k_pos, 0)]
-    neg = [int(i) for i in order if negative[i]][:max(k_neg, 0)]
+    pos = [int(i) for i in order if positive[i]][: max(k_pos, 0)]
+    neg = [int(i) for i in order if negative[i]][: max(k_neg, 0)]
     return pos, neg

@@ -17,10 +17,12 @@ _CONNECT = r"(?:of|the|and|de|du|la|le|von|van|der|for|in|on|at|'s|&)"
 _CAP = r"(?:[A-Z0-9][\w'\u2019.\-]*)"
 _NAME = re.compile(rf'"[^"\n]{{2,80}}"|\u201c[^\u201d\n]{{2,80}}\u201d|{_CAP}(?:\s+(?:{_CONNECT}\s+)*{_CAP})*')
 # question openers and pronouns that are capitalised only because they start the question
-_NOT_NAMES = frozenset("""
+_NOT_NAMES = frozenset(
+    """
 who whom whose what which when where why how is are was were do does did has have had can could will would
 in on at of the a an and or if for from by with as to this that these those both either neither
-""".split())
+""".split()
+)
 # what a workflow step says it found or answered (compression.extractive_workflow's wording)
 _FOUND = re.compile(r"\s*->\s*(?:found\b.*|no result|the tool failed)\)\s*$", re.IGNORECASE)
 _QUERY = re.compile(r'"([^"\n]+)"')
@@ -54,9 +56,11 @@ def placeholders(text: str, names: list[str]) -> str:
 
 def _found_names(query: str) -> str:
     """A query's remaining names (not the question's: what an earlier hop found) as [found]."""
+
     def swap(match: re.Match[str]) -> str:
         words = match.group(0).split()
         return match.group(0) if (len(words) == 1 and words[0].lower() in _NOT_NAMES) else "[found]"
+
     return re.sub(rf"(?<![\w\[#]){_CAP}(?:\s+(?:{_CONNECT}\s+)*{_CAP})*(?![\w\]])", swap, query)
 
 

@@ -20,10 +20,18 @@ from mia.memory.text import clean_value, needs_cleaning
 #: The line labels of `Trajectory.to_trace_text`, defined once: the compressor (memory) and the
 #: planner's stop sequences (graph.protocol.plans) recognise a model replaying a transcript by them.
 TRACE_LABELS: dict[str, str] = {
-    "question": "Question:", "caption": "Image caption:", "plan": "Plan:", "round": "Round",
-    "thought": "Thought:", "tool_call": "Tool call:", "tool_result": "Tool result:",
-    "revised_plan": "Revised plan:", "reflection": "Reflection:", "answer": "Answer:",
-    "final_answer": "Final answer:", "judgement": "Judgement:",
+    "question": "Question:",
+    "caption": "Image caption:",
+    "plan": "Plan:",
+    "round": "Round",
+    "thought": "Thought:",
+    "tool_call": "Tool call:",
+    "tool_result": "Tool result:",
+    "revised_plan": "Revised plan:",
+    "reflection": "Reflection:",
+    "answer": "Answer:",
+    "final_answer": "Final answer:",
+    "judgement": "Judgement:",
 }
 _L = TRACE_LABELS
 
@@ -168,4 +176,3 @@ class Trajectory(BaseModel):
             return self.model_dump_json() + "\n"
         except PydanticSerializationError:
             return type(self).model_validate(self.model_dump()).model_dump_json() + "\n"
-

@@ -41,8 +41,14 @@ class TrajectoryIndex:
     """The log plus its question index. `read_only` is asked at each sync (a read-only store
     never writes the index)."""
 
-    def __init__(self, index: MemoryIndex, trajectory_log: TrajectoryLog, embedder: Embedder,
-                 write_lock: WriteLock, read_only: Callable[[], bool]) -> None:
+    def __init__(
+        self,
+        index: MemoryIndex,
+        trajectory_log: TrajectoryLog,
+        embedder: Embedder,
+        write_lock: WriteLock,
+        read_only: Callable[[], bool],
+    ) -> None:
         self.index, self.log, self.embedder = index, trajectory_log, embedder
         self._write_lock, self._read_only = write_lock, read_only
         self._synced: set[str] = set()
@@ -65,9 +71,16 @@ class TrajectoryIndex:
             if vectors is None or len(by_ns) > 1:
                 vectors = self.embedder.embed_documents([embed_text(t.question) for t, _ in group])
             with self._write_lock():
-                self.index.put(ns, TRAJECTORY_BUCKET, [t.id for t, _ in group], np.asarray(vectors, dtype=np.float32),
-                               [orjson.dumps({"offset": offset, "outcome": t.outcome, "created_at": t.created_at}).decode()
-                                for t, offset in group])
+                self.index.put(
+                    ns,
+                    TRAJECTORY_BUCKET,
+                    [t.id for t, _ in group],
+                    np.asarray(vectors, dtype=np.float32),
+                    [
+                        orjson.dumps({"offset": offset, "outcome": t.outcome, "created_at": t.created_at}).decode()
+                        for t, offset in group
+                    ],
+                )
 
     def sync(self, namespace: str, force: bool = False) -> int:
         """Index logged trajectories that the index lacks (once per namespace unless forced);
@@ -77,7 +90,7 @@ class TrajectoryIndex:
         known = {e.id for e in self.index.get(namespace, TRAJECTORY_BUCKET, with_records=False)}
         missing = [(t, off) for t, off in self.log.read_with_offsets(namespace) if t.id not in known]
         for start in range(0, len(missing), 256):
-            self.put(missing[start:start + 256])
+            self.put(missing[start : start + 256])
         self._synced.add(namespace)
         return len(missing)
 

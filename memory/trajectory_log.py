@@ -79,8 +79,13 @@ class TrajectoryLog:
                     trajectory = Trajectory.model_validate_json(raw)
                 except (ValidationError, ValueError) as err:
                     torn = not raw.endswith(b"\n")
-                    log.warning("%s line %d: skipped %s line (%s)", self.path, number,
-                                "torn last" if torn else "unreadable", str(err).splitlines()[0])
+                    log.warning(
+                        "%s line %d: skipped %s line (%s)",
+                        self.path,
+                        number,
+                        "torn last" if torn else "unreadable",
+                        str(err).splitlines()[0],
+                    )
                     continue
                 if namespace is None or trajectory.namespace == namespace:
                     yield trajectory, line_offset
@@ -114,4 +119,3 @@ def _ends_torn(path: Path) -> bool:
     with path.open("rb") as handle:
         handle.seek(size - 1)
         return handle.read(1) != b"\n"
-

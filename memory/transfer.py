@@ -12,7 +12,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable
 from typing import Any, Protocol
 
 import orjson
@@ -38,6 +38,7 @@ class TransferStore(Protocol):
 
     def add_deduplicated(self, record: MemoryRecord, vector: Any) -> MemoryRecord: ...
 
+
 log = logging.getLogger(__name__)
 HEADER_KEY = "mia_memory_export"
 
@@ -51,10 +52,17 @@ def export_records(store: TransferStore, path: Path, namespace: str | None = Non
     check_export_target(path, overwrite)
     records = store.list(namespace)
     records.sort(key=lambda r: (r.namespace, r.created_at))
-    header = {HEADER_KEY: 1, "schema_version": SCHEMA_VERSION, "embedder": store.embedder.name,
-              "namespace": namespace, "count": len(records), "exported_at": time.time()}
-    handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
-                                         suffix=".tmp", delete=False)
+    header = {
+        HEADER_KEY: 1,
+        "schema_version": SCHEMA_VERSION,
+        "embedder": store.embedder.name,
+        "namespace": namespace,
+        "count": len(records),
+        "exported_at": time.time(),
+    }
+    handle = tempfile.NamedTemporaryFile(
+        "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.", suffix=".tmp", delete=False
+    )
     try:
         with handle:
             handle.write(json.dumps(header) + "\n")
@@ -133,8 +141,13 @@ def read_export(path: Path) -> ExportFile:
     return found
 
 
-def import_records(store: TransferStore, path: Path, namespace: str | None = None, dedup: bool = True,
-                   on_skip: Callable[[str], None] | None = None) -> dict[str, int]:
+def import_records(
+    store: TransferStore,
+    path: Path,
+    namespace: str | None = None,
+    dedup: bool = True,
+    on_skip: Callable[[str], None] | None = None,
+) -> dict[str, int]:
     """Add the records of an export. `namespace` moves them all into one namespace. With dedup,
     each record goes through the duplicate rule (kept, replaced or added). Ids already in the
     store are left alone, so importing the same file twice changes nothing; an id repeated in
@@ -160,6 +173,7 @@ def import_records(store: TransferStore, path: Path, namespace: str | None = Non
     records = unique
     if namespace is not None:
         records = [r.model_copy(update={"namespace": namespace}) for r in records]
+
     def skip(line: str) -> None:
         if on_skip is None:
             log.warning("%s: %s (skipped)", path, line)
@@ -168,8 +182,14 @@ def import_records(store: TransferStore, path: Path, namespace: str | None = Non
 
     for line in skipped:
         skip(line)
-    counts = {"read": len(records), "invalid_lines": len(skipped), "added": 0, "merged_or_kept": 0,
-              "already_present": 0, "failed": 0}
+    counts = {
+        "read": len(records),
+        "invalid_lines": len(skipped),
+        "added": 0,
+        "merged_or_kept": 0,
+        "already_present": 0,
+        "failed": 0,
+    }
     fresh: list[MemoryRecord] = []
     for ns in sorted({r.namespace for r in records}):
         group = [r for r in records if r.namespace == ns]

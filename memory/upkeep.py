@@ -44,6 +44,7 @@ def question_key(question: str, caption: str = "") -> str:
     """The identity of a question for dedup: NFKC, case-folded, every run of punctuation,
     symbols and spaces turned into one space. Words and digits are never dropped or
     stemmed, since one of them ("older"/"younger", "7th"/"8th") can change the answer."""
+
     def norm(text: str) -> str:
         text = unicodedata.normalize("NFKC", text).casefold()
         chars = [" " if unicodedata.category(ch)[0] in _PUNCT_CATEGORIES else ch for ch in text]
@@ -105,7 +106,9 @@ class DuplicateGroups:
     groups: dict[int, list[int]] = field(default_factory=dict)
 
 
-def duplicate_groups(records: list[MemoryRecord], embeddings: np.ndarray, threshold: float, block: int = 2048) -> DuplicateGroups:
+def duplicate_groups(
+    records: list[MemoryRecord], embeddings: np.ndarray, threshold: float, block: int = 2048
+) -> DuplicateGroups:
     """Greedy clustering of one outcome's records: records in best-first order (shortest
     workflow, then oldest) each absorb the not-yet-taken records of the same question
     (`question_key`) whose cosine is >= threshold. Blockwise so memory stays O(block * n)."""
@@ -120,7 +123,7 @@ def duplicate_groups(records: list[MemoryRecord], embeddings: np.ndarray, thresh
     taken = np.zeros(n, dtype=bool)
     neighbours: dict[int, np.ndarray] = {}
     for start in range(0, n, block):
-        sims = emb[start:start + block] @ emb.T
+        sims = emb[start : start + block] @ emb.T
         for offset, row in enumerate(sims):
             hits = np.flatnonzero(row >= threshold)
             neighbours[start + offset] = hits[hits != start + offset]

@@ -21,8 +21,15 @@ if TYPE_CHECKING:  # pragma: no cover
 
 # The one lazy-import mechanism of the project (every package __init__ uses lazy_loader.attach).
 __getattr__, __dir__, _lazy = lazy_loader.attach(
-    __name__, submod_attrs={"graph.builder": ["build_graph"], "graph.context": ["Context"],
-                            "graph.chat": ["build_chat_graph"], "graph.integrations.store": ["MiaStore"],
-                            "graph.integrations.retriever": ["MiaWorkflowRetriever"],
-                            "graph.integrations.tools": ["memory_tools"], "graph.nodes.deps": ["Deps"]})
+    __name__,
+    submod_attrs={
+        "graph.builder": ["build_graph"],
+        "graph.context": ["Context"],
+        "graph.chat": ["build_chat_graph"],
+        "graph.integrations.store": ["MiaStore"],
+        "graph.integrations.retriever": ["MiaWorkflowRetriever"],
+        "graph.integrations.tools": ["memory_tools"],
+        "graph.nodes.deps": ["Deps"],
+    },
+)
 __all__ = [*_lazy, "__version__"]

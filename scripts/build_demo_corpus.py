@@ -61,8 +61,9 @@ def build(data_dir: Path) -> tuple[list[dict], Counter]:
                 continue
             seen.add(key)
             counts[dataset] += 1
-            out.append({"id": f"demo-{len(out):06d}", "title": title, "text": text,
-                        "source": dataset, "license": license_})
+            out.append(
+                {"id": f"demo-{len(out):06d}", "title": title, "text": text, "source": dataset, "license": license_}
+            )
     return out, counts
 
 
@@ -92,8 +93,9 @@ def write_embeddings(corpus_file: Path) -> Path:
     vectors = embedder.embed([index_text(p) for p in paragraphs], progress=True, desc="embedding demo corpus")
     target = corpus_file.parent / "demo_embeddings.npy"
     np.save(target, vectors.astype(np.float16))
-    target.with_suffix(".json").write_text(_json.dumps(demo_embeddings_sidecar(corpus_file), indent=2) + "\n",
-                                           encoding="utf-8")
+    target.with_suffix(".json").write_text(
+        _json.dumps(demo_embeddings_sidecar(corpus_file), indent=2) + "\n", encoding="utf-8"
+    )
     return target
 
 

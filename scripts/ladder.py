@@ -40,9 +40,23 @@ def run_dir(spec: dict, split: str, set_name: str, rung: str) -> Path:
 def eval_args(spec: dict, split: str, set_name: str, rung: dict) -> list[str]:
     """The `mia eval` arguments of one rung on one set and split."""
     s, d = spec["splits"][split], spec["sets"][set_name]
-    args = ["eval", "--dataset", d["dataset"], "--seed", str(spec["seed"]), "--start", str(s["start"]),
-            "--n", str(s["n"]), "--max-tool-calls", str(spec["max_tool_calls"]), "--label", rung["name"],
-            "--out", str(run_dir(spec, split, set_name, rung["name"])),]
+    args = [
+        "eval",
+        "--dataset",
+        d["dataset"],
+        "--seed",
+        str(spec["seed"]),
+        "--start",
+        str(s["start"]),
+        "--n",
+        str(s["n"]),
+        "--max-tool-calls",
+        str(spec["max_tool_calls"]),
+        "--label",
+        rung["name"],
+        "--out",
+        str(run_dir(spec, split, set_name, rung["name"])),
+    ]
     if rung.get("memory"):
         args += ["--memory-from", d["memory_from"]]
     return args + list(rung["args"])
@@ -69,9 +83,12 @@ def run_rung(spec: dict, split: str, set_name: str, rung: dict, dry_run: bool) -
         print(f"[ladder] {folder}: finished")
         return
     (ROOT / folder).parent.mkdir(parents=True, exist_ok=True)
-    checkpoint = subprocess.Popen([str(ROOT / "scripts" / "checkpoint_run.sh"), str(folder)],
-                                  stdout=open(ROOT / folder.parent / "checkpoints.log", "a"), stderr=subprocess.STDOUT,
-                                  cwd=ROOT)
+    checkpoint = subprocess.Popen(
+        [str(ROOT / "scripts" / "checkpoint_run.sh"), str(folder)],
+        stdout=open(ROOT / folder.parent / "checkpoints.log", "a"),
+        stderr=subprocess.STDOUT,
+        cwd=ROOT,
+    )
     print(f"[ladder] {folder}: running", flush=True)
     code = subprocess.call(frozen, cwd=ROOT)
     checkpoint.wait()
@@ -95,8 +112,19 @@ def report(spec: dict, split: str, sets: list[str]) -> None:
         base, rest = present[0], present[1:]
         if Path(base).name == "none":
             for rung in rest[1:]:  # the first is already paired with none above
-                subprocess.check_call([mia, "eval-report", base, rung, "--out", str(out / f"none-vs-{Path(rung).name}"),
-                                       "--title", f"{title}: none against {Path(rung).name}"], cwd=ROOT)
+                subprocess.check_call(
+                    [
+                        mia,
+                        "eval-report",
+                        base,
+                        rung,
+                        "--out",
+                        str(out / f"none-vs-{Path(rung).name}"),
+                        "--title",
+                        f"{title}: none against {Path(rung).name}",
+                    ],
+                    cwd=ROOT,
+                )
 
 
 def main() -> int:
@@ -109,7 +137,9 @@ def main() -> int:
     args = ap.parse_args()
     spec = load()
     sets = args.sets or list(spec["sets"])
-    unknown = [s for s in sets if s not in spec["sets"]] + [r for r in args.rungs if r not in {x["name"] for x in spec["rungs"]}]
+    unknown = [s for s in sets if s not in spec["sets"]] + [
+        r for r in args.rungs if r not in {x["name"] for x in spec["rungs"]}
+    ]
     if unknown:
         ap.error(f"unknown set or rung: {', '.join(unknown)}")
     if not args.report:

@@ -61,8 +61,10 @@ def compare(folder: Path) -> str:
     same = [t for t in old if t in new]
     workflows = sum(old[t].workflow == new[t].workflow for t in same)
     counts = sum((old[t].usage_count, old[t].success_count) == (new[t].usage_count, new[t].success_count) for t in same)
-    return (f"{len(old)} memories in the store, {len(new)} rebuilt, {len(same)} the same episodes; "
-            f"workflow identical {workflows}/{len(same)}, usage and success counts identical {counts}/{len(same)}")
+    return (
+        f"{len(old)} memories in the store, {len(new)} rebuilt, {len(same)} the same episodes; "
+        f"workflow identical {workflows}/{len(same)}, usage and success counts identical {counts}/{len(same)}"
+    )
 
 
 def main(folders: list[str]) -> int:

@@ -20,4 +20,5 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.training.run import run_stage
 
 __getattr__, __dir__, __all__ = lazy_loader.attach(
-    __name__, submod_attrs={"config": ["TrainConfig"], "run": ["run_stage"]})
+    __name__, submod_attrs={"config": ["TrainConfig"], "run": ["run_stage"]}
+)

@@ -74,8 +74,9 @@ def reward_series(records: Sequence[dict[str, Any]], stage: str | None = None) -
     return steps, [by_step[s] for s in steps]
 
 
-def plot_reward_curve(records: Sequence[dict[str, Any]], out: Path, title: str = "GRPO reward",
-                      window: int = 5) -> Path | None:
+def plot_reward_curve(
+    records: Sequence[dict[str, Any]], out: Path, title: str = "GRPO reward", window: int = 5
+) -> Path | None:
     """Reward per step (and a moving average) for every stage in the log; None if nothing logged."""
     import matplotlib
 
@@ -92,8 +93,10 @@ def plot_reward_curve(records: Sequence[dict[str, Any]], out: Path, title: str =
             continue
         ax.plot(steps, rewards, marker=".", alpha=0.45, label=f"{stage} reward")
         if len(rewards) >= window:
-            avg = [sum(rewards[max(0, i - window + 1): i + 1]) / len(rewards[max(0, i - window + 1): i + 1])
-                   for i in range(len(rewards))]
+            avg = [
+                sum(rewards[max(0, i - window + 1) : i + 1]) / len(rewards[max(0, i - window + 1) : i + 1])
+                for i in range(len(rewards))
+            ]
             ax.plot(steps, avg, linewidth=2, label=f"{stage} moving avg ({window})")
     ax.set_xlabel("optimizer step")
     ax.set_ylabel("mean reward of the group")

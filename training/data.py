@@ -40,12 +40,14 @@ def parse_qa_record(obj: dict[str, Any], line_no: int = 0) -> QAExample:
         for p in obj.get("paragraphs") or []
         if isinstance(p, dict) and isinstance(p.get("text"), str) and p["text"].strip()
     ]
-    return QAExample(id=str(obj.get("id") or f"q{line_no}"), question=question, gold_answers=golds,
-                     paragraphs=paragraphs)
+    return QAExample(
+        id=str(obj.get("id") or f"q{line_no}"), question=question, gold_answers=golds, paragraphs=paragraphs
+    )
 
 
-def load_qa_jsonl(path: str | Path, offset: int = 0, limit: int | None = None,
-                  seed: int | None = None) -> list[QAExample]:
+def load_qa_jsonl(
+    path: str | Path, offset: int = 0, limit: int | None = None, seed: int | None = None
+) -> list[QAExample]:
     """Examples `offset .. offset+limit` of a QA JSONL file, in the file's order or (with `seed`) in
     the seeded order `mia eval --seed` uses; either is deterministic, so a held-out slice after the
     training slice is never seen in training."""
@@ -74,8 +76,9 @@ def load_qa_jsonl(path: str | Path, offset: int = 0, limit: int | None = None,
     return out
 
 
-def attach_memories(examples: Iterable[QAExample], store: Any, namespace: str = "default", k_pos: int = 2,
-                    k_neg: int = 2) -> list[QAExample]:
+def attach_memories(
+    examples: Iterable[QAExample], store: Any, namespace: str = "default", k_pos: int = 2, k_neg: int = 2
+) -> list[QAExample]:
     """Fill each example's `memories` from a MemoryStore, as the planner node would retrieve them."""
     out = []
     for ex in examples:
@@ -87,8 +90,7 @@ def attach_memories(examples: Iterable[QAExample], store: Any, namespace: str = 
 
 def planner_rows(examples: Sequence[QAExample], max_words: int | None = None) -> list[dict[str, Any]]:
     """Rows of the planner stage: the planner prompt (conversational) plus the reward columns."""
-    return [{"prompt": planner_messages(ex.question, ex.memories, max_words=max_words), **ex.row()}
-            for ex in examples]
+    return [{"prompt": planner_messages(ex.question, ex.memories, max_words=max_words), **ex.row()} for ex in examples]
 
 
 def executor_rows(examples: Sequence[QAExample], plans: Sequence[str]) -> list[dict[str, Any]]:
@@ -119,8 +121,9 @@ def load_training_examples(cfg: Any) -> list[QAExample]:
         examples += load_qa_jsonl(data.path, offset=data.offset, limit=data.limit, seed=data.seed)
     if data.trajectories:
         # only the chosen namespace's questions: another namespace's log is another user's data
-        examples += examples_from_trajectory_log(data.trajectories, only_correct=data.trajectories_only_correct,
-                                                 namespace=data.namespace)
+        examples += examples_from_trajectory_log(
+            data.trajectories, only_correct=data.trajectories_only_correct, namespace=data.namespace
+        )
     if not examples:
         raise ValueError("no training questions: set data.path and/or data.trajectories in the config")
     if data.memory_dir:
@@ -136,12 +139,16 @@ def _with_memories(examples: list[QAExample], folder: Path, data: Any) -> list[Q
     from mia.memory import MemoryStore
 
     if not (folder / "chroma").is_dir():
-        raise FileNotFoundError(f"data.memory_dir {folder} holds no memory store (no chroma/ folder in it): "
-                                "give the store's folder, e.g. an evaluation run's RUN/store/memory")
+        raise FileNotFoundError(
+            f"data.memory_dir {folder} holds no memory store (no chroma/ folder in it): "
+            "give the store's folder, e.g. an evaluation run's RUN/store/memory"
+        )
     with MemoryStore.open(folder, read_only=True, snapshot=True) as store:  # a copy: the folder stays as it was
         if not store.count(data.namespace):
-            raise ValueError(f"the memory store {folder} has no memories in namespace {data.namespace!r} "
-                             f"(its namespaces: {', '.join(store.namespaces()) or 'none'})")
+            raise ValueError(
+                f"the memory store {folder} has no memories in namespace {data.namespace!r} "
+                f"(its namespaces: {', '.join(store.namespaces()) or 'none'})"
+            )
         return attach_memories(examples, store, data.namespace, data.k_pos, data.k_neg)
 
 

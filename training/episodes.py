@@ -68,27 +68,42 @@ class Accuracy:
 class EpisodeRunner(Protocol):
     """Anything that turns (question, plan, paragraphs, golds) into an EpisodeOutcome."""
 
-    def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
-            gold_answers: Sequence[str]) -> EpisodeOutcome: ...
+    def run(
+        self, question: str, plan: str, paragraphs: Sequence[dict[str, str]], gold_answers: Sequence[str]
+    ) -> EpisodeOutcome: ...
 
 
 class LocalEpisodeRunner:
     """The frozen executor as a transformers model in this process, greedy, no reflection."""
 
-    def __init__(self, model: Any, tokenizer: Any, budget: ReactBudget, metric: AccuracyMetric | Accuracy = "f1",
-                 search_top_k: int = 2, sample: bool = False) -> None:
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        budget: ReactBudget,
+        metric: AccuracyMetric | Accuracy = "f1",
+        search_top_k: int = 2,
+        sample: bool = False,
+    ) -> None:
         self.react = ReactRunner(model, tokenizer, SandboxSearch(top_k=search_top_k), budget)
         self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
         self.sample = sample
 
-    def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
-            gold_answers: Sequence[str]) -> EpisodeOutcome:
+    def run(
+        self, question: str, plan: str, paragraphs: Sequence[dict[str, str]], gold_answers: Sequence[str]
+    ) -> EpisodeOutcome:
         from mia.training.prompts import executor_messages
 
         ep = self.react.run(executor_messages(question, plan), paragraphs, sample=self.sample)
         acc = self.accuracy(question, ep.answer, gold_answers)
-        return EpisodeOutcome(answer=ep.answer, first_answer=ep.answer, acc_first=acc, acc_final=acc,
-                              tool_calls=ep.tool_calls, trace=ep.trace())
+        return EpisodeOutcome(
+            answer=ep.answer,
+            first_answer=ep.answer,
+            acc_first=acc,
+            acc_final=acc,
+            tool_calls=ep.tool_calls,
+            trace=ep.trace(),
+        )
 
 
 class GraphEpisodeRunner:
@@ -97,8 +112,13 @@ class GraphEpisodeRunner:
     spec POLICY_SPEC, so a plan's reflection and replan come from the planner being trained, not
     from the executor. `deps_parts` are further Deps factories (tests inject fakes)."""
 
-    def __init__(self, context_overrides: dict[str, Any], metric: AccuracyMetric | Accuracy = "f1",
-                 planner: Any = None, **deps_parts: Any) -> None:
+    def __init__(
+        self,
+        context_overrides: dict[str, Any],
+        metric: AccuracyMetric | Accuracy = "f1",
+        planner: Any = None,
+        **deps_parts: Any,
+    ) -> None:
         from mia import Context, build_graph
         from mia.graph.builder import recursion_limit
         from mia.graph.nodes.deps import Deps
@@ -119,10 +139,15 @@ class GraphEpisodeRunner:
         self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
         self.config = {"recursion_limit": recursion_limit(self.context)}
 
-    def run(self, question: str, plan: str, paragraphs: Sequence[dict[str, str]],
-            gold_answers: Sequence[str]) -> EpisodeOutcome:
-        state = {"question": question, "plan": plan, "gold_answers": list(gold_answers),
-                 "paragraphs": [dict(p) for p in paragraphs]}
+    def run(
+        self, question: str, plan: str, paragraphs: Sequence[dict[str, str]], gold_answers: Sequence[str]
+    ) -> EpisodeOutcome:
+        state = {
+            "question": question,
+            "plan": plan,
+            "gold_answers": list(gold_answers),
+            "paragraphs": [dict(p) for p in paragraphs],
+        }
         try:
             result = run_question(self.graph, state, self.context, self.config)
         except Exception as exc:  # a broken episode costs the plan its reward, not the run
@@ -137,8 +162,9 @@ def _load_model(spec: str, temperature: float, max_tokens: int) -> Any:
     return load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
 
 
-def outcome_from_result(result: RunResult, gold_answers: Sequence[str], metric: AccuracyMetric | Accuracy,
-                        question: str = "") -> EpisodeOutcome:
+def outcome_from_result(
+    result: RunResult, gold_answers: Sequence[str], metric: AccuracyMetric | Accuracy, question: str = ""
+) -> EpisodeOutcome:
     """First and final answers, the reflection and the replan, read off the graph's typed result."""
     accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric)
     answers, replanned = result.answers(), result.replanned()
@@ -146,7 +172,14 @@ def outcome_from_result(result: RunResult, gold_answers: Sequence[str], metric: 
     first = answers[0] if answers and replanned else final
     acc_final = accuracy(question, final, gold_answers)
     acc_first = accuracy(question, first, gold_answers) if replanned else acc_final
-    return EpisodeOutcome(answer=final, first_answer=first, acc_first=acc_first, acc_final=acc_final,
-                          replanned=replanned, decision=result.reflection(),
-                          replan=result.replan or result.trajectory.replan or None, tool_calls=result.tool_calls,
-                          trace=result.trajectory.to_trace_text())
+    return EpisodeOutcome(
+        answer=final,
+        first_answer=first,
+        acc_first=acc_first,
+        acc_final=acc_final,
+        replanned=replanned,
+        decision=result.reflection(),
+        replan=result.replan or result.trajectory.replan or None,
+        tool_calls=result.tool_calls,
+        trace=result.trajectory.to_trace_text(),
+    )

@@ -21,8 +21,7 @@ from mia.training.config import TrainConfig
 from mia.training.episodes import Accuracy
 from mia.training.examples import QAExample
 from mia.training.react import ReactBudget, Replanner, ReactRunner, SandboxSearch
-from mia.training.rewards import (ExecutorRewardWeights, executor_format_ok, executor_reward,
-                                  tool_use_score)
+from mia.training.rewards import ExecutorRewardWeights, executor_format_ok, executor_reward, tool_use_score
 
 log = logging.getLogger(__name__)
 CORRECT_AT = 0.5  # a first answer below this accuracy is wrong: the frozen planner replans (paper: acc < 0.5)
@@ -37,8 +36,14 @@ class ExecutorRollout:
     """TRL `rollout_func`: one policy episode per prompt, all played in lockstep (the prompts come
     already repeated num_generations times), token ids plus env_mask, and the turns for the reward."""
 
-    def __init__(self, rows: Sequence[dict[str, Any]], budget: ReactBudget, search_top_k: int = 2,
-                 replanner: Replanner | None = None, accuracy: Any = None) -> None:
+    def __init__(
+        self,
+        rows: Sequence[dict[str, Any]],
+        budget: ReactBudget,
+        search_top_k: int = 2,
+        replanner: Replanner | None = None,
+        accuracy: Any = None,
+    ) -> None:
         self.paragraphs = {_prompt_key(r["prompt"]): r["paragraphs"] for r in rows}
         self.rows = {_prompt_key(r["prompt"]): r for r in rows}
         self.budget, self.search = budget, SandboxSearch(top_k=search_top_k)
@@ -64,13 +69,24 @@ class ExecutorRollout:
         runner = ReactRunner(model, trainer.processing_class, self.search, budget)
         was_training = model.training
         model.eval()
-        out: dict[str, list] = {"prompt_ids": [], "completion_ids": [], "logprobs": None, "env_mask": [],
-                                "episode_turns": [], "episode_answer": [], "episode_tool_calls": [],
-                                "episode_segments": [], "episode_first_attempt": []}
+        out: dict[str, list] = {
+            "prompt_ids": [],
+            "completion_ids": [],
+            "logprobs": None,
+            "env_mask": [],
+            "episode_turns": [],
+            "episode_answer": [],
+            "episode_tool_calls": [],
+            "episode_segments": [],
+            "episode_first_attempt": [],
+        }
         try:
-            episodes = runner.run_many([list(p) for p in prompts],
-                                       [self.paragraphs.get(_prompt_key(p), []) for p in prompts], sample=True,
-                                       replan=self._replan_hook(list(prompts)))
+            episodes = runner.run_many(
+                [list(p) for p in prompts],
+                [self.paragraphs.get(_prompt_key(p), []) for p in prompts],
+                sample=True,
+                replan=self._replan_hook(list(prompts)),
+            )
             for ep in episodes:
                 if not ep.completion_ids:  # an empty generation still needs one token for GRPO
                     ep.completion_ids, ep.env_mask = [trainer.processing_class.eos_token_id], [1]
@@ -93,20 +109,28 @@ class ExecutorEpisodeReward:
 
     __name__ = "executor_reward"
 
-    def __init__(self, weights: ExecutorRewardWeights = ExecutorRewardWeights(), metric: Any = "f1",
-                 log_path: Path | None = None) -> None:
+    def __init__(
+        self, weights: ExecutorRewardWeights = ExecutorRewardWeights(), metric: Any = "f1", log_path: Path | None = None
+    ) -> None:
         self.weights, self.log_path = weights, log_path
         self.accuracy = metric if isinstance(metric, Accuracy) else Accuracy(metric, max_chars=weights.max_answer_chars)
 
-    def __call__(self, completions: Sequence[Any], gold_answers: Sequence[Sequence[str]],
-                 episode_turns: Sequence[Sequence[str]], episode_answer: Sequence[str], **kwargs: Any) -> list[float]:
+    def __call__(
+        self,
+        completions: Sequence[Any],
+        gold_answers: Sequence[Sequence[str]],
+        episode_turns: Sequence[Sequence[str]],
+        episode_answer: Sequence[str],
+        **kwargs: Any,
+    ) -> list[float]:
         rewards, accs, tools, formats = [], [], [], []
         questions = kwargs.get("question") or [""] * len(gold_answers)
         n = len(gold_answers)
         segments = kwargs.get("episode_segments") or [[list(t)] for t in episode_turns]
         first = kwargs.get("episode_first_attempt") or [True] * n
-        for q, golds, turns, answer, segs, first_try in zip(questions, gold_answers, episode_turns, episode_answer,
-                                                             segments, first, strict=True):
+        for q, golds, turns, answer, segs, first_try in zip(
+            questions, gold_answers, episode_turns, episode_answer, segments, first, strict=True
+        ):
             acc = self.accuracy(q, answer, golds)
             tool = tool_use_score([list(seg) for seg in segs])  # averaged over the segments around a replan
             fmt = executor_format_ok(list(turns))
@@ -122,15 +146,33 @@ class ExecutorEpisodeReward:
         if self.log_path is not None:
             state = kwargs.get("trainer_state")
             with self.log_path.open("a", encoding="utf-8") as fh:
-                for q, golds, turns, answer, r in zip(kwargs.get("question", [""] * len(rewards)), gold_answers,
-                                                      episode_turns, episode_answer, rewards, strict=False):
-                    fh.write(json.dumps({"step": getattr(state, "global_step", None), "question": q,
-                                         "gold_answers": list(golds), "turns": list(turns), "answer": answer,
-                                         "reward": r}) + "\n")
+                for q, golds, turns, answer, r in zip(
+                    kwargs.get("question", [""] * len(rewards)),
+                    gold_answers,
+                    episode_turns,
+                    episode_answer,
+                    rewards,
+                    strict=False,
+                ):
+                    fh.write(
+                        json.dumps(
+                            {
+                                "step": getattr(state, "global_step", None),
+                                "question": q,
+                                "gold_answers": list(golds),
+                                "turns": list(turns),
+                                "answer": answer,
+                                "reward": r,
+                            }
+                        )
+                        + "\n"
+                    )
         return rewards
 
 
-def frozen_plans(cfg: TrainConfig, examples: Sequence[QAExample], out: Path, planner_spec: str | None = None) -> list[str]:
+def frozen_plans(
+    cfg: TrainConfig, examples: Sequence[QAExample], out: Path, planner_spec: str | None = None
+) -> list[str]:
     """Plans of the frozen planner for every question, generated once (greedy) and cached in
     `plans.jsonl`, so a resumed run and the alternate pipeline reuse them."""
     from tqdm.auto import tqdm
@@ -154,12 +196,20 @@ def frozen_plans(cfg: TrainConfig, examples: Sequence[QAExample], out: Path, pla
         model, tok = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device), load_tokenizer(base)
         with cache_path.open("a", encoding="utf-8") as fh:
             for ex in tqdm(missing, desc="frozen planner: writing plans", unit="plan"):
-                ids = tok.apply_chat_template(planner_messages(ex.question, ex.memories, cfg.planner.plan_max_words),
-                                              add_generation_prompt=True, return_tensors="pt", return_dict=True)
+                ids = tok.apply_chat_template(
+                    planner_messages(ex.question, ex.memories, cfg.planner.plan_max_words),
+                    add_generation_prompt=True,
+                    return_tensors="pt",
+                    return_dict=True,
+                )
                 with torch.no_grad():
-                    gen = model.generate(**ids.to(model.device), max_new_tokens=cfg.executor.plan_max_tokens,
-                                         do_sample=False, pad_token_id=tok.pad_token_id)
-                plan = after_last_think(tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True))
+                    gen = model.generate(
+                        **ids.to(model.device),
+                        max_new_tokens=cfg.executor.plan_max_tokens,
+                        do_sample=False,
+                        pad_token_id=tok.pad_token_id,
+                    )
+                plan = after_last_think(tok.decode(gen[0, ids["input_ids"].shape[1] :], skip_special_tokens=True))
                 cached[ex.id] = plan
                 fh.write(json.dumps({"qid": ex.id, "question": ex.question, "plan": plan}) + "\n")
         del model
@@ -188,13 +238,23 @@ class FrozenPlanner:
         messages = replan_conversation(question, plan, trace, max_words=self.cfg.planner.plan_max_words)
         ids = self._tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
         with torch.no_grad():
-            gen = self._model.generate(**ids.to(self._model.device), max_new_tokens=self.max_new_tokens,
-                                       do_sample=False, pad_token_id=self._tok.pad_token_id)
-        return after_last_think(self._tok.decode(gen[0, ids["input_ids"].shape[1]:], skip_special_tokens=True)).strip()
+            gen = self._model.generate(
+                **ids.to(self._model.device),
+                max_new_tokens=self.max_new_tokens,
+                do_sample=False,
+                pad_token_id=self._tok.pad_token_id,
+            )
+        return after_last_think(self._tok.decode(gen[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)).strip()
 
 
-def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume: bool = True,
-                   max_steps: int | None = None, output_dir: Path | None = None):
+def train_executor(
+    cfg: TrainConfig,
+    *,
+    planner_spec: str | None = None,
+    resume: bool = True,
+    max_steps: int | None = None,
+    output_dir: Path | None = None,
+):
     """Run the executor stage; returns a StageResult (adapter folder, steps, final reward)."""
     from mia.training.data import executor_rows, load_training_examples, to_dataset
     from mia.training.trainer_setup import make_policy, run_trainer
@@ -210,8 +270,22 @@ def train_executor(cfg: TrainConfig, *, planner_spec: str | None = None, resume:
     replanner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg) if cfg.executor.replan else None
     rollout = ExecutorRollout(rows, budget, cfg.budget.search_top_k, replanner=replanner, accuracy=accuracy)
     reward = ExecutorEpisodeReward(cfg.reward.executor, accuracy, log_path=out / "rollouts.jsonl")
-    return run_trainer(cfg, "executor", out, reward_funcs=[reward], dataset=to_dataset(rows), model=model,
-                       tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume,
-                       rollout_func=rollout, max_steps=max_steps,
-                       extra_meta={"role": "executor", "frozen_planner": planner_spec or cfg.executor.planner_model,
-                                   "questions": len(examples)})
+    return run_trainer(
+        cfg,
+        "executor",
+        out,
+        reward_funcs=[reward],
+        dataset=to_dataset(rows),
+        model=model,
+        tokenizer=tokenizer,
+        peft_config=peft_config,
+        base=base,
+        resume=resume,
+        rollout_func=rollout,
+        max_steps=max_steps,
+        extra_meta={
+            "role": "executor",
+            "frozen_planner": planner_spec or cfg.executor.planner_model,
+            "questions": len(examples),
+        },
+    )

@@ -39,9 +39,16 @@ class PlannerEpisodeReward:
 
     __name__ = "planner_reward"
 
-    def __init__(self, runner: EpisodeRunner, weights: PlannerRewardWeights = PlannerRewardWeights(),
-                 log_path: Path | None = None, max_words: int | None = None, numbered: bool = True,
-                 policy: PolicyHandle | None = None, parallel: int = 1) -> None:
+    def __init__(
+        self,
+        runner: EpisodeRunner,
+        weights: PlannerRewardWeights = PlannerRewardWeights(),
+        log_path: Path | None = None,
+        max_words: int | None = None,
+        numbered: bool = True,
+        policy: PolicyHandle | None = None,
+        parallel: int = 1,
+    ) -> None:
         self.runner, self.weights, self.log_path = runner, weights, log_path
         self.max_words, self.numbered = max_words, numbered
         self.policy = policy
@@ -54,13 +61,25 @@ class PlannerEpisodeReward:
 
     def score(self, plan_text: str, outcome: EpisodeOutcome) -> float:
         """The planner reward of one plan given what it led to."""
-        format_ok = plan_format_ok(plan_text, decision=outcome.decision, replan=outcome.replan,
-                                   max_words=self.max_words, numbered=self.numbered)
+        format_ok = plan_format_ok(
+            plan_text,
+            decision=outcome.decision,
+            replan=outcome.replan,
+            max_words=self.max_words,
+            numbered=self.numbered,
+        )
         decision_ok = decision_correct(outcome.acc_first >= 0.5, outcome.replanned)
         return planner_reward(outcome.acc_final, outcome.acc_first, format_ok, decision_ok, self.weights)
 
-    def __call__(self, prompts: Sequence[Any], completions: Sequence[Any], question: Sequence[str],
-                 gold_answers: Sequence[Sequence[str]], paragraphs: Sequence[Sequence[dict]], **kwargs: Any) -> list[float]:
+    def __call__(
+        self,
+        prompts: Sequence[Any],
+        completions: Sequence[Any],
+        question: Sequence[str],
+        gold_answers: Sequence[Sequence[str]],
+        paragraphs: Sequence[Sequence[dict]],
+        **kwargs: Any,
+    ) -> list[float]:
         items = list(zip(completions, question, gold_answers, paragraphs, strict=True))
 
         def episode(item: tuple[Any, str, Sequence[str], Sequence[dict]]) -> tuple[EpisodeOutcome, float]:
@@ -91,21 +110,40 @@ class PlannerEpisodeReward:
             log_metric("episode/replanned", sum(o.replanned for o in outcomes) / n)
         return rewards
 
-    def _log(self, question: str, golds: Sequence[str], plan: str, outcome: EpisodeOutcome, reward: float,
-             seconds: float, state: Any) -> None:
+    def _log(
+        self,
+        question: str,
+        golds: Sequence[str],
+        plan: str,
+        outcome: EpisodeOutcome,
+        reward: float,
+        seconds: float,
+        state: Any,
+    ) -> None:
         if self.log_path is None:
             return
-        record = {"step": getattr(state, "global_step", None), "question": question, "gold_answers": list(golds),
-                  "plan": plan, "answer": outcome.answer, "first_answer": outcome.first_answer,
-                  "acc_first": outcome.acc_first, "acc_final": outcome.acc_final, "replanned": outcome.replanned,
-                  "tool_calls": outcome.tool_calls, "reward": reward, "seconds": round(seconds, 2),
-                  "error": outcome.error}
+        record = {
+            "step": getattr(state, "global_step", None),
+            "question": question,
+            "gold_answers": list(golds),
+            "plan": plan,
+            "answer": outcome.answer,
+            "first_answer": outcome.first_answer,
+            "acc_first": outcome.acc_first,
+            "acc_final": outcome.acc_final,
+            "replanned": outcome.replanned,
+            "tool_calls": outcome.tool_calls,
+            "reward": reward,
+            "seconds": round(seconds, 2),
+            "error": outcome.error,
+        }
         with self.log_path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(record) + "\n")
 
 
-def make_runner(cfg: TrainConfig, executor_spec: str | None = None, policy: PolicyHandle | None = None,
-                **deps_parts: Any) -> EpisodeRunner:
+def make_runner(
+    cfg: TrainConfig, executor_spec: str | None = None, policy: PolicyHandle | None = None, **deps_parts: Any
+) -> EpisodeRunner:
     """The frozen executor of the planner stage, as the config asks (local loop or real graph).
     With the graph, the planner's reflection and replan come from the live policy (`policy`);
     `graph_context.planner_model` may name another planner model explicitly."""
@@ -116,24 +154,36 @@ def make_runner(cfg: TrainConfig, executor_spec: str | None = None, policy: Poli
         from mia.training.episodes import GraphEpisodeRunner
 
         policy = policy or PolicyHandle()
-        overrides = {"executor_model": spec, "planner_model": POLICY_SPEC,
-                     "judge_model": cfg.planner.graph_context.get("judge_model", spec),
-                     "max_tool_calls": cfg.budget.max_tool_calls, "max_replans": cfg.planner.max_replans,
-                     "executor_max_tokens": cfg.budget.max_turn_tokens, "search_top_k": cfg.budget.search_top_k,
-                     **cfg.planner.graph_context}
+        overrides = {
+            "executor_model": spec,
+            "planner_model": POLICY_SPEC,
+            "judge_model": cfg.planner.graph_context.get("judge_model", spec),
+            "max_tool_calls": cfg.budget.max_tool_calls,
+            "max_replans": cfg.planner.max_replans,
+            "executor_max_tokens": cfg.budget.max_turn_tokens,
+            "search_top_k": cfg.budget.search_top_k,
+            **cfg.planner.graph_context,
+        }
         return GraphEpisodeRunner(overrides, metric=accuracy, planner=PolicyChatModel(handle=policy), **deps_parts)
     from mia.training.episodes import LocalEpisodeRunner
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
 
     base, adapter = resolve_weights(spec)
     model = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device)
-    return LocalEpisodeRunner(model, load_tokenizer(base), budget, metric=accuracy,
-                              search_top_k=cfg.budget.search_top_k)
+    return LocalEpisodeRunner(
+        model, load_tokenizer(base), budget, metric=accuracy, search_top_k=cfg.budget.search_top_k
+    )
 
 
-def train_planner(cfg: TrainConfig, *, executor_spec: str | None = None, resume: bool = True,
-                  max_steps: int | None = None, output_dir: Path | None = None,
-                  extra_reward_funcs: Sequence[Any] = ()):
+def train_planner(
+    cfg: TrainConfig,
+    *,
+    executor_spec: str | None = None,
+    resume: bool = True,
+    max_steps: int | None = None,
+    output_dir: Path | None = None,
+    extra_reward_funcs: Sequence[Any] = (),
+):
     """Run the planner stage; returns a StageResult (adapter folder, steps, final reward).
     `extra_reward_funcs` (TRL reward functions) are added to the episode reward, e.g. shaping."""
     from mia.training.data import load_training_examples, planner_rows, to_dataset
@@ -146,12 +196,31 @@ def train_planner(cfg: TrainConfig, *, executor_spec: str | None = None, resume:
     model, tokenizer, peft_config, base = make_policy(cfg)
     policy = PolicyHandle()
     runner = make_runner(cfg, executor_spec, policy)
-    reward = PlannerEpisodeReward(runner, cfg.reward.planner, log_path=out / "rollouts.jsonl",
-                                  max_words=cfg.planner.plan_max_words, numbered=cfg.planner.numbered_steps,
-                                  policy=policy,
-                                  parallel=cfg.planner.parallel_episodes if cfg.planner.episode_backend == "graph" else 1)
-    return run_trainer(cfg, "planner", out, reward_funcs=[reward, *extra_reward_funcs], dataset=dataset, model=model,
-                       tokenizer=tokenizer, peft_config=peft_config, base=base, resume=resume, max_steps=max_steps,
-                       extra_meta={"role": "planner", "frozen_executor": executor_spec or cfg.planner.executor_model,
-                                   "episode_backend": cfg.planner.episode_backend,
-                                   "questions": len(examples)})
+    reward = PlannerEpisodeReward(
+        runner,
+        cfg.reward.planner,
+        log_path=out / "rollouts.jsonl",
+        max_words=cfg.planner.plan_max_words,
+        numbered=cfg.planner.numbered_steps,
+        policy=policy,
+        parallel=cfg.planner.parallel_episodes if cfg.planner.episode_backend == "graph" else 1,
+    )
+    return run_trainer(
+        cfg,
+        "planner",
+        out,
+        reward_funcs=[reward, *extra_reward_funcs],
+        dataset=dataset,
+        model=model,
+        tokenizer=tokenizer,
+        peft_config=peft_config,
+        base=base,
+        resume=resume,
+        max_steps=max_steps,
+        extra_meta={
+            "role": "planner",
+            "frozen_executor": executor_spec or cfg.planner.executor_model,
+            "episode_backend": cfg.planner.episode_backend,
+            "questions": len(examples),
+        },
+    )

@@ -25,7 +25,8 @@ def resolve_weights(spec: str) -> tuple[Path, Path | None]:
     if not parsed.trainable:
         raise BackendError(
             f"training needs local weights, not {text!r}: use local:<embedded> (e.g. local:qwen-coder-1.5b), "
-            "llamacpp:<embedded>, hf:<model-dir> or hf:<model-dir>+<adapter-dir>")
+            "llamacpp:<embedded>, hf:<model-dir> or hf:<model-dir>+<adapter-dir>"
+        )
     adapter = check_adapter_dir(parsed.adapter) if parsed.adapter else None  # <base>[+<peft-adapter>]
     if parsed.embedded:
         from mia.graph.models.convert import ensure_converted
@@ -57,8 +58,14 @@ def load_tokenizer(base: Path) -> Any:
     return tok
 
 
-def load_model(base: Path, adapter: Path | None = None, *, dtype: str = "float32", device: str = "cpu",
-               trainable_adapter: bool = False) -> Any:
+def load_model(
+    base: Path,
+    adapter: Path | None = None,
+    *,
+    dtype: str = "float32",
+    device: str = "cpu",
+    trainable_adapter: bool = False,
+) -> Any:
     """A causal LM on `device`; with an adapter, a PeftModel (trainable when continuing training)."""
     from transformers import AutoModelForCausalLM
 

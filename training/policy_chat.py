@@ -55,8 +55,11 @@ class PolicyChatModel(TextChatModel):
         prompt = tok.apply_chat_template(chat, tokenize=False, add_generation_prompt=True) + prefill
         enc = tok(prompt, return_tensors="pt", add_special_tokens=False).to(model.device)
         n_in = int(enc["input_ids"].shape[1])
-        kwargs: dict[str, Any] = {"max_new_tokens": params.max_tokens, "do_sample": params.temperature > 0,
-                                  "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id}
+        kwargs: dict[str, Any] = {
+            "max_new_tokens": params.max_tokens,
+            "do_sample": params.temperature > 0,
+            "pad_token_id": tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id,
+        }
         if params.temperature > 0:
             kwargs.update(temperature=params.temperature, top_p=params.top_p)
         if params.stop:

@@ -30,11 +30,13 @@ def render_memories(retrieved: Any) -> str:
     return builder.render_memories(retrieved)
 
 
-def planner_messages(question: str, memories: str = "", max_words: int | None = None,
-                     caption: str = "") -> list[dict[str, str]]:
+def planner_messages(
+    question: str, memories: str = "", max_words: int | None = None, caption: str = ""
+) -> list[dict[str, str]]:
     """The planner's prompt for one question (memories already rendered), as the plan node builds it."""
-    return builder.planner_messages(question, memories, builder.PLAN_WORDS if max_words is None else max_words,
-                                    caption=caption)
+    return builder.planner_messages(
+        question, memories, builder.PLAN_WORDS if max_words is None else max_words, caption=caption
+    )
 
 
 def executor_messages(question: str, plan: str, caption: str = "") -> list[dict[str, str]]:
@@ -57,13 +59,16 @@ def replan_message(replan: str) -> dict[str, str]:
     return {"role": "user", "content": builder.replan_message(replan)}
 
 
-def replan_conversation(question: str, plan: str, trace: str, memories: str = "",
-                        max_words: int | None = None) -> list[dict[str, str]]:
+def replan_conversation(
+    question: str, plan: str, trace: str, memories: str = "", max_words: int | None = None
+) -> list[dict[str, str]]:
     """The planner's conversation that asks for a replan after a wrong answer: the plan prompt, the
     plan, the reflection prompt with the trace, a forced "yes", and the replan prompt (the paper's
     `/replan_train`, reference 5.1; the graph's reflect and replan nodes use the same prompts)."""
-    return [*planner_messages(question, memories, max_words=max_words),
-            {"role": "assistant", "content": plan},
-            {"role": "user", "content": builder.reflection(trace)},
-            {"role": "assistant", "content": "yes"},
-            {"role": "user", "content": builder.replan_request(question)}]
+    return [
+        *planner_messages(question, memories, max_words=max_words),
+        {"role": "assistant", "content": plan},
+        {"role": "user", "content": builder.reflection(trace)},
+        {"role": "assistant", "content": "yes"},
+        {"role": "user", "content": builder.replan_request(question)},
+    ]

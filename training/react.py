@@ -46,7 +46,7 @@ class Episode:
         """The turns before and after the replan (the paper scores tool use per segment)."""
         if self.replan_turn is None:
             return [list(self.turns)]
-        return [list(self.turns[: self.replan_turn]), list(self.turns[self.replan_turn:])]
+        return [list(self.turns[: self.replan_turn]), list(self.turns[self.replan_turn :])]
 
     def trace(self) -> str:
         """Readable trace (assistant turns interleaved with tool responses)."""
@@ -103,15 +103,20 @@ class ReactBudget:
     @classmethod
     def of(cls, budget: BudgetConfig, **sampling: float) -> ReactBudget:
         """The episode budget a config's `budget:` section sets."""
-        return cls(max_tool_calls=budget.max_tool_calls, max_turn_tokens=budget.max_turn_tokens,
-                   max_answer_tokens=budget.max_answer_tokens, **sampling)
+        return cls(
+            max_tool_calls=budget.max_tool_calls,
+            max_turn_tokens=budget.max_turn_tokens,
+            max_answer_tokens=budget.max_answer_tokens,
+            **sampling,
+        )
 
 
 class ReactRunner:
     """Runs the text ReAct protocol with a transformers model, keeping token-level bookkeeping."""
 
-    def __init__(self, model: Any, tokenizer: Any, search: SandboxSearch | None = None,
-                 budget: ReactBudget | None = None) -> None:
+    def __init__(
+        self, model: Any, tokenizer: Any, search: SandboxSearch | None = None, budget: ReactBudget | None = None
+    ) -> None:
         self.model, self.tokenizer = model, tokenizer
         self.search = search or SandboxSearch()
         self.budget = budget or ReactBudget()
@@ -128,10 +133,10 @@ class ReactRunner:
         before = self._render(probe, add_generation_prompt=False)
         after = self._render(probe + [user_message], add_generation_prompt=True)
         closing = before.split(_PLACEHOLDER, 1)[1]
-        suffix = after[len(before):] if after.startswith(before) else after.split(_PLACEHOLDER, 1)[1][len(closing):]
+        suffix = after[len(before) :] if after.startswith(before) else after.split(_PLACEHOLDER, 1)[1][len(closing) :]
         eos = self.tokenizer.eos_token or ""
         if ended_with_eos and eos and closing.startswith(eos):
-            closing = closing[len(eos):]
+            closing = closing[len(eos) :]
         return closing + suffix
 
     def _encode(self, text: str) -> list[int]:
@@ -181,8 +186,13 @@ class ReactRunner:
         """Play one episode (see `run_many`)."""
         return self.run_many([messages], [paragraphs], sample=sample)[0]
 
-    def run_many(self, messages: Sequence[list[dict[str, str]]], paragraphs: Sequence[Sequence[dict[str, str]]],
-                 sample: bool = True, replan: Replanner | None = None) -> list[Episode]:
+    def run_many(
+        self,
+        messages: Sequence[list[dict[str, str]]],
+        paragraphs: Sequence[Sequence[dict[str, str]]],
+        sample: bool = True,
+        replan: Replanner | None = None,
+    ) -> list[Episode]:
         """Play several episodes in lockstep, one batched generation per turn: generate, call
         search on each valid tool call, stop at an answer or when the budget is spent (then one
         forced answer turn). Episodes that need the same token budget share a batch.

@@ -84,6 +84,7 @@ def answer_accuracy(
 
 # --------------------------------------------------------------------------- format checks
 
+
 def think_balanced(text: str) -> bool:
     """Every <think> is closed (the paper's format check on plans, decisions and replans)."""
     return count_tags(text, "think", False) == count_tags(text, "think", True)
@@ -92,8 +93,14 @@ def think_balanced(text: str) -> bool:
 _NUMBERED_STEP = re.compile(r"^\s*(?:step\s*)?\d+\s*[.):]", re.I | re.M)
 
 
-def plan_format_ok(plan: str, decision: str | None = None, replan: str | None = None, max_chars: int = 4000,
-                   max_words: int | None = None, numbered: bool = False) -> bool:
+def plan_format_ok(
+    plan: str,
+    decision: str | None = None,
+    replan: str | None = None,
+    max_chars: int = 4000,
+    max_words: int | None = None,
+    numbered: bool = False,
+) -> bool:
     """A plan is well formed when it is non-empty, not runaway (within `max_words`, the limit its
     prompt states), with balanced think tags, and (`numbered`) written as the numbered steps the
     planner prompt asks for; a reflection decision must be a bare yes/no after think; a replan

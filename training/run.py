@@ -14,8 +14,9 @@ from mia.training.config import TrainConfig
 from mia.training.trainer_setup import StageResult
 
 
-def run_stage(cfg: TrainConfig, stage: str, *, resume: bool = True, max_steps: int | None = None,
-              rounds: int = 1) -> list[StageResult]:
+def run_stage(
+    cfg: TrainConfig, stage: str, *, resume: bool = True, max_steps: int | None = None, rounds: int = 1
+) -> list[StageResult]:
     """Run `planner`, `executor` or `alternate`; returns the finished stages in order."""
     if stage == "planner":
         from mia.training.planner_stage import train_planner
@@ -30,8 +31,9 @@ def run_stage(cfg: TrainConfig, stage: str, *, resume: bool = True, max_steps: i
     raise ValueError(f"unknown stage {stage!r}; expected planner, executor or alternate")
 
 
-def alternate(cfg: TrainConfig, *, resume: bool = True, max_steps: int | None = None,
-              rounds: int = 1) -> list[StageResult]:
+def alternate(
+    cfg: TrainConfig, *, resume: bool = True, max_steps: int | None = None, rounds: int = 1
+) -> list[StageResult]:
     """Executor first (frozen planner), then planner (frozen trained executor), `rounds` times."""
     from mia.training.executor_stage import train_executor
     from mia.training.planner_stage import train_planner
@@ -41,11 +43,21 @@ def alternate(cfg: TrainConfig, *, resume: bool = True, max_steps: int | None = 
     planner_spec = cfg.executor.planner_model
     executor_cfg, planner_cfg = cfg, cfg
     for r in range(1, rounds + 1):
-        executor = train_executor(executor_cfg, planner_spec=planner_spec, resume=resume, max_steps=max_steps,
-                                  output_dir=root / f"round{r}-executor")
+        executor = train_executor(
+            executor_cfg,
+            planner_spec=planner_spec,
+            resume=resume,
+            max_steps=max_steps,
+            output_dir=root / f"round{r}-executor",
+        )
         results.append(executor)
-        planner = train_planner(planner_cfg, executor_spec=executor.spec, resume=resume, max_steps=max_steps,
-                                output_dir=root / f"round{r}-planner")
+        planner = train_planner(
+            planner_cfg,
+            executor_spec=executor.spec,
+            resume=resume,
+            max_steps=max_steps,
+            output_dir=root / f"round{r}-planner",
+        )
         results.append(planner)
         planner_spec = planner.spec
         # The next round continues both adapters instead of starting fresh LoRAs.

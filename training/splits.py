@@ -22,4 +22,3 @@ def seeded_order(items: Sequence[T], seed: int) -> list[T]:
     order = list(items)
     random.Random(seed).shuffle(order)
     return order
-

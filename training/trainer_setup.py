@@ -11,8 +11,17 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from mia.training.artifacts import CURVE_FILE, adapter_spec, METRICS_FILE, metrics_callback, plot_reward_curve, read_metrics, \
-    reward_series, time_limit_callback, write_adapter_meta
+from mia.training.artifacts import (
+    CURVE_FILE,
+    adapter_spec,
+    METRICS_FILE,
+    metrics_callback,
+    plot_reward_curve,
+    read_metrics,
+    reward_series,
+    time_limit_callback,
+    write_adapter_meta,
+)
 from mia.training.config import TrainConfig
 from mia.training.policy import load_model, load_tokenizer, resolve_weights
 
@@ -42,8 +51,13 @@ def lora_config(cfg: TrainConfig) -> Any:
     """peft LoraConfig from the run's `lora:` section."""
     from peft import LoraConfig
 
-    return LoraConfig(r=cfg.lora.r, lora_alpha=cfg.lora.alpha, lora_dropout=cfg.lora.dropout,
-                      target_modules=cfg.lora.target_modules, task_type="CAUSAL_LM")
+    return LoraConfig(
+        r=cfg.lora.r,
+        lora_alpha=cfg.lora.alpha,
+        lora_dropout=cfg.lora.dropout,
+        target_modules=cfg.lora.target_modules,
+        task_type="CAUSAL_LM",
+    )
 
 
 def make_policy(cfg: TrainConfig) -> tuple[Any, Any, Any, Path]:
@@ -52,8 +66,10 @@ def make_policy(cfg: TrainConfig) -> tuple[Any, Any, Any, Path]:
     import torch
 
     if cfg.device.startswith("cuda") and not torch.cuda.is_available():
-        raise RuntimeError(f"config {cfg.name!r} asks for device {cfg.device!r} but no CUDA GPU is available; "
-                           "use a CPU config (training/configs/cpu-smollm2.yaml) or --set device=cpu")
+        raise RuntimeError(
+            f"config {cfg.name!r} asks for device {cfg.device!r} but no CUDA GPU is available; "
+            "use a CPU config (training/configs/cpu-smollm2.yaml) or --set device=cpu"
+        )
     torch.manual_seed(cfg.seed)
     if cfg.torch_threads:
         torch.set_num_threads(int(cfg.torch_threads))
@@ -76,10 +92,22 @@ def latest_checkpoint(output_dir: Path) -> Path | None:
     return max(found, key=lambda p: int(p.name.split("-")[-1])) if found else None
 
 
-def run_trainer(cfg: TrainConfig, stage: str, output_dir: Path, *, reward_funcs: list[Callable], dataset: Any,
-                model: Any, tokenizer: Any, peft_config: Any, base: Path, resume: bool = True,
-                rollout_func: Callable | None = None, max_steps: int | None = None,
-                extra_meta: dict[str, Any] | None = None) -> StageResult:
+def run_trainer(
+    cfg: TrainConfig,
+    stage: str,
+    output_dir: Path,
+    *,
+    reward_funcs: list[Callable],
+    dataset: Any,
+    model: Any,
+    tokenizer: Any,
+    peft_config: Any,
+    base: Path,
+    resume: bool = True,
+    rollout_func: Callable | None = None,
+    max_steps: int | None = None,
+    extra_meta: dict[str, Any] | None = None,
+) -> StageResult:
     """Train one stage with GRPOTrainer, then save the adapter, its metadata and the curve."""
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from trl import GRPOTrainer
@@ -91,9 +119,16 @@ def run_trainer(cfg: TrainConfig, stage: str, output_dir: Path, *, reward_funcs:
     callbacks = [metrics_callback(metrics_path, stage)]
     if cfg.time_limit_minutes:
         callbacks.append(time_limit_callback(cfg.time_limit_minutes))
-    trainer = GRPOTrainer(model=model, reward_funcs=reward_funcs, args=args, train_dataset=dataset,
-                          processing_class=tokenizer, peft_config=peft_config, rollout_func=rollout_func,
-                          callbacks=callbacks)
+    trainer = GRPOTrainer(
+        model=model,
+        reward_funcs=reward_funcs,
+        args=args,
+        train_dataset=dataset,
+        processing_class=tokenizer,
+        peft_config=peft_config,
+        rollout_func=rollout_func,
+        callbacks=callbacks,
+    )
     for fn in reward_funcs:  # rewards that run the live policy (planner reflection) get the trainer's model
         bind = getattr(fn, "bind_trainer", None)
         if callable(bind):
@@ -110,13 +145,25 @@ def run_trainer(cfg: TrainConfig, stage: str, output_dir: Path, *, reward_funcs:
     tail = rewards[-5:]
     final_reward = sum(tail) / len(tail) if tail else None
     data_path = str(Path(cfg.data.path).expanduser().resolve()) if cfg.data.path else None
-    write_adapter_meta(adapter_dir, base_model=str(base), base_spec=cfg.base_model, stage=stage,
-                       data={"path": data_path, "offset": cfg.data.offset, "limit": cfg.data.limit,
-                             "trajectories": cfg.data.trajectories},
-                       steps=trainer.state.global_step, reward=final_reward,
-                       reward_first=rewards[0] if rewards else None,
-                       lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
-                       config_name=cfg.name, **(extra_meta or {}))
+    write_adapter_meta(
+        adapter_dir,
+        base_model=str(base),
+        base_spec=cfg.base_model,
+        stage=stage,
+        data={
+            "path": data_path,
+            "offset": cfg.data.offset,
+            "limit": cfg.data.limit,
+            "trajectories": cfg.data.trajectories,
+        },
+        steps=trainer.state.global_step,
+        reward=final_reward,
+        reward_first=rewards[0] if rewards else None,
+        lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
+        config_name=cfg.name,
+        **(extra_meta or {}),
+    )
     curve = plot_reward_curve(records, output_dir / CURVE_FILE, title=f"{cfg.name}: {stage} GRPO reward")
-    return StageResult(stage, adapter_dir, base, trainer.state.global_step, final_reward, metrics_path, curve,
-                       base_spec=cfg.base_model)
+    return StageResult(
+        stage, adapter_dir, base, trainer.state.global_step, final_reward, metrics_path, curve, base_spec=cfg.base_model
+    )

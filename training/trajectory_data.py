@@ -54,8 +54,9 @@ def examples_from_trajectories(trajectories: Iterable[Any], only_correct: bool =
         current = by_question.get(traj.question)
         paragraphs = _observations(traj)
         if current is None:
-            by_question[traj.question] = QAExample(id=traj.id, question=traj.question, gold_answers=golds,
-                                                   paragraphs=paragraphs)
+            by_question[traj.question] = QAExample(
+                id=traj.id, question=traj.question, gold_answers=golds, paragraphs=paragraphs
+            )
         else:
             seen = {p["text"] for p in current.paragraphs}
             current.paragraphs += [p for p in paragraphs if p["text"] not in seen]
@@ -63,8 +64,9 @@ def examples_from_trajectories(trajectories: Iterable[Any], only_correct: bool =
     return [ex for ex in by_question.values() if ex.paragraphs]
 
 
-def examples_from_trajectory_log(path: str | Path, only_correct: bool = False,
-                                 namespace: str | None = None) -> list[QAExample]:
+def examples_from_trajectory_log(
+    path: str | Path, only_correct: bool = False, namespace: str | None = None
+) -> list[QAExample]:
     """`examples_from_trajectories` over a trajectory log file (or the memory folder holding it)."""
     return examples_from_trajectories(read_trajectories(path, namespace), only_correct=only_correct)
 
@@ -79,9 +81,14 @@ def plan_preference_pairs(trajectories: Iterable[Any], max_words: int | None = N
     pairs = []
     for question, plans in groups.items():
         if plans["correct"] and plans["incorrect"]:
-            pairs.append({"prompt": planner_messages(question, max_words=max_words),
-                          "chosen": min(plans["correct"], key=len), "rejected": plans["incorrect"][0],
-                          "question": question})
+            pairs.append(
+                {
+                    "prompt": planner_messages(question, max_words=max_words),
+                    "chosen": min(plans["correct"], key=len),
+                    "rejected": plans["incorrect"][0],
+                    "question": question,
+                }
+            )
     return pairs
 
 
@@ -90,6 +97,10 @@ def correct_plan_rows(trajectories: Iterable[Any], max_words: int | None = None)
     rows = []
     for traj in trajectories:
         if traj.outcome == "correct" and traj.plan.strip():
-            rows.append({"messages": planner_messages(traj.question, max_words=max_words)
-                         + [{"role": "assistant", "content": traj.plan.strip()}]})
+            rows.append(
+                {
+                    "messages": planner_messages(traj.question, max_words=max_words)
+                    + [{"role": "assistant", "content": traj.plan.strip()}]
+                }
+            )
     return rows

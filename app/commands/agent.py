@@ -28,34 +28,61 @@ EXIT_CONFIG = 2
 
 # ---------------------------------------------------------------------------------- options
 
-_planner = typer.Option(None, "--planner-model", help="Planner model spec, e.g. llamacpp:qwen-coder-1.5b, openai:gpt-4.1-mini, ollama:llama3 (env MIA_PLANNER_MODEL).")
+_planner = typer.Option(
+    None,
+    "--planner-model",
+    help="Planner model spec, e.g. llamacpp:qwen-coder-1.5b, openai:gpt-4.1-mini, ollama:llama3 (env MIA_PLANNER_MODEL).",
+)
 _executor = typer.Option(None, "--executor-model", help="Executor model spec (env MIA_EXECUTOR_MODEL).")
 _manager = typer.Option(None, "--manager-model", help="Memory-manager model spec (env MIA_MANAGER_MODEL).")
 _judge = typer.Option(None, "--judge-model", help="Judge model spec (env MIA_JUDGE_MODEL).")
-_namespace = typer.Option(None, "--namespace", "-n", help="Memory namespace (env MIA_MEMORY_NAMESPACE, default 'default').")
+_namespace = typer.Option(
+    None, "--namespace", "-n", help="Memory namespace (env MIA_MEMORY_NAMESPACE, default 'default')."
+)
 _max_tools = typer.Option(None, "--max-tool-calls", help="Most tool calls per question (default 30).")
-_max_replans = typer.Option(None, "--max-replans", help="Most reflect-and-replan rounds (default 1; 0 skips reflection).")
+_max_replans = typer.Option(
+    None, "--max-replans", help="Most reflect-and-replan rounds (default 1; 0 skips reflection)."
+)
 _max_tokens = typer.Option(None, "--max-tokens", help="Most new tokens per model call, every role (default: per role).")
 _corpus = typer.Option(None, "--corpus", help="'demo' (default) or a path to a corpus to search.")
 _mode = typer.Option(None, "--memory-mode", help="mia (default) | none | trajectory-rag.")
 _judge_mode = typer.Option(None, "--judge-mode", help="auto (default) | ground_truth | reviewers | off.")
-_judge_arbiter = typer.Option(None, "--judge-arbiter",
-                              help="Reviewer verdicts: weighted (default, the numeric rule) | llm (an arbiter call).")
-_judge_contradiction = typer.Option(None, "--judge-contradiction",
-                                    help="When the grader model's grade contradicts the metrics: metrics (default, trust "
-                                    "the metrics) | llm (trust the grader: 'JFK' for 'John F. Kennedy') | unknown.")
-_paper = typer.Option(False, "--paper", help="The MIA paper's settings (free-form plans, the planner's yes/no "
-                      "reflection after every attempt, every replan followed, every search run, memories shown as "
-                      "stored whatever their similarity); options given beside it win. See results/ladder/README.md.")
-_drop_repeated = typer.Option(None, "--drop-repeated-replan/--follow-repeated-replan",
-                              help="Do not follow a replan that only repeats the plan or its searches (default: drop; --paper: follow).")
+_judge_arbiter = typer.Option(
+    None, "--judge-arbiter", help="Reviewer verdicts: weighted (default, the numeric rule) | llm (an arbiter call)."
+)
+_judge_contradiction = typer.Option(
+    None,
+    "--judge-contradiction",
+    help="When the grader model's grade contradicts the metrics: metrics (default, trust "
+    "the metrics) | llm (trust the grader: 'JFK' for 'John F. Kennedy') | unknown.",
+)
+_paper = typer.Option(
+    False,
+    "--paper",
+    help="The MIA paper's settings (free-form plans, the planner's yes/no "
+    "reflection after every attempt, every replan followed, every search run, memories shown as "
+    "stored whatever their similarity); options given beside it win. See results/ladder/README.md.",
+)
+_drop_repeated = typer.Option(
+    None,
+    "--drop-repeated-replan/--follow-repeated-replan",
+    help="Do not follow a replan that only repeats the plan or its searches (default: drop; --paper: follow).",
+)
 _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode in memory.")
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
 _data_dir = typer.Option(None, "--data-dir", help="Data directory (memory, checkpoints) (env MIA_DATA_DIR).")
 _web = typer.Option(False, "--web-search", help="Also offer Tavily web search to the executor (needs TAVILY_API_KEY).")
-_checkpointer = typer.Option(None, "--checkpointer", help="Where threads are saved: postgresql://USER@HOST:PORT/DB (extra 'postgres'), sqlite:///PATH or a path (default: DATA_DIR/checkpoints.sqlite).")
-_learn = typer.Option(False, "--learn", help="Test-time learning: the planner's LoRA keeps learning from answered questions (GRPO every 4; reviewers judge when no --gold). See docs/test_time_learning.md.")
+_checkpointer = typer.Option(
+    None,
+    "--checkpointer",
+    help="Where threads are saved: postgresql://USER@HOST:PORT/DB (extra 'postgres'), sqlite:///PATH or a path (default: DATA_DIR/checkpoints.sqlite).",
+)
+_learn = typer.Option(
+    False,
+    "--learn",
+    help="Test-time learning: the planner's LoRA keeps learning from answered questions (GRPO every 4; reviewers judge when no --gold). See docs/test_time_learning.md.",
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -67,21 +94,41 @@ def register(app: typer.Typer) -> None:
 
 # ---------------------------------------------------------------------------------- commands
 
+
 def ask(
     question: str = typer.Argument(None, help="The question. Leave it out with --thread to resume that thread."),
     gold: list[str] = typer.Option(None, "--gold", help="A gold answer (repeatable): enables the ground-truth judge."),
     paragraphs: Path = typer.Option(None, "--paragraphs", help="JSON/JSONL file of {title, text}: search only these."),
     plan: str = typer.Option(None, "--plan", help="A preset plan (skips the planner)."),
-    image: Path = typer.Option(None, "--image", help="An image the question is about (PNG, JPEG, GIF, WebP; at most 20 MB)."),
+    image: Path = typer.Option(
+        None, "--image", help="An image the question is about (PNG, JPEG, GIF, WebP; at most 20 MB)."
+    ),
     caption: str = typer.Option(None, "--caption", help="A caption of the image (else --captioner-model writes one)."),
-    captioner_model: str = typer.Option(None, "--captioner-model", help="Vision model that captions --image (env MIA_CAPTIONER_MODEL)."),
-    planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
-    judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
-    max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
-    judge_arbiter: str = _judge_arbiter, judge_contradiction: str = _judge_contradiction,
-    paper: bool = _paper, drop_repeated_replan: bool = _drop_repeated,
-    no_memorise: bool = _no_mem, as_json: bool = _json, thread: str = _thread, data_dir: Path = _data_dir,
-    web_search: bool = _web, learn: bool = _learn, checkpointer: str = _checkpointer,
+    captioner_model: str = typer.Option(
+        None, "--captioner-model", help="Vision model that captions --image (env MIA_CAPTIONER_MODEL)."
+    ),
+    planner_model: str = _planner,
+    executor_model: str = _executor,
+    manager_model: str = _manager,
+    judge_model: str = _judge,
+    namespace: str = _namespace,
+    max_tool_calls: int = _max_tools,
+    max_replans: int = _max_replans,
+    max_tokens: int = _max_tokens,
+    corpus: str = _corpus,
+    memory_mode: str = _mode,
+    judge_mode: str = _judge_mode,
+    judge_arbiter: str = _judge_arbiter,
+    judge_contradiction: str = _judge_contradiction,
+    paper: bool = _paper,
+    drop_repeated_replan: bool = _drop_repeated,
+    no_memorise: bool = _no_mem,
+    as_json: bool = _json,
+    thread: str = _thread,
+    data_dir: Path = _data_dir,
+    web_search: bool = _web,
+    learn: bool = _learn,
+    checkpointer: str = _checkpointer,
 ) -> None:
     """Answer one question with the MIA agent: memories -> plan -> search/answer -> reflect -> judge -> memorise."""
     context = _context(locals())
@@ -89,9 +136,14 @@ def ask(
     if question is not None and not question.strip():
         _fail("the question is empty: give a question, or leave it out with --thread ID to resume a thread")
     if question:
-        inputs = {"question": question.strip(), "gold_answers": list(gold or []) or None, "plan": plan,
-                  "caption": caption or None, "image": _checked_image(image, caption, context) if image else None,
-                  "paragraphs": _read_paragraphs(paragraphs) if paragraphs else None}
+        inputs = {
+            "question": question.strip(),
+            "gold_answers": list(gold or []) or None,
+            "plan": plan,
+            "caption": caption or None,
+            "image": _checked_image(image, caption, context) if image else None,
+            "paragraphs": _read_paragraphs(paragraphs) if paragraphs else None,
+        }
     elif not thread:
         _fail("give a question, or --thread ID to resume a thread")
     session = _learning(context, bool(gold), as_json) if learn else None
@@ -106,12 +158,26 @@ def ask(
 
 
 def chat(
-    planner_model: str = _planner, executor_model: str = _executor, manager_model: str = _manager,
-    judge_model: str = _judge, namespace: str = _namespace, max_tool_calls: int = _max_tools,
-    max_replans: int = _max_replans, max_tokens: int = _max_tokens, corpus: str = _corpus, memory_mode: str = _mode, judge_mode: str = _judge_mode,
-    judge_arbiter: str = _judge_arbiter, paper: bool = _paper, drop_repeated_replan: bool = _drop_repeated,
-    no_memorise: bool = _no_mem, thread: str = _thread, data_dir: Path = _data_dir, web_search: bool = _web,
-    learn: bool = _learn, checkpointer: str = _checkpointer,
+    planner_model: str = _planner,
+    executor_model: str = _executor,
+    manager_model: str = _manager,
+    judge_model: str = _judge,
+    namespace: str = _namespace,
+    max_tool_calls: int = _max_tools,
+    max_replans: int = _max_replans,
+    max_tokens: int = _max_tokens,
+    corpus: str = _corpus,
+    memory_mode: str = _mode,
+    judge_mode: str = _judge_mode,
+    judge_arbiter: str = _judge_arbiter,
+    paper: bool = _paper,
+    drop_repeated_replan: bool = _drop_repeated,
+    no_memorise: bool = _no_mem,
+    thread: str = _thread,
+    data_dir: Path = _data_dir,
+    web_search: bool = _web,
+    learn: bool = _learn,
+    checkpointer: str = _checkpointer,
 ) -> None:
     """Ask questions one after another in one thread (empty line, 'exit' or Ctrl-D to stop)."""
     from rich.console import Console
@@ -128,8 +194,14 @@ def chat(
             break
         if not question or question.lower() in ("exit", "quit", ":q"):
             break
-        inputs = {"question": question, "gold_answers": None, "plan": None, "caption": None, "image": None,
-                  "paragraphs": None}
+        inputs = {
+            "question": question,
+            "gold_answers": None,
+            "plan": None,
+            "caption": None,
+            "image": None,
+            "paragraphs": None,
+        }
         _run(context, inputs, thread, quiet=False, session=session, checkpointer=checkpointer)
     if session is not None:
         from mia.training.online.cli import finish_learning
@@ -141,7 +213,9 @@ def studio(
     port: int = typer.Option(0, "--port", help="Port (0: a free one; 2024 is often taken)."),
     host: str = typer.Option("127.0.0.1", "--host", help="Interface to listen on."),
     reload: bool = typer.Option(False, "--reload/--no-reload", help="Restart the server when files change."),
-    config: Path = typer.Option(None, "--config", help="langgraph.json (default: ./langgraph.json, else the one in the mia package)."),
+    config: Path = typer.Option(
+        None, "--config", help="langgraph.json (default: ./langgraph.json, else the one in the mia package)."
+    ),
 ) -> None:
     """Serve the graph to LangGraph Studio with `langgraph dev` (offline-safe: no analytics or version check; LangSmith tracing only when LANGSMITH_TRACING is on)."""
     config = config or find_langgraph_json()
@@ -155,6 +229,7 @@ def studio(
 
 
 # ---------------------------------------------------------------------------------- helpers
+
 
 def find_langgraph_json() -> Path:
     """langgraph.json of the working directory, else the one shipped inside the `mia` package."""
@@ -181,8 +256,12 @@ def studio_env(folder: Path | None = None) -> dict[str, str]:
     from mia.app.tracing import langsmith_values, tracing_on
 
     env = dict(os.environ)
-    env.update(LANGGRAPH_NO_VERSION_CHECK="1", LANGGRAPH_CLI_NO_ANALYTICS="1", ANONYMIZED_TELEMETRY="False",
-               HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"))
+    env.update(
+        LANGGRAPH_NO_VERSION_CHECK="1",
+        LANGGRAPH_CLI_NO_ANALYTICS="1",
+        ANONYMIZED_TELEMETRY="False",
+        HF_HUB_OFFLINE=env.get("HF_HUB_OFFLINE", "1"),
+    )
     if not tracing_on(langsmith_values(folder)):
         env.update(LANGSMITH_TRACING="false", LANGCHAIN_TRACING_V2="false")
     return env
@@ -221,7 +300,11 @@ def _fail(message: str, code: int = EXIT_CONFIG) -> None:
 def _read_paragraphs(path: Path) -> list[dict[str, Any]]:
     try:
         text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if text.lstrip().startswith("[") else [json.loads(x) for x in text.splitlines() if x.strip()]
+        data = (
+            json.loads(text)
+            if text.lstrip().startswith("[")
+            else [json.loads(x) for x in text.splitlines() if x.strip()]
+        )
     except (OSError, ValueError) as exc:
         _fail(f"cannot read paragraphs from {path}: {exc}")
     if isinstance(data, list) and len(data) == 1 and isinstance(data[0], dict) and "paragraphs" in data[0]:
@@ -239,12 +322,17 @@ def _context(options: dict[str, Any]) -> Any:
     from mia.graph.models import BackendError, check_model_spec
 
     overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES + OPTIONAL_ROLES}
-    overrides.update(namespace=options.get("namespace"), max_tool_calls=options.get("max_tool_calls"),
-                     max_replans=options.get("max_replans"),
-                     corpus=options.get("corpus"), memory_mode=options.get("memory_mode"),
-                     judge_mode=options.get("judge_mode"), judge_arbiter=options.get("judge_arbiter"),
-                     judge_contradiction=options.get("judge_contradiction"),
-                     data_dir=str(options["data_dir"]) if options.get("data_dir") else None)
+    overrides.update(
+        namespace=options.get("namespace"),
+        max_tool_calls=options.get("max_tool_calls"),
+        max_replans=options.get("max_replans"),
+        corpus=options.get("corpus"),
+        memory_mode=options.get("memory_mode"),
+        judge_mode=options.get("judge_mode"),
+        judge_arbiter=options.get("judge_arbiter"),
+        judge_contradiction=options.get("judge_contradiction"),
+        data_dir=str(options["data_dir"]) if options.get("data_dir") else None,
+    )
     if options.get("no_memorise"):
         overrides["memorise"] = False
     if options.get("web_search"):
@@ -306,8 +394,14 @@ def json_output(result: RunResult, thread_id: str) -> dict[str, Any]:
     return {**result.to_output(), "thread_id": thread_id}
 
 
-def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, session: Any = None,
-         checkpointer: str | None = None) -> RunResult:
+def _run(
+    context: Any,
+    inputs: dict[str, Any] | None,
+    thread: str,
+    quiet: bool,
+    session: Any = None,
+    checkpointer: str | None = None,
+) -> RunResult:
     """Run (or resume) one thread with the checkpointer (SQLite by default), streaming node events."""
     from contextlib import ExitStack
 
@@ -339,8 +433,7 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
         try:
             with console.status("[dim]working (local models are slow on CPU)...[/]") as status:
                 live = LiveReply(console, status)
-                for mode, payload in graph.stream(inputs, config, context=context,
-                                                  stream_mode=["updates", "messages"]):
+                for mode, payload in graph.stream(inputs, config, context=context, stream_mode=["updates", "messages"]):
                     if mode == "messages":
                         live.token(*payload)
                         continue
@@ -352,8 +445,11 @@ def _run(context: Any, inputs: dict[str, Any] | None, thread: str, quiet: bool, 
         except BackendError as exc:
             _fail(str(exc) or type(exc).__name__)
         except Exception as exc:  # noqa: BLE001 - the checkpoint keeps the finished steps
-            _fail(f"the run stopped ({type(exc).__name__}: {exc}). Its progress is saved: resume it with "
-                  f"`mia ask --thread {thread}`", code=1)
+            _fail(
+                f"the run stopped ({type(exc).__name__}: {exc}). Its progress is saved: resume it with "
+                f"`mia ask --thread {thread}`",
+                code=1,
+            )
         result = RunResult.from_output(graph.get_state(config).values)
     show_result(console, result, thread)
     if session is not None and inputs:  # --learn: hand the answered question to the learner
@@ -434,8 +530,11 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
     from mia.graph.result import MemoryShown
     from mia.memory.trajectory import TrajectoryStep
 
-    steps = [TrajectoryStep.model_validate(step) for step in v.get("steps") or []] \
-        if node in ("execute", "tools", "reflect") else []
+    steps = (
+        [TrajectoryStep.model_validate(step) for step in v.get("steps") or []]
+        if node in ("execute", "tools", "reflect")
+        else []
+    )
     if node == "prepare":
         if caption := (v.get("inputs") or {}).get("caption"):
             console.print(f"[bold]image caption[/] {caption}", highlight=False)
@@ -481,10 +580,24 @@ def show_result(console: Any, result: RunResult, thread: str) -> None:
     from rich.table import Table
 
     console.print(Panel(result.answer or "(no answer)", title="final answer", border_style="green"))
-    table = Table("role", "calls", "input tokens", "of which cached", "output tokens", "model s", title="usage",
-                  title_justify="left")
+    table = Table(
+        "role",
+        "calls",
+        "input tokens",
+        "of which cached",
+        "output tokens",
+        "model s",
+        title="usage",
+        title_justify="left",
+    )
     for role, usage in result.usage.items():
-        table.add_row(role, str(usage.calls), str(usage.input_tokens), str(usage.cached_tokens),
-                      str(usage.output_tokens), f"{usage.ms / 1000:.1f}")
+        table.add_row(
+            role,
+            str(usage.calls),
+            str(usage.input_tokens),
+            str(usage.cached_tokens),
+            str(usage.output_tokens),
+            f"{usage.ms / 1000:.1f}",
+        )
     console.print(table)
     console.print(f"[dim]thread {thread} (resume or continue with --thread)[/]")

@@ -23,8 +23,9 @@ dropped. The target folder's writability is checked before anything is read.
 
 
 def index(
-    path: Path = typer.Argument(..., help="A .txt/.md/.jsonl file or a folder of them.", exists=True,
-                                resolve_path=True),
+    path: Path = typer.Argument(
+        ..., help="A .txt/.md/.jsonl file or a folder of them.", exists=True, resolve_path=True
+    ),
     name: str = typer.Option(None, "--name", "-n", help="Corpus name (default: the file or folder name)."),
     data_dir: Path = typer.Option(None, "--data-dir", help="Override $MIA_DATA_DIR.", envvar="MIA_DATA_DIR"),
     max_chars: int = typer.Option(1500, "--max-chars", min=200, help="Longest paragraph, in characters."),
@@ -48,8 +49,12 @@ def index(
         fail(err)
     skipped: list[tuple[str, str]] = []
     try:
-        paragraphs = read_documents(path, max_chars=max_chars, max_file_bytes=int(max_file_mb * 2**20),
-                                    on_skip=lambda rel, why: skipped.append((rel, why)))
+        paragraphs = read_documents(
+            path,
+            max_chars=max_chars,
+            max_file_bytes=int(max_file_mb * 2**20),
+            on_skip=lambda rel, why: skipped.append((rel, why)),
+        )
     except (DocumentError, OSError, UnicodeError) as err:
         fail(err)
     for rel, why in skipped:
@@ -65,7 +70,7 @@ def index(
     verb = "Reused the cached index" if corpus.index_source == "cache" else "Indexed"
     typer.echo(f"{verb} for corpus {corpus_name!r} ({len(corpus)} paragraphs, {seconds:.1f} s): {corpus.index_path}")
     typer.echo("Use it:")
-    typer.echo(f"  mia ask --corpus {corpus_name} \"your question\"")
+    typer.echo(f'  mia ask --corpus {corpus_name} "your question"')
     typer.echo(f"  in Python:   Context(corpus={corpus_name!r})   or   mia.graph.tools.load_corpus({corpus_name!r})")
     typer.echo(f"  or by path:  Context(corpus={str(path)!r})   (re-indexes only when the files change)")
 
@@ -77,8 +82,10 @@ def check_writable(folder: Path) -> None:
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
     if not os.access(probe, os.W_OK | os.X_OK):
-        raise PermissionError(f"[Errno 13] Permission denied or Read-only file system: {probe} "
-                              f"(the index goes under {folder}; choose another --data-dir)")
+        raise PermissionError(
+            f"[Errno 13] Permission denied or Read-only file system: {probe} "
+            f"(the index goes under {folder}; choose another --data-dir)"
+        )
 
 
 def register(app: typer.Typer) -> None:

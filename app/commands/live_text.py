@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-_TAG = re.compile(r"<\s*(/?)\s*(think|tool_call|answer|tool_response)\s*>", re.I)
+from mia.graph.protocol.tags import TAG_PATTERN as _TAG
+
 _HIDDEN = {"tool_call", "tool_response"}
 _LONGEST_TAG = 24
 # A tool call written without its tags: what a reply continuing a prefilled "<tool_call>" streams
@@ -31,15 +32,15 @@ class VisibleText:
         out: list[str] = []
         while (match := _TAG.search(text)) is not None:
             if self._hidden is None:
-                out.append(text[:match.start()])
+                out.append(text[: match.start()])
             closing, name = match.group(1), match.group(2).lower()
             if not closing and name in _HIDDEN:
                 self._hidden = name
             elif closing and name == self._hidden:
                 self._hidden = None
-            text = text[match.end():]
+            text = text[match.end() :]
         if self._hidden is None and (bare := _BARE_CALL.search(text)) is not None:
-            out.append(text[:bare.start()])
+            out.append(text[: bare.start()])
             self._hidden, self._pending = "bare_call", ""
             return "".join(out)
         start = text.rfind("<")
@@ -49,7 +50,7 @@ class VisibleText:
             held = text[brace:]  # maybe the start of a bare tool call: wait for the next token
         self._pending = held
         if self._hidden is None:
-            out.append(text[:len(text) - len(held)])
+            out.append(text[: len(text) - len(held)])
         return "".join(out)
 
     def flush(self) -> str:

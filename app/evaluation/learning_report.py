@@ -70,7 +70,9 @@ class LearningReport(BaseModel):
 
 def _one(found: list[Path], what: str, run_dir: Path) -> Path | None:
     if len(found) > 1:
-        raise RunDirError(f"{run_dir}: several {what} files ({', '.join(str(p) for p in found)}); one namespace per run")
+        raise RunDirError(
+            f"{run_dir}: several {what} files ({', '.join(str(p) for p in found)}); one namespace per run"
+        )
     return found[0] if found else None
 
 
@@ -89,7 +91,9 @@ def _learner_log(run_dir: Path) -> list[dict[str, Any]]:
 
 
 def _registry(run_dir: Path) -> dict[str, Any]:
-    path = _one(sorted((run_dir / "store").glob("/".join(ADAPTERS_DIR) + f"/**/{REGISTRY_FILE}")), REGISTRY_FILE, run_dir)
+    path = _one(
+        sorted((run_dir / "store").glob("/".join(ADAPTERS_DIR) + f"/**/{REGISTRY_FILE}")), REGISTRY_FILE, run_dir
+    )
     if path is None:
         return {}
     try:
@@ -127,8 +131,9 @@ def _first_served_from_registry(infos: dict[str, Any], n: int) -> dict[str, int]
     return first
 
 
-def _batches(events: list[dict[str, Any]], answers: list[QuestionResult],
-             first_served: dict[str, int]) -> list[LearnerBatch]:
+def _batches(
+    events: list[dict[str, Any]], answers: list[QuestionResult], first_served: dict[str, int]
+) -> list[LearnerBatch]:
     """One row per learner event. Numbered here, in log order: a resumed learner used to number
     from 1 again. Only a learned (or finally skipped) batch moves `learned_through`: a failed try
     is retried on the same episodes."""
@@ -152,10 +157,19 @@ def _batches(events: list[dict[str, Any]], answers: list[QuestionResult],
                 lag_s = round(ended - last, 1)
             elif first is not None:  # no timestamps: published before the answer it first served
                 lag_answers = max(0, first - 1 - learned)
-        out.append(LearnerBatch(batch=done if kind in ("step", "rollback") else done + 1, kind=kind,
-                                version=version, learned_through=learned,
-                                seconds=round(ended - float(event.get("started") or ended), 1), lag_answers=lag_answers,
-                                lag_s=lag_s, first_served=first, error=event.get("error")))
+        out.append(
+            LearnerBatch(
+                batch=done if kind in ("step", "rollback") else done + 1,
+                kind=kind,
+                version=version,
+                learned_through=learned,
+                seconds=round(ended - float(event.get("started") or ended), 1),
+                lag_answers=lag_answers,
+                lag_s=lag_s,
+                first_served=first,
+                error=event.get("error"),
+            )
+        )
     return out
 
 
@@ -184,11 +198,18 @@ def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
     tracked = any(r.served_version is not None for r in answers)
     windows = []
     for start in range(0, len(answers), window):
-        chunk = answers[start:start + window]
+        chunk = answers[start : start + window]
         correct = sum(is_correct(r, by_judge) for r in chunk)
         versions = list(dict.fromkeys(r.served_version or BASE for r in chunk)) if tracked else []
-        windows.append(LearningWindow(start=start + 1, end=start + len(chunk), correct=correct,
-                                      accuracy=wilson(correct, len(chunk)), versions=versions))
+        windows.append(
+            LearningWindow(
+                start=start + 1,
+                end=start + len(chunk),
+                correct=correct,
+                accuracy=wilson(correct, len(chunk)),
+                versions=versions,
+            )
+        )
     registry = _registry(run_dir)
     infos = registry.get("versions") or {}
     served: dict[str, int] = {}
@@ -207,44 +228,77 @@ def learning_report(run_dir: Path, window: int = 40) -> LearningReport | None:
         first_served = _first_served_from_registry(infos, len(answers))
     from mia.app.evaluation.summary import run_label
 
-    return LearningReport(label=run_label(config), n=len(answers), scored_by="judge" if by_judge else "cover match",
-                          windows=windows, batches=_batches(_learner_log(run_dir), answers, first_served),
-                          rolled_back=rolled, missing=missing, answer_ids=[r.id for r in answers],
-                          answer_correct=[is_correct(r, by_judge) for r in answers],
-                          answer_versions=[r.served_version or BASE for r in answers] if tracked else [],
-                          served=served, tracked=tracked)
+    return LearningReport(
+        label=run_label(config),
+        n=len(answers),
+        scored_by="judge" if by_judge else "cover match",
+        windows=windows,
+        batches=_batches(_learner_log(run_dir), answers, first_served),
+        rolled_back=rolled,
+        missing=missing,
+        answer_ids=[r.id for r in answers],
+        answer_correct=[is_correct(r, by_judge) for r in answers],
+        answer_versions=[r.served_version or BASE for r in answers] if tracked else [],
+        served=served,
+        tracked=tracked,
+    )
 
 
 def render_learning(report: LearningReport) -> str:
     """Markdown: windows, then the learner's batches with their lag."""
-    lines = [f"### Test-time learning: {report.label}", "",
-             f"{report.n} answers, scored by {report.scored_by}. Answers per version served"
-             + ("" if report.tracked else " (from the registry: this run's answers do not say which version served them)")
-             + ": " + (", ".join(f"{v} {n}" for v, n in report.served.items()) or "n/a")
-             + f". Rolled back: {', '.join(report.rolled_back) or 'none'}."
-             + (f" Lost (adapter files missing; their newest intact ancestor was served instead): "
-                f"{', '.join(report.missing)}." if report.missing else ""), "",
-             "| answers | correct | accuracy (95% CI) | versions served |", "|---|---|---|---|"]
-    lines += [f"| {w.start}-{w.end} | {w.correct} | {w.accuracy.fmt(3)} | {', '.join(w.versions) or 'n/a'} |"
-              for w in report.windows]
+    lines = [
+        f"### Test-time learning: {report.label}",
+        "",
+        f"{report.n} answers, scored by {report.scored_by}. Answers per version served"
+        + ("" if report.tracked else " (from the registry: this run's answers do not say which version served them)")
+        + ": "
+        + (", ".join(f"{v} {n}" for v, n in report.served.items()) or "n/a")
+        + f". Rolled back: {', '.join(report.rolled_back) or 'none'}."
+        + (
+            f" Lost (adapter files missing; their newest intact ancestor was served instead): "
+            f"{', '.join(report.missing)}."
+            if report.missing
+            else ""
+        ),
+        "",
+        "| answers | correct | accuracy (95% CI) | versions served |",
+        "|---|---|---|---|",
+    ]
+    lines += [
+        f"| {w.start}-{w.end} | {w.correct} | {w.accuracy.fmt(3)} | {', '.join(w.versions) or 'n/a'} |"
+        for w in report.windows
+    ]
     if report.batches:
-        lines += ["", "| batch | version | learned through answer | step s | answers given before it was published | lag s | first served at answer |",
-                  "|---|---|---|---|---|---|---|"]
+        lines += [
+            "",
+            "| batch | version | learned through answer | step s | answers given before it was published | lag s | first served at answer |",
+            "|---|---|---|---|---|---|---|",
+        ]
         for b in report.batches:
-            version = {"step": b.version or "no update (tied groups)", "rollback": f"rollback to {b.version}",
-                       "skipped": "skipped after retries"}.get(b.kind) or f"failed ({(b.error or '')[:40]})"
-            lines.append(f"| {b.batch} | {version} | {b.learned_through} | {b.seconds:.0f} | "
-                         f"{'n/a' if b.lag_answers is None else b.lag_answers} | "
-                         f"{'n/a' if b.lag_s is None else f'{b.lag_s:.0f}'} | "
-                         f"{b.first_served if b.first_served is not None else 'never' if report.tracked else 'n/a'} |")
+            version = {
+                "step": b.version or "no update (tied groups)",
+                "rollback": f"rollback to {b.version}",
+                "skipped": "skipped after retries",
+            }.get(b.kind) or f"failed ({(b.error or '')[:40]})"
+            lines.append(
+                f"| {b.batch} | {version} | {b.learned_through} | {b.seconds:.0f} | "
+                f"{'n/a' if b.lag_answers is None else b.lag_answers} | "
+                f"{'n/a' if b.lag_s is None else f'{b.lag_s:.0f}'} | "
+                f"{b.first_served if b.first_served is not None else 'never' if report.tracked else 'n/a'} |"
+            )
         lagged = [b.lag_answers for b in report.batches if b.lag_answers is not None]
         if lagged:
-            lines += ["", f"Lag: a version was published a median of {statistics.median(lagged):g} answers "
-                          f"(max {max(lagged)}) after the last answer it learned from. Lag in seconds is wall-clock: "
-                          "in a run stopped and resumed it includes the time it was stopped."]
+            lines += [
+                "",
+                f"Lag: a version was published a median of {statistics.median(lagged):g} answers "
+                f"(max {max(lagged)}) after the last answer it learned from. Lag in seconds is wall-clock: "
+                "in a run stopped and resumed it includes the time it was stopped.",
+            ]
         else:
             lines += ["", "Lag: n/a (this run's answers carry neither timestamps nor versions, and it rolled back)."]
         if not report.tracked and lagged:
-            lines[-1] += (" This run's answers do not say which version served them: the first answer of each "
-                          "version is counted from the registry, in publication order, and the lag in seconds is n/a.")
+            lines[-1] += (
+                " This run's answers do not say which version served them: the first answer of each "
+                "version is counted from the registry, in publication order, and the lag in seconds is n/a."
+            )
     return "\n".join(lines) + "\n"

@@ -14,8 +14,14 @@ from pydantic import BaseModel
 
 from mia.app.evaluation import runlog
 from mia.app.evaluation.records import QuestionResult
-from mia.app.evaluation.stats import (McNemar, PairedDifference, mcnemar_exact, paired_bootstrap,
-                                      questions_needed_mcnemar, questions_needed_mean)
+from mia.app.evaluation.stats import (
+    McNemar,
+    PairedDifference,
+    mcnemar_exact,
+    paired_bootstrap,
+    questions_needed_mcnemar,
+    questions_needed_mean,
+)
 
 
 class PairedComparison(BaseModel):
@@ -44,9 +50,16 @@ def compare_pair(a: list[QuestionResult], b: list[QuestionResult], label_a: str,
     outcome = "judge" if judged else "em"
     m = mcnemar_exact([_correct(r, outcome) for r in ra], [_correct(r, outcome) for r in rb])
     fa, fb = [r.f1 for r in ra], [r.f1 for r in rb]
-    return PairedComparison(a=label_a, b=label_b, n=len(ids), outcome=outcome, mcnemar=m,
-                            questions_needed_outcome=questions_needed_mcnemar(m), f1=paired_bootstrap(fa, fb),
-                            questions_needed_f1=questions_needed_mean(fa, fb))
+    return PairedComparison(
+        a=label_a,
+        b=label_b,
+        n=len(ids),
+        outcome=outcome,
+        mcnemar=m,
+        questions_needed_outcome=questions_needed_mcnemar(m),
+        f1=paired_bootstrap(fa, fb),
+        questions_needed_f1=questions_needed_mean(fa, fb),
+    )
 
 
 def neighbours(run_dirs: list[Path], labels: list[str]) -> list[PairedComparison]:

@@ -48,8 +48,10 @@ def plot_runs(summaries: list[RunSummary], path: Path, title: str = "") -> Path:
     bottom = [0.0] * len(summaries)
     role_colours = {"planner": "#C44E52", "executor": "#DD8452", "manager": "#55A868", "judge": "#BBBBBB"}
     for role, colour in role_colours.items():
-        heights = [(s.per_role[role].prompt_tokens + s.per_role[role].completion_tokens) if role in s.per_role else 0.0
-                   for s in summaries]
+        heights = [
+            (s.per_role[role].prompt_tokens + s.per_role[role].completion_tokens) if role in s.per_role else 0.0
+            for s in summaries
+        ]
         if any(heights):
             ax_tok.bar(x, heights, bottom=bottom, color=colour, label=role)
             bottom = [b + h for b, h in zip(bottom, heights)]
@@ -117,7 +119,9 @@ def plot_learning(report: LearningReport, others: dict[str, dict[str, bool]], pa
     for at in returns:
         ax.axvline(at, color="#C44E52", lw=1.0, ls="--")
     if returns:
-        ax.plot([], [], color="#C44E52", lw=1.0, ls="--", label="an older version served again (rollback or lost files)")
+        ax.plot(
+            [], [], color="#C44E52", lw=1.0, ls="--", label="an older version served again (rollback or lost files)"
+        )
     for w in report.windows[1:]:
         ax.axvline(w.start - 0.5, color="#333333", lw=0.8, alpha=0.4)
     ax.set_xlabel("answers, in the order given")

@@ -74,7 +74,9 @@ class QuestionResult(BaseModel):
     wall_s: float = 0.0
     # memory
     memories_used: list[str] = Field(default_factory=list)
-    memories: list[dict[str, Any]] = Field(default_factory=list)  # {id, outcome, question, score, similarity} of each used memory
+    memories: list[dict[str, Any]] = Field(
+        default_factory=list
+    )  # {id, outcome, question, score, similarity} of each used memory
     memory_id: str | None = None  # the memory this episode was stored as
     stop_reason: str | None = None  # why the executor stopped (answered, budget, context, ...)
     warnings: list[str] = Field(default_factory=list)  # what the graph survived (a failed judge or memorise)

@@ -52,8 +52,9 @@ def summarise_reflection(results: list[QuestionResult]) -> ReflectionSummary | N
     """None when no question was reflected on (memory modes without a planner)."""
     from mia.graph.judge import cover_match
 
-    counts = dict(reflected=0, first_wrong=0, replanned_wrong=0, first_right=0, replanned_right=0, fixed=0, broken=0,
-                  dropped=0)
+    counts = dict(
+        reflected=0, first_wrong=0, replanned_wrong=0, first_right=0, replanned_right=0, fixed=0, broken=0, dropped=0
+    )
     for r in results:
         first, decision, dropped = _first_answer_and_decision(r.trajectory)
         if decision is None or first is None:
@@ -79,9 +80,12 @@ def reflection_lines(labelled: list[tuple[str, ReflectionSummary | None]]) -> st
         f"- {label}: replanned {s.replanned_wrong} of {s.first_wrong} wrong first answers and "
         f"{s.replanned_right} of {s.first_right} right ones; replanning fixed {s.fixed} and broke {s.broken}"
         + (f"; {s.dropped} replans only repeated the plan and were not followed" if s.dropped else "")
-        for label, s in labelled if s is not None
+        for label, s in labelled
+        if s is not None
     ]
     if not lines:
         return ""
-    return ("Reflection (the first answer scored by cover match; a useful reflection replans the wrong ones "
-            "and accepts the right ones):\n\n" + "\n".join(lines) + "\n")
+    return (
+        "Reflection (the first answer scored by cover match; a useful reflection replans the wrong ones "
+        "and accepts the right ones):\n\n" + "\n".join(lines) + "\n"
+    )

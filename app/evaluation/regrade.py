@@ -48,10 +48,12 @@ class RegradeReport:
         graded = ", ".join(f"{k} {v}" for k, v in sorted(self.by.items()))
         unsure = self.by.get("unsure", 0)
         first = f"{self.first_graded} graded for the first time; " if self.first_graded else ""
-        return (f"{self.run_dir}: {self.records} records ({graded}); {self.changed} grades changed; {first}"
-                f"judged correct {self.correct_before} -> {self.correct_after}"
-                + ("; summary rebuilt" if self.summary_written else "")
-                + (f"; {unsure} ungraded answers the matcher is unsure of: --llm grades them" if unsure else ""))
+        return (
+            f"{self.run_dir}: {self.records} records ({graded}); {self.changed} grades changed; {first}"
+            f"judged correct {self.correct_before} -> {self.correct_after}"
+            + ("; summary rebuilt" if self.summary_written else "")
+            + (f"; {unsure} ungraded answers the matcher is unsure of: --llm grades them" if unsure else "")
+        )
 
 
 def read_records(path: Path) -> list[dict[str, Any]]:
@@ -105,12 +107,22 @@ def regrade_record(record: dict[str, Any], model: Any = None) -> str:
         return "error"
     match = match_answer(record["question"], prediction_of(record.get("answer") or ""), golds)
     if match.grader_label is not None:
-        record["judge_correct"], record["judge_grade"], record["grader"] = match.decision == "correct", match.grader_label, "match"
+        record["judge_correct"], record["judge_grade"], record["grader"] = (
+            match.decision == "correct",
+            match.grader_label,
+            "match",
+        )
     elif model is not None:
         from mia.app.evaluation.runner import verdict_correct
 
-        verdict = judge(model, record["question"], record.get("answer") or "", gold_answers=golds, mode="ground_truth",
-                        config=JudgeConfig(method="match+llm"))
+        verdict = judge(
+            model,
+            record["question"],
+            record.get("answer") or "",
+            gold_answers=golds,
+            mode="ground_truth",
+            config=JudgeConfig(method="match+llm"),
+        )
         record["judge_correct"], record["judge_grade"] = verdict_correct(verdict)
         record["grader"] = "llm" if verdict.method == "llm" else verdict.method
     else:
@@ -162,5 +174,13 @@ def _rebuild_summary(run_dir: Path) -> bool:
     return True
 
 
-__all__ = ["RegradeError", "RegradeReport", "read_records", "write_records", "regrade_record", "regrade_run",
-           "LOGGED_GRADE", "LOGGED_CORRECT"]
+__all__ = [
+    "RegradeError",
+    "RegradeReport",
+    "read_records",
+    "write_records",
+    "regrade_record",
+    "regrade_run",
+    "LOGGED_GRADE",
+    "LOGGED_CORRECT",
+]

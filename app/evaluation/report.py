@@ -31,7 +31,9 @@ def load_run(run_dir: Path, only_ids: set[str] | None = None) -> RunSummary:
     if only_ids is not None:
         results = [r for r in results if r.id in only_ids]
     if not results:
-        raise runlog.RunDirError(f"{run_dir}: no results" + (" on the questions all runs share" if only_ids else " yet"))
+        raise runlog.RunDirError(
+            f"{run_dir}: no results" + (" on the questions all runs share" if only_ids else " yet")
+        )
     return summarise(results, config)
 
 
@@ -41,8 +43,14 @@ def common_ids(run_dirs: list[Path]) -> set[str]:
     return set.intersection(*sets) if sets else set()
 
 
-def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Comparison", *,
-            common: bool = True, window: int = 40) -> tuple[list[RunSummary], str]:
+def compare(
+    run_dirs: list[Path],
+    out_dir: Path | None = None,
+    title: str = "Comparison",
+    *,
+    common: bool = True,
+    window: int = 40,
+) -> tuple[list[RunSummary], str]:
     """Summaries of several runs, the merged markdown, and (with out_dir) comparison.{md,json,png}.
     With `common`, every run is summarised over the questions all of them answered. Runs with
     test-time learning get a learning section (accuracy per `window` answers, versions, lag)."""
@@ -87,8 +95,9 @@ def compare(run_dirs: list[Path], out_dir: Path | None = None, title: str = "Com
     return summaries, md
 
 
-def plot_learning_runs(learning: list[LearningReport | None], run_dirs: list[Path], summaries: list[RunSummary],
-                       out_dir: Path) -> list[Path]:
+def plot_learning_runs(
+    learning: list[LearningReport | None], run_dirs: list[Path], summaries: list[RunSummary], out_dir: Path
+) -> list[Path]:
     """learning.png (learning-<label>.png when several): each learning run's accuracy so far,
     beside the other runs of the comparison on the same questions."""
     from mia.app.evaluation.plot import plot_learning
@@ -99,5 +108,7 @@ def plot_learning_runs(learning: list[LearningReport | None], run_dirs: list[Pat
         if r is None:
             answers, by_judge = answers_in_order(Path(d))
             others[s.label] = {a.id: is_correct(a, by_judge) for a in answers}
-    return [plot_learning(r, others, Path(out_dir) / ("learning.png" if len(reports) == 1 else f"learning-{r.label}.png"))
-            for r in reports]
+    return [
+        plot_learning(r, others, Path(out_dir) / ("learning.png" if len(reports) == 1 else f"learning-{r.label}.png"))
+        for r in reports
+    ]

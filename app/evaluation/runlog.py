@@ -114,13 +114,15 @@ class RunLock:
         for _ in range(2):
             try:
                 fd = os.open(self.path, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
+            except FileExistsError as exists:
                 try:
                     pid = int(self.path.read_text().strip() or 0)
                 except (OSError, ValueError):
                     pid = 0
                 if pid and pid != os.getpid() and _pid_alive(pid):
-                    raise RunDirError(f"{self.path.parent} is being written by process {pid}; wait or use another --out")
+                    raise RunDirError(
+                        f"{self.path.parent} is being written by process {pid}; wait or use another --out"
+                    ) from exists
                 self.path.unlink(missing_ok=True)
                 continue
             with os.fdopen(fd, "w") as fh:

@@ -137,7 +137,8 @@ class GraphRunner:
         try:
             extra = {"config": self.config} if self.config else {}
             result = RunResult.from_output(
-                await self.graph.ainvoke(self.input_state(example), context=self.context, **extra))
+                await self.graph.ainvoke(self.input_state(example), context=self.context, **extra)
+            )
         except Exception as err:  # one bad question must not end a 1,000-question run
             if is_config_error(err):  # ...but a missing key or model fails every question: stop now
                 raise

@@ -16,11 +16,36 @@ from pydantic import BaseModel
 Z95 = 1.959963984540054
 # two-sided 95% Student t critical values t_{0.975, df}, df = 1..30
 _T95 = (
-    12.706204736, 4.302652730, 3.182446305, 2.776445105, 2.570581836, 2.446911851, 2.364624252,
-    2.306004135, 2.262157163, 2.228138852, 2.200985160, 2.178812830, 2.160368656, 2.144786688,
-    2.131449546, 2.119905299, 2.109815578, 2.100922040, 2.093024054, 2.085963447, 2.079613845,
-    2.073873068, 2.068657610, 2.063898562, 2.059538553, 2.055529439, 2.051830516, 2.048407142,
-    2.045229642, 2.042272456,
+    12.706204736,
+    4.302652730,
+    3.182446305,
+    2.776445105,
+    2.570581836,
+    2.446911851,
+    2.364624252,
+    2.306004135,
+    2.262157163,
+    2.228138852,
+    2.200985160,
+    2.178812830,
+    2.160368656,
+    2.144786688,
+    2.131449546,
+    2.119905299,
+    2.109815578,
+    2.100922040,
+    2.093024054,
+    2.085963447,
+    2.079613845,
+    2.073873068,
+    2.068657610,
+    2.063898562,
+    2.059538553,
+    2.055529439,
+    2.051830516,
+    2.048407142,
+    2.045229642,
+    2.042272456,
 )
 
 
@@ -116,7 +141,7 @@ def _resampled_means(data: Any, resamples: int, seed: int) -> Any:
     chunk = max(1, 2_000_000 // max(n, 1))
     while done < resamples:
         k = min(chunk, resamples - done)
-        out[done:done + k] = data[rng.integers(0, n, size=(k, n))].mean(axis=1)
+        out[done : done + k] = data[rng.integers(0, n, size=(k, n))].mean(axis=1)
         done += k
     return out
 
@@ -160,8 +185,9 @@ class PairedDifference(BaseModel):
     p_value: float
 
 
-def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES,
-                     seed: int = 0) -> PairedDifference:
+def paired_bootstrap(
+    a: Sequence[float], b: Sequence[float], *, resamples: int = BOOTSTRAP_RESAMPLES, seed: int = 0
+) -> PairedDifference:
     """Paired bootstrap of mean(b - a): questions are resampled together, so the question-to-question
     spread that both runs share cancels. p: two-sided, twice the share of resampled means on the
     other side of 0 (at least 1/resamples when none is, at most 1)."""
@@ -180,8 +206,7 @@ def paired_bootstrap(a: Sequence[float], b: Sequence[float], *, resamples: int =
     else:
         share = min(float((means <= 0).mean()), float((means >= 0).mean()))
         p = min(1.0, max(2.0 * share, 1.0 / resamples))
-    return PairedDifference(n=n, diff=Estimate(value=float(d.mean()), low=float(low), high=float(high), n=n),
-                            p_value=p)
+    return PairedDifference(n=n, diff=Estimate(value=float(d.mean()), low=float(low), high=float(high), n=n), p_value=p)
 
 
 def questions_needed_mcnemar(m: McNemar, z_alpha: float = Z95, z_beta: float = Z80) -> int | None:
@@ -194,8 +219,9 @@ def questions_needed_mcnemar(m: McNemar, z_alpha: float = Z95, z_beta: float = Z
     return math.ceil((z_alpha * math.sqrt(pd) + z_beta * math.sqrt(max(pd - delta**2, 0.0))) ** 2 / delta**2)
 
 
-def questions_needed_mean(a: Sequence[float], b: Sequence[float], z_alpha: float = Z95,
-                          z_beta: float = Z80) -> int | None:
+def questions_needed_mean(
+    a: Sequence[float], b: Sequence[float], z_alpha: float = Z95, z_beta: float = Z80
+) -> int | None:
     """Questions needed for the observed mean paired difference to be significant at 5% with 80%
     power: n = ((z_a + z_b) sd_d / mean_d)^2; None when the mean difference is 0 or n < 2."""
     d = [y - x for x, y in zip(a, b, strict=True)]

@@ -144,8 +144,10 @@ def _opt(value: float | None, digits: int) -> str:
 
 def markdown_roles(summaries: list[RunSummary]) -> str:
     """Mean calls and tokens per question, per role: where each configuration spends its budget."""
-    head = ("| run | role | calls/q | prompt tokens/q | of which cached/q | completion tokens/q | model s/q |\n"
-            "|---|---|---|---|---|---|---|\n")
+    head = (
+        "| run | role | calls/q | prompt tokens/q | of which cached/q | completion tokens/q | model s/q |\n"
+        "|---|---|---|---|---|---|---|\n"
+    )
     rows = [
         f"| {s.label} | {role} | {r.calls:.2f} | {r.prompt_tokens:.0f} | {_opt(r.cached_prompt_tokens, 0)} | "
         f"{r.completion_tokens:.0f} | {_opt(r.model_seconds, 1)} |"
@@ -162,7 +164,9 @@ def judge_sanity(summaries: list[RunSummary]) -> str:
         for s in summaries
         if s.judge_agrees_with_cover.value is not None
     ]
-    return ("Judge sanity (cover = a gold answer appears in the answer):\n\n" + "\n".join(lines) + "\n") if lines else ""
+    return (
+        ("Judge sanity (cover = a gold answer appears in the answer):\n\n" + "\n".join(lines) + "\n") if lines else ""
+    )
 
 
 def reflection_section(summaries: list[RunSummary]) -> str:

@@ -23,7 +23,10 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path)
     parser.add_argument("--out", type=Path, default=HERE / "answer-repeats.md")
     args = parser.parse_args()
-    lines = ["| run | answers | looping | characters before -> after | EM | F1 | cover |", "|---|---|---|---|---|---|---|"]
+    lines = [
+        "| run | answers | looping | characters before -> after | EM | F1 | cover |",
+        "|---|---|---|---|---|---|---|",
+    ]
     examples: list[str] = []
     for run in args.runs:
         rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()]
@@ -35,11 +38,18 @@ def main() -> None:
             cells.append(f"{before:.2f} -> {after:.2f}")
         chars = f"{sum(len(r['answer']) for r, _ in cut)} -> {sum(len(a) for _, a in cut)}"
         lines.append(f"| {run} | {len(rows)} | {len(cut)} | {chars} | " + " | ".join(cells) + " |")
-        examples += [f"- {run.name}: \"{r['question']}\" ({len(r['answer'])} -> {len(a)} characters): \"{a}\"" for r, a in cut]
-    text = ("# Answers that loop, cut by `drop_repeats`\n\n"
-            f"Command: `python bench/e2e/answer_repeats.py {' '.join(map(str, args.runs))}`. No model is called; "
-            "EM, F1 and cover are sums over the looping answers, before -> after.\n\n"
-            + "\n".join(lines) + "\n\n" + "\n".join(examples) + "\n")
+        examples += [
+            f'- {run.name}: "{r["question"]}" ({len(r["answer"])} -> {len(a)} characters): "{a}"' for r, a in cut
+        ]
+    text = (
+        "# Answers that loop, cut by `drop_repeats`\n\n"
+        f"Command: `python bench/e2e/answer_repeats.py {' '.join(map(str, args.runs))}`. No model is called; "
+        "EM, F1 and cover are sums over the looping answers, before -> after.\n\n"
+        + "\n".join(lines)
+        + "\n\n"
+        + "\n".join(examples)
+        + "\n"
+    )
     args.out.write_text(text, encoding="utf-8")
     print(text)
 

@@ -43,25 +43,42 @@ def main() -> None:
             if len(long.split()) < args.min_words:
                 continue
             started = time.perf_counter()
-            reply = model.invoke([HumanMessage(content=PROMPT.format(q=r["question"], a=long))], max_tokens=24, stop=["\n"])
+            reply = model.invoke(
+                [HumanMessage(content=PROMPT.format(q=r["question"], a=long))], max_tokens=24, stop=["\n"]
+            )
             short = str(reply.content).strip().strip('."')
-            rows.append({"mode": mode, "id": r["id"], "gold": gold, "long": long, "short": short,
-                         "s": round(time.perf_counter() - started, 1),
-                         "em": [exact_match(long, gold), exact_match(short, gold)],
-                         "f1": [f1_score(long, gold), f1_score(short, gold)],
-                         "cover": [cover_match(long, gold), cover_match(short, gold)]})
+            rows.append(
+                {
+                    "mode": mode,
+                    "id": r["id"],
+                    "gold": gold,
+                    "long": long,
+                    "short": short,
+                    "s": round(time.perf_counter() - started, 1),
+                    "em": [exact_match(long, gold), exact_match(short, gold)],
+                    "f1": [f1_score(long, gold), f1_score(short, gold)],
+                    "cover": [cover_match(long, gold), cover_match(short, gold)],
+                }
+            )
     (OUT / "answer-shortening.json").write_text(json.dumps(rows, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    lines = ["# Shortening sentence answers with a second Qwen-1.5B call", "",
-             f"Answers of at least {args.min_words} words, before -> after (sums over the answers). "
-             "Command: `python bench/e2e/answer_shortening.py " + " ".join(args.modes) + "`.", "",
-             "| run | answers | EM | F1 | cover | mean s per call |", "|---|---|---|---|---|---|"]
+    lines = [
+        "# Shortening sentence answers with a second Qwen-1.5B call",
+        "",
+        f"Answers of at least {args.min_words} words, before -> after (sums over the answers). "
+        "Command: `python bench/e2e/answer_shortening.py " + " ".join(args.modes) + "`.",
+        "",
+        "| run | answers | EM | F1 | cover | mean s per call |",
+        "|---|---|---|---|---|---|",
+    ]
     for mode in args.modes:
         rs = [x for x in rows if x["mode"] == mode]
         if not rs:
             continue
         cell = {k: f"{sum(x[k][0] for x in rs):.1f} -> {sum(x[k][1] for x in rs):.1f}" for k in ("em", "f1", "cover")}
-        lines.append(f"| {mode} | {len(rs)} | {cell['em']} | {cell['f1']} | {cell['cover']} | "
-                     f"{sum(x['s'] for x in rs) / len(rs):.1f} |")
+        lines.append(
+            f"| {mode} | {len(rs)} | {cell['em']} | {cell['f1']} | {cell['cover']} | "
+            f"{sum(x['s'] for x in rs) / len(rs):.1f} |"
+        )
     (OUT / "answer-shortening.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

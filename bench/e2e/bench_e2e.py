@@ -31,8 +31,12 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-TIGHT = dict(max_tool_calls=3, context_overrides=dict(executor_max_tokens=64, planner_max_tokens=96,
-                                                       manager_max_tokens=96, judge_max_tokens=8, max_replans=0))
+TIGHT = dict(
+    max_tool_calls=3,
+    context_overrides=dict(
+        executor_max_tokens=64, planner_max_tokens=96, manager_max_tokens=96, judge_max_tokens=8, max_replans=0
+    ),
+)
 
 
 def _pct(values: list[float], q: float) -> float:
@@ -69,7 +73,7 @@ def measure(run_dir: Path, rows: tuple[int, int] | None = None) -> dict:
     config = runlog.read_config(run_dir) or {}
     results = runlog.read_results(run_dir)
     if rows:
-        results = results[rows[0] - 1: rows[1]]
+        results = results[rows[0] - 1 : rows[1]]
     if not results:
         raise SystemExit(f"{run_dir}: no results")
     walls = [r.wall_s for r in results]
@@ -113,8 +117,14 @@ def run_fresh(n: int, modes: list[str], out_root: Path, budget: dict, concurrenc
 
     if len(concurrencies) > 1:  # load the models first, so that no configuration's span pays for it
         warm = out_root / "warm-up"
-        asyncio.run(run_evaluation(EvalConfig(dataset="hotpotqa", n=1, seed=1, memory_mode=modes[0], **budget), warm,
-                                   progress=False, plot=False))
+        asyncio.run(
+            run_evaluation(
+                EvalConfig(dataset="hotpotqa", n=1, seed=1, memory_mode=modes[0], **budget),
+                warm,
+                progress=False,
+                plot=False,
+            )
+        )
         shutil.rmtree(warm)
     dirs = []
     for mode in modes:
@@ -153,9 +163,13 @@ def render(rows: list[dict], source: str) -> str:
         )
     from mia.app.evaluation.summary import markdown_roles
 
-    lines += ["", "Per role, means per question (model s: wall time inside the role's model calls; cached: prompt",
-              "tokens llama.cpp's prompt cache served; n/a for runs recorded before these were kept):", "",
-              markdown_roles([r["summary"] for r in rows]).rstrip()]
+    lines += [
+        "",
+        "Per role, means per question (model s: wall time inside the role's model calls; cached: prompt",
+        "tokens llama.cpp's prompt cache served; n/a for runs recorded before these were kept):",
+        "",
+        markdown_roles([r["summary"] for r in rows]).rstrip(),
+    ]
     return "\n".join(lines) + "\n"
 
 
@@ -184,23 +198,40 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--n", type=int, default=3)
     parser.add_argument("--modes", default="none,trajectory-rag,mia")
-    parser.add_argument("--from-runs", nargs="*", metavar="FOLDER[:A-B]",
-                        help="run folders to measure; FOLDER:A-B keeps its questions A to B (1-based)")
+    parser.add_argument(
+        "--from-runs",
+        nargs="*",
+        metavar="FOLDER[:A-B]",
+        help="run folders to measure; FOLDER:A-B keeps its questions A to B (1-based)",
+    )
     parser.add_argument("--work", type=Path, default=HERE / ".runs", help="run folders of a fresh benchmark")
     parser.add_argument("--out", type=Path, default=HERE / "results.md")
     parser.add_argument("--max-tool-calls", type=int, default=None, help="tool-call budget (default: the Context's)")
     parser.add_argument("--tight", action="store_true", help="the tight budgets the 135M model needed")
-    parser.add_argument("--set", action="append", default=[], metavar="FIELD=VALUE",
-                        help="a Context field for every run (repeatable; the value is read as JSON, else as text)")
-    parser.add_argument("--concurrency", default="1",
-                        help="questions in flight, comma-separated (e.g. 1,4: each mode runs once per value)")
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="FIELD=VALUE",
+        help="a Context field for every run (repeatable; the value is read as JSON, else as text)",
+    )
+    parser.add_argument(
+        "--concurrency",
+        default="1",
+        help="questions in flight, comma-separated (e.g. 1,4: each mode runs once per value)",
+    )
     args = parser.parse_args()
     concurrencies = [int(c) for c in args.concurrency.split(",")]
     if any(c < 1 for c in concurrencies):
         parser.error("--concurrency takes positive integers, e.g. 1,4")
-    budget = TIGHT if args.tight else ({"max_tool_calls": args.max_tool_calls} if args.max_tool_calls is not None else {})
+    budget = (
+        TIGHT if args.tight else ({"max_tool_calls": args.max_tool_calls} if args.max_tool_calls is not None else {})
+    )
     if args.set:
-        budget = {**budget, "context_overrides": {**budget.get("context_overrides", {}), **context_settings(args.set, parser)}}
+        budget = {
+            **budget,
+            "context_overrides": {**budget.get("context_overrides", {}), **context_settings(args.set, parser)},
+        }
     if args.from_runs:
         dirs, source = args.from_runs, "`mia eval` run folders " + ", ".join(f"`{d}`" for d in args.from_runs)
     else:

@@ -46,18 +46,24 @@ def main() -> None:
         print(f"{len(chosen)} comparison questions -> {args.write}")
     runs = {run: comparison_results(run) for run in args.runs}
     common = set.intersection(*(set(found) for found in runs.values()))
-    lines = ["| run | comparison questions | answer names a candidate | judge correct | EM | F1 (sum) |",
-             "|---|---|---|---|---|---|"]
+    lines = [
+        "| run | comparison questions | answer names a candidate | judge correct | EM | F1 (sum) |",
+        "|---|---|---|---|---|---|",
+    ]
     for run, found in runs.items():
         rows = [found[i] for i in sorted(common)]
         named = sum(cover_match(r.answer, question_options(r.question)) for r in rows)  # a candidate, token-wise
-        lines.append(f"| {run} | {len(rows)} | {named} | {sum(bool(r.judge_correct) for r in rows)} | "
-                     f"{sum(r.em for r in rows):.0f} | {sum(r.f1 for r in rows):.2f} |")
+        lines.append(
+            f"| {run} | {len(rows)} | {named} | {sum(bool(r.judge_correct) for r in rows)} | "
+            f"{sum(r.em for r in rows):.0f} | {sum(r.f1 for r in rows):.2f} |"
+        )
     table = "\n".join(lines)
     print(table)
     if args.out:
-        args.out.write_text(f"Command: `python bench/e2e/comparison_subset.py {' '.join(map(str, args.runs))}`\n\n"
-                            + table + "\n", encoding="utf-8")
+        args.out.write_text(
+            f"Command: `python bench/e2e/comparison_subset.py {' '.join(map(str, args.runs))}`\n\n" + table + "\n",
+            encoding="utf-8",
+        )
 
 
 if __name__ == "__main__":

@@ -34,7 +34,7 @@ def replay(run: Path) -> dict[str, int]:
         counts[key] += 1
         replanned = any(s.get("kind") == "replan" for s in steps)
         stop = "answered" if replanned else (row.get("stop_reason") or "answered")  # logged for the last attempt
-        if shown_failure(steps[:cut + 1], answer, stop, row["question"]):
+        if shown_failure(steps[: cut + 1], answer, stop, row["question"]):
             counts[f"rule_{key}"] += 1
         if any(s.get("kind") == "reflection" and s.get("content") == "yes" for s in steps):
             counts[f"planner_{key}"] += 1
@@ -45,15 +45,21 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("runs", nargs="+", type=Path)
     args = ap.parse_args()
-    lines = ["# The failure rule replayed on logged first attempts", "",
-             f"Command: `python bench/e2e/failure_rule_replay.py {' '.join(map(str, args.runs))}`. First answers graded by "
-             "the matcher (uncertain counts as wrong). A replan can only help a wrong first answer and only hurt a right one.", "",
-             "| run | right first answers | wrong | rule replans right / wrong | planner's yes/no replanned right / wrong |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "# The failure rule replayed on logged first attempts",
+        "",
+        f"Command: `python bench/e2e/failure_rule_replay.py {' '.join(map(str, args.runs))}`. First answers graded by "
+        "the matcher (uncertain counts as wrong). A replan can only help a wrong first answer and only hurt a right one.",
+        "",
+        "| run | right first answers | wrong | rule replans right / wrong | planner's yes/no replanned right / wrong |",
+        "|---|---|---|---|---|",
+    ]
     for run in args.runs:
         c = replay(run)
-        lines.append(f"| {run} | {c['right']} | {c['wrong']} | {c['rule_right']} / {c['rule_wrong']} | "
-                     f"{c['planner_right']} / {c['planner_wrong']} |")
+        lines.append(
+            f"| {run} | {c['right']} | {c['wrong']} | {c['rule_right']} / {c['rule_wrong']} | "
+            f"{c['planner_right']} / {c['planner_wrong']} |"
+        )
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

@@ -27,8 +27,33 @@ from mia.graph.nodes.steps import searches_made
 
 HERE = Path(__file__).resolve().parent
 WORD = re.compile(r"[A-Za-z0-9À-ÿ'’]+")
-NOT_NAMES = {"who", "what", "which", "when", "where", "why", "how", "is", "are", "was", "were", "do", "does",
-             "did", "the", "a", "an", "of", "and", "or", "film", "films", "movie", "movies", "both"}
+NOT_NAMES = {
+    "who",
+    "what",
+    "which",
+    "when",
+    "where",
+    "why",
+    "how",
+    "is",
+    "are",
+    "was",
+    "were",
+    "do",
+    "does",
+    "did",
+    "the",
+    "a",
+    "an",
+    "of",
+    "and",
+    "or",
+    "film",
+    "films",
+    "movie",
+    "movies",
+    "both",
+}
 
 
 def tokens(text: str) -> list[str]:
@@ -81,7 +106,9 @@ def classify(question: str, query: str, others: list[set[str]]) -> str:
 
 
 def read_rows(run: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()]
+    return [
+        json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
+    ]
 
 
 def run_stats(run: Path, n: int | None, against: dict[str, bool] | None = None) -> dict[str, Any]:
@@ -114,35 +141,68 @@ def run_stats(run: Path, n: int | None, against: dict[str, bool] | None = None) 
         else:
             right_other += bool(row.get("judge_correct"))
             ref["other"] += bool((against or {}).get(row["id"]))
-    return {"run": str(run), "questions": len(rows), "queries": sum(counts.values()), **counts,
-            "questions_off": questions_off, "questions_borrowed": questions_borrowed,
-            "right_when_borrowed": right_borrowed, "right_other": right_other, "answers_borrowed": answers_borrowed, "reference": ref if against is not None else None, "examples": examples, "memory_log": len(log)}
+    return {
+        "run": str(run),
+        "questions": len(rows),
+        "queries": sum(counts.values()),
+        **counts,
+        "questions_off": questions_off,
+        "questions_borrowed": questions_borrowed,
+        "right_when_borrowed": right_borrowed,
+        "right_other": right_other,
+        "answers_borrowed": answers_borrowed,
+        "reference": ref if against is not None else None,
+        "examples": examples,
+        "memory_log": len(log),
+    }
 
 
 def render(stats: list[dict[str, Any]], command: str, against: Path | None = None) -> str:
-    lines = ["# Off-question and borrowed search queries", "", f"Command: `{command}`. No model is called.", "",
-             "| run | questions | queries | off-question | borrowed | questions with a borrowed query (judged right) | the other questions (judged right) | answers borrowed | trajectories in the log |",
-             "|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Off-question and borrowed search queries",
+        "",
+        f"Command: `{command}`. No model is called.",
+        "",
+        "| run | questions | queries | off-question | borrowed | questions with a borrowed query (judged right) | the other questions (judged right) | answers borrowed | trajectories in the log |",
+        "|---|---|---|---|---|---|---|---|---|",
+    ]
     for s in stats:
-        lines.append(f"| {s['run']} | {s['questions']} | {s['queries']} | {s['off'] + s['borrowed']} | {s['borrowed']} | "
-                     f"{s['questions_borrowed']} ({s['right_when_borrowed']}) | "
-                     f"{s['questions'] - s['questions_borrowed']} ({s['right_other']}) | {s['answers_borrowed']} | {s['memory_log']} |")
+        lines.append(
+            f"| {s['run']} | {s['questions']} | {s['queries']} | {s['off'] + s['borrowed']} | {s['borrowed']} | "
+            f"{s['questions_borrowed']} ({s['right_when_borrowed']}) | "
+            f"{s['questions'] - s['questions_borrowed']} ({s['right_other']}) | {s['answers_borrowed']} | {s['memory_log']} |"
+        )
     if against is not None:
-        lines += ["", f"The same questions in `{against}` (judged right): "
-                  + "; ".join(f"{Path(s['run']).name}'s {s['questions_borrowed']} with a borrowed query "
-                              f"{s['reference']['borrowed']}, its other {s['questions'] - s['questions_borrowed']} "
-                              f"{s['reference']['other']}" for s in stats if s["questions_borrowed"]) + "."]
-    lines += ["", "Off-question counts the borrowed queries too. An answer is borrowed when it is an earlier",
-              "question's logged answer and appears nowhere in this question's search results (yes/no left out).",
-              "", "Examples of borrowed queries:", ""]
+        lines += [
+            "",
+            f"The same questions in `{against}` (judged right): "
+            + "; ".join(
+                f"{Path(s['run']).name}'s {s['questions_borrowed']} with a borrowed query "
+                f"{s['reference']['borrowed']}, its other {s['questions'] - s['questions_borrowed']} "
+                f"{s['reference']['other']}"
+                for s in stats
+                if s["questions_borrowed"]
+            )
+            + ".",
+        ]
+    lines += [
+        "",
+        "Off-question counts the borrowed queries too. An answer is borrowed when it is an earlier",
+        "question's logged answer and appears nowhere in this question's search results (yes/no left out).",
+        "",
+        "Examples of borrowed queries:",
+        "",
+    ]
     for s in stats:
         for question, query in s["examples"]:
-            lines.append(f"- {Path(s['run']).name}: \"{question}\" searched \"{query}\"")
+            lines.append(f'- {Path(s["run"]).name}: "{question}" searched "{query}"')
     return "\n".join(lines) + "\n"
 
 
 def main() -> None:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = argparse.ArgumentParser(
+        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     ap.add_argument("runs", nargs="+", type=Path, help="run folders (results.jsonl, store/memory/trajectories.jsonl)")
     ap.add_argument("--n", type=int, default=100, help="the first N answers of each run (0: all)")
     ap.add_argument("--against", type=Path, help="a reference run (no memory): its judged answers on the same groups")
@@ -150,9 +210,13 @@ def main() -> None:
     args = ap.parse_args()
     against = {r["id"]: bool(r.get("judge_correct")) for r in read_rows(args.against)} if args.against else None
     stats = [run_stats(run, args.n or None, against) for run in args.runs]
-    command = "python bench/e2e/off_question_queries.py " + " ".join(str(r) for r in args.runs) + \
-        ("" if args.n == 100 else f" --n {args.n}") + (f" --against {args.against}" if args.against else "") + \
-        ("" if args.out == ap.get_default("out") else f" --out {args.out}")
+    command = (
+        "python bench/e2e/off_question_queries.py "
+        + " ".join(str(r) for r in args.runs)
+        + ("" if args.n == 100 else f" --n {args.n}")
+        + (f" --against {args.against}" if args.against else "")
+        + ("" if args.out == ap.get_default("out") else f" --out {args.out}")
+    )
     text = render(stats, command, args.against)
     args.out.write_text(text, encoding="utf-8")
     print(text)

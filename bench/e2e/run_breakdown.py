@@ -52,8 +52,7 @@ def plans(runs: dict[str, dict[str, QuestionResult]], ids: list[str], base: str 
         if not planned:
             continue
         steps = sum(plan_steps(rows[i].plan or "") for i in planned) / len(planned)
-        same = (sum(1 for i in planned if base and runs[base][i].plan == rows[i].plan)
-                if base and base != name else None)
+        same = sum(1 for i in planned if base and runs[base][i].plan == rows[i].plan) if base and base != name else None
         lines.append(f"| {name} | {len(planned)} | {steps:.1f} | {'' if same is None else same} |")
     return lines
 
@@ -66,9 +65,11 @@ def replan_changed(r: QuestionResult) -> bool:
 
 def discordant(runs: dict[str, dict[str, QuestionResult]], ids: list[str], against: str) -> list[str]:
     """For each run that reflects, the questions only one side got right, split by what the replan did."""
-    lines = [f"| run | only `{against}` right | of which the first answer was right and the replan changed it "
-             f"| only the run right | of which the first answer was wrong and the replan changed it |",
-             "|---|---|---|---|---|"]
+    lines = [
+        f"| run | only `{against}` right | of which the first answer was right and the replan changed it "
+        f"| only the run right | of which the first answer was wrong and the replan changed it |",
+        "|---|---|---|---|---|",
+    ]
     ref = runs[against]
     for name, rows in runs.items():
         if name == against or not any(s.get("kind") == "reflection" for i in ids for s in rows[i].trajectory):
@@ -94,18 +95,36 @@ def main() -> None:
     ids = sorted(set.intersection(*(set(rows) for rows in runs.values())))
     if not ids:
         ap.error("the runs share no question")
-    command = ("python bench/e2e/run_breakdown.py " + " ".join(map(str, args.runs)) + f" --against {args.against}"
-               + (f" --base-plans {args.base_plans}" if args.base_plans else "")
-               + ("" if args.out == ap.get_default("out") else f" --out {args.out}"))
-    text = "\n".join([
-        "# Where the rows win and lose", "", f"Command: `{command}`. No model is called. "
-        f"{len(ids)} questions that every run answered; judged right by the LLM judge.", "",
-        "## Judged right by question type", "", *by_type(runs, ids), "",
-        "## First plans", "", *plans(runs, ids, args.base_plans.name if args.base_plans else None), "",
-        f"## The questions only one side got right, against `{args.against.name}`", "",
-        "The first answer (before any replan) is scored by cover match; only runs that reflect are listed.", "",
-        *discordant(runs, ids, args.against.name), "",
-    ])
+    command = (
+        "python bench/e2e/run_breakdown.py "
+        + " ".join(map(str, args.runs))
+        + f" --against {args.against}"
+        + (f" --base-plans {args.base_plans}" if args.base_plans else "")
+        + ("" if args.out == ap.get_default("out") else f" --out {args.out}")
+    )
+    text = "\n".join(
+        [
+            "# Where the rows win and lose",
+            "",
+            f"Command: `{command}`. No model is called. "
+            f"{len(ids)} questions that every run answered; judged right by the LLM judge.",
+            "",
+            "## Judged right by question type",
+            "",
+            *by_type(runs, ids),
+            "",
+            "## First plans",
+            "",
+            *plans(runs, ids, args.base_plans.name if args.base_plans else None),
+            "",
+            f"## The questions only one side got right, against `{args.against.name}`",
+            "",
+            "The first answer (before any replan) is scored by cover match; only runs that reflect are listed.",
+            "",
+            *discordant(runs, ids, args.against.name),
+            "",
+        ]
+    )
     args.out.write_text(text, encoding="utf-8")
     print(text)
 

@@ -40,8 +40,17 @@ def contradicted(run_dirs: list[Path]) -> tuple[int, list[dict]]:
                 direction = "not CORRECT, exact match" if r.em >= 1.0 else "not CORRECT, gold words reordered (F1 1.0)"
             else:
                 continue
-            found.append({"run": str(run), "id": r.id, "question": r.question, "answer": r.answer,
-                          "gold": r.gold_answers, "grader": r.judge_grade, "direction": direction})
+            found.append(
+                {
+                    "run": str(run),
+                    "id": r.id,
+                    "question": r.question,
+                    "answer": r.answer,
+                    "gold": r.gold_answers,
+                    "grader": r.judge_grade,
+                    "direction": direction,
+                }
+            )
     return graded, found
 
 
@@ -52,18 +61,26 @@ def main() -> None:
     args = parser.parse_args()
     runs = [d for d in args.runs if (d / "results.jsonl").exists()]
     graded, found = contradicted(runs)
-    lines = ["# The grader's verdict against the metrics, in logged runs", "",
-             "Command: `python bench/judge/bench_contradiction.py results/*-qwen-*/*/ bench/e2e/*-run/ "
-             "bench/e2e/*-run/*/` (the folders without a results.jsonl are passed over). "
-             f"{graded} LLM-graded verdicts in {len(runs)} run folders; **{len(found)}** of them are flatly contradicted: "
-             f"{sum(f['direction'].startswith('CORRECT') for f in found)} CORRECT with EM 0, F1 0 and no cover match, "
-             f"{sum(f['direction'].startswith('not') for f in found)} not CORRECT for an exact match or the gold's words reordered (the verdicts "
-             "`JudgeConfig.contradiction` decides; runs graded with the `metrics` policy log the resolved verdict).", "",
-             "Run folders read: " + ", ".join(f"`{d}`" for d in runs) + ".", "",
-             "| run | grader | question | answer | gold |", "|---|---|---|---|---|"]
+    lines = [
+        "# The grader's verdict against the metrics, in logged runs",
+        "",
+        "Command: `python bench/judge/bench_contradiction.py results/*-qwen-*/*/ bench/e2e/*-run/ "
+        "bench/e2e/*-run/*/` (the folders without a results.jsonl are passed over). "
+        f"{graded} LLM-graded verdicts in {len(runs)} run folders; **{len(found)}** of them are flatly contradicted: "
+        f"{sum(f['direction'].startswith('CORRECT') for f in found)} CORRECT with EM 0, F1 0 and no cover match, "
+        f"{sum(f['direction'].startswith('not') for f in found)} not CORRECT for an exact match or the gold's words reordered (the verdicts "
+        "`JudgeConfig.contradiction` decides; runs graded with the `metrics` policy log the resolved verdict).",
+        "",
+        "Run folders read: " + ", ".join(f"`{d}`" for d in runs) + ".",
+        "",
+        "| run | grader | question | answer | gold |",
+        "|---|---|---|---|---|",
+    ]
     cell = lambda text: str(text).replace("|", "/").replace("\n", " ")  # noqa: E731
-    lines += [f"| {cell(f['run'])} | {f['direction']} | {cell(f['question'])} | {cell(f['answer'])} | {cell(' / '.join(f['gold']))} |"
-              for f in found]
+    lines += [
+        f"| {cell(f['run'])} | {f['direction']} | {cell(f['question'])} | {cell(f['answer'])} | {cell(' / '.join(f['gold']))} |"
+        for f in found
+    ]
     text = "\n".join(lines) + "\n"
     args.out.write_text(text, encoding="utf-8")
     sys.stdout.write(text)

@@ -42,14 +42,14 @@ PROTOCOL = (
     "and (d2) 158/165 (all 360: 348, 351, 350). Changes came after that scoring, so the held-out figures "
     "below are no longer untouched by it: (1) a list item counts as a name only when its identifying words are "
     "capitalised (a unit test written after the scoring, whose sentence resembles tuning eb276861b3a9 and "
-    "held-out ceb1097ab583, read \"Their explicit themes\" as a name); it moved held-out dcbe4eed8bdd from a "
+    'held-out ceb1097ab583, read "Their explicit themes" as a name); it moved held-out dcbe4eed8bdd from a '
     "wrong `incorrect` to `uncertain`. (2) A comparison question's option names the gold when it is the tail "
-    "of a fuller gold name (\"Lucky McKee\" for \"Edward Lucky McKee\", met re-grading a copy of "
-    "results/hotpotqa-qwen-n100/none; held-out e1005fe37343, \"Max Cavalera\", is the same case); it moved "
+    'of a fuller gold name ("Lucky McKee" for "Edward Lucky McKee", met re-grading a copy of '
+    'results/hotpotqa-qwen-n100/none; held-out e1005fe37343, "Max Cavalera", is the same case); it moved '
     "e1005fe37343 from a wrong `incorrect` to `correct`. (3) A common-noun gold joined by and/or to another "
-    "(\"a literary magazine and journal\", same re-grading) is `uncertain`. (4) From the same re-grading: a gold "
-    "after \"than\" (\"George Collier is older than Leo And Loree\") and a sentence with a negation are "
-    "`uncertain`, and naming two countries reads as \"no\" only for a same-country or same-nationality question. "
+    '("a literary magazine and journal", same re-grading) is `uncertain`. (4) From the same re-grading: a gold '
+    'after "than" ("George Collier is older than Leo And Loree") and a sentence with a negation are '
+    '`uncertain`, and naming two countries reads as "no" only for a same-country or same-nationality question. '
     "(3) and (4) changed no reference answer."
 )
 sys.path.insert(0, str(HERE))
@@ -81,8 +81,9 @@ class ReplayModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "replay"
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         from mia.graph.judge.calls import message_text
 
         key = conversation_key(messages)
@@ -145,9 +146,11 @@ def candidates(model: ReplayModel) -> dict[str, Callable[[dict[str, Any]], tuple
         config = JudgeConfig(method="match+llm", grader_prompt=prompt)  # type: ignore[arg-type]
 
         def grade(t: dict[str, Any]) -> tuple[bool, str]:
-            v = judge(model, t["question"], t["answer"], gold_answers=t["gold_answers"], mode="ground_truth",
-                      config=config)
+            v = judge(
+                model, t["question"], t["answer"], gold_answers=t["gold_answers"], mode="ground_truth", config=config
+            )
             return v.outcome == "correct", v.method
+
         return grade
 
     return {
@@ -182,9 +185,12 @@ def _short(text: str, limit: int = 110) -> str:
 
 def render(rows: list[Row], chosen: str, model_spec: str) -> str:
     names = list(rows[0].grades)
-    parts = {"all": rows, "long": [r for r in rows if is_long(r.triple["answer"])],
-             "tuning": [r for r in rows if half(r.triple["rid"]) == "tuning"],
-             "held-out": [r for r in rows if half(r.triple["rid"]) == "held-out"]}
+    parts = {
+        "all": rows,
+        "long": [r for r in rows if is_long(r.triple["answer"])],
+        "tuning": [r for r in rows if half(r.triple["rid"]) == "tuning"],
+        "held-out": [r for r in rows if half(r.triple["rid"]) == "held-out"],
+    }
     lines = [
         "# Ground-truth grader: agreement with the labelled reference set",
         "",
@@ -211,11 +217,20 @@ def render(rows: list[Row], chosen: str, model_spec: str) -> str:
     ]
     for name in names:
         calls = sum(r.decided_by[name] in ("llm", "fallback") for r in rows)
-        calls_cell = "all (logged)" if name.startswith("(a)") else (
-            f"{sum(r.decided_by[name] == 'llm (logged)' for r in rows)} (logged)" if name.startswith("(d0)") else str(calls))
+        calls_cell = (
+            "all (logged)"
+            if name.startswith("(a)")
+            else (
+                f"{sum(r.decided_by[name] == 'llm (logged)' for r in rows)} (logged)"
+                if name.startswith("(d0)")
+                else str(calls)
+            )
+        )
         mark = " **(chosen: best on the tuning half)**" if name == chosen else ""
-        lines.append(f"| {name}{mark} | {_cell(parts['all'], name)} | {_cell(parts['long'], name)} | "
-                     f"{_cell(parts['tuning'], name)} | {_cell(parts['held-out'], name)} | {calls_cell} |")
+        lines.append(
+            f"| {name}{mark} | {_cell(parts['all'], name)} | {_cell(parts['long'], name)} | "
+            f"{_cell(parts['tuning'], name)} | {_cell(parts['held-out'], name)} | {calls_cell} |"
+        )
     uncertain = [r for r in rows if r.decided_by[names[2]] == "match: uncertain"]
     lines += [
         "",
@@ -230,16 +245,25 @@ def render(rows: list[Row], chosen: str, model_spec: str) -> str:
     for r in rows:
         if r.grades[chosen] != r.label:
             t = r.triple
-            lines.append(f"| {t['rid']} | {half(t['rid'])} | {'correct' if r.label else 'incorrect'} | "
-                         f"{'correct' if r.grades[chosen] else 'incorrect'} | {r.decided_by[chosen]} | "
-                         f"{_short(t['question'], 80)} | {_short(' / '.join(t['gold_answers'][:3]), 40)} | {_short(t['answer'])} |")
-    lines += ["", "## The matcher's uncertain answers and each LLM candidate's grade", "",
-              "| rid | half | label | logged (a) | SimpleQA (d1) | rules (d2) | answer |", "|---|---|---|---|---|---|---|"]
+            lines.append(
+                f"| {t['rid']} | {half(t['rid'])} | {'correct' if r.label else 'incorrect'} | "
+                f"{'correct' if r.grades[chosen] else 'incorrect'} | {r.decided_by[chosen]} | "
+                f"{_short(t['question'], 80)} | {_short(' / '.join(t['gold_answers'][:3]), 40)} | {_short(t['answer'])} |"
+            )
+    lines += [
+        "",
+        "## The matcher's uncertain answers and each LLM candidate's grade",
+        "",
+        "| rid | half | label | logged (a) | SimpleQA (d1) | rules (d2) | answer |",
+        "|---|---|---|---|---|---|---|",
+    ]
     for r in uncertain:
         t = r.triple
         g = [("correct" if r.grades[n] else "incorrect") for n in (names[0], names[4], names[5])]
-        lines.append(f"| {t['rid']} | {half(t['rid'])} | {'correct' if r.label else 'incorrect'} | {g[0]} | {g[1]} | "
-                     f"{g[2]} | {_short(t['answer'])} |")
+        lines.append(
+            f"| {t['rid']} | {half(t['rid'])} | {'correct' if r.label else 'incorrect'} | {g[0]} | {g[1]} | "
+            f"{g[2]} | {_short(t['answer'])} |"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -250,8 +274,12 @@ def choose(rows: list[Row], names: list[str]) -> str:
     tuning = [r for r in rows if half(r.triple["rid"]) == "tuning"]
 
     def score(name: str) -> tuple[int, int, int]:
-        return (sum(r.grades[name] == r.label for r in tuning), sum(r.grades[name] == r.label for r in rows),
-                -names.index(name))
+        return (
+            sum(r.grades[name] == r.label for r in tuning),
+            sum(r.grades[name] == r.label for r in rows),
+            -names.index(name),
+        )
+
     return max(runnable, key=score)
 
 
@@ -274,9 +302,13 @@ def main() -> None:
     if model.misses:
         raise SystemExit(f"{len(model.misses)} grader conversations have no recorded reply: run with --refresh")
     if live is not None:  # the cache holds exactly the conversations this run needed
-        REPLIES.write_text("".join(json.dumps({"key": k, "model": args.model, "reply": model.used[k]},
-                                              ensure_ascii=False) + "\n" for k in sorted(model.used)),
-                           encoding="utf-8")
+        REPLIES.write_text(
+            "".join(
+                json.dumps({"key": k, "model": args.model, "reply": model.used[k]}, ensure_ascii=False) + "\n"
+                for k in sorted(model.used)
+            ),
+            encoding="utf-8",
+        )
     names = list(rows[0].grades)
     chosen = choose(rows, names)
     args.out.write_text(render(rows, chosen, args.model), encoding="utf-8")

@@ -30,8 +30,14 @@ def is_long(answer: str) -> bool:
 
 
 def run_folders() -> list[Path]:
-    found = sorted({p.parent for base in ("results", "bench/e2e") for p in (ROOT / base).rglob("results.jsonl")
-                    if "store" not in p.parts and "ladder" not in p.parts})
+    found = sorted(
+        {
+            p.parent
+            for base in ("results", "bench/e2e")
+            for p in (ROOT / base).rglob("results.jsonl")
+            if "store" not in p.parts and "ladder" not in p.parts
+        }
+    )
     return found
 
 
@@ -62,10 +68,21 @@ def triples() -> list[dict]:
                 continue
             seen.add(key)
             rid = hashlib.sha1(f"{key[0]}\n{key[1]}".encode()).hexdigest()[:12]
-            rows.append({"rid": rid, "run": str(folder.relative_to(ROOT)), "mode": mode, "id": r["id"],
-                         "question": r["question"], "gold_answers": r["gold_answers"], "answer": answer,
-                         "type": r.get("type"), "logged_grade": r.get("judge_grade"), "em": r.get("em"),
-                         "f1": r.get("f1")})
+            rows.append(
+                {
+                    "rid": rid,
+                    "run": str(folder.relative_to(ROOT)),
+                    "mode": mode,
+                    "id": r["id"],
+                    "question": r["question"],
+                    "gold_answers": r["gold_answers"],
+                    "answer": answer,
+                    "type": r.get("type"),
+                    "logged_grade": r.get("judge_grade"),
+                    "em": r.get("em"),
+                    "f1": r.get("f1"),
+                }
+            )
     return rows
 
 

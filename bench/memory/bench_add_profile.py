@@ -49,12 +49,24 @@ def build(store: MemoryStore, size: int) -> None:
     for start in range(have, size, 2000):
         n = min(2000, size - start)
         vec = unit(rng, n)
-        recs = [MemoryRecord(id=f"m{start + i}", namespace="bench", question=f"question {start + i}",
-                             workflow="1. Search the entity (query -> result)\n2. Answer (evidence -> answer)",
-                             outcome="correct") for i in range(n)]
+        recs = [
+            MemoryRecord(
+                id=f"m{start + i}",
+                namespace="bench",
+                question=f"question {start + i}",
+                workflow="1. Search the entity (query -> result)\n2. Answer (evidence -> answer)",
+                outcome="correct",
+            )
+            for i in range(n)
+        ]
         store.add_many(recs, vec)
-        store.index.put("bench", TRAJECTORY_BUCKET, [f"t{start + i}" for i in range(n)], vec,
-                        ['{"offset": 0, "outcome": "correct", "created_at": 0.0}'] * n)
+        store.index.put(
+            "bench",
+            TRAJECTORY_BUCKET,
+            [f"t{start + i}" for i in range(n)],
+            vec,
+            ['{"offset": 0, "outcome": "correct", "created_at": 0.0}'] * n,
+        )
         print(f"built {start + n}/{size}", flush=True)
 
 
@@ -63,11 +75,22 @@ def profile(store: MemoryStore, adds: int) -> dict[str, list[float]]:
     times: dict[str, list[float]] = {stage: [] for stage in (*STAGES, "total")}
     for i in range(adds):
         vector = unit(rng, 1)[0]
-        trajectory = Trajectory(namespace="bench", question=f"new question {i} {time.time()}", outcome="correct",
-                                steps=[TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["x"]}),
-                                       TrajectoryStep(kind="observation", content="evidence " * 50)], answer="a")
-        record = MemoryRecord(namespace="bench", question=trajectory.question, outcome="correct",
-                              workflow="1. Search the entity (query \"x\" -> evidence)\n2. Answer (evidence -> a)")
+        trajectory = Trajectory(
+            namespace="bench",
+            question=f"new question {i} {time.time()}",
+            outcome="correct",
+            steps=[
+                TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["x"]}),
+                TrajectoryStep(kind="observation", content="evidence " * 50),
+            ],
+            answer="a",
+        )
+        record = MemoryRecord(
+            namespace="bench",
+            question=trajectory.question,
+            outcome="correct",
+            workflow='1. Search the entity (query "x" -> evidence)\n2. Answer (evidence -> a)',
+        )
         t0 = time.perf_counter()
         offsets = store.trajectory_log.append_many([trajectory])
         t1 = time.perf_counter()
@@ -103,40 +126,61 @@ def main() -> None:
         load_before = os.getloadavg()[0]
         times = profile(store, args.adds)
         load_after = os.getloadavg()[0]
-    row = {stage: {"p50_ms": float(np.percentile(v, 50)), "p95_ms": float(np.percentile(v, 95)),
-                   "mean_ms": float(np.mean(v))} for stage, v in times.items()}
+    row = {
+        stage: {
+            "p50_ms": float(np.percentile(v, 50)),
+            "p95_ms": float(np.percentile(v, 95)),
+            "mean_ms": float(np.mean(v)),
+        }
+        for stage, v in times.items()
+    }
     out = HERE / "add_profile.json"
     data = json.loads(out.read_text()) if out.exists() else {}
     data[f"{args.size}/{HNSW_SYNC_THRESHOLD}/{args.adds}"] = {
-        "size": args.size, "sync_threshold": HNSW_SYNC_THRESHOLD, "adds": args.adds, "stages": row,
-        "build_s": build_s, "open_s": round(open_s, 2), "first_adds_ms": [round(t, 1) for t in warmup],
-        "max_ms": round(max(times["total"]), 1), "load_1min": [round(load_before, 2), round(load_after, 2)],
+        "size": args.size,
+        "sync_threshold": HNSW_SYNC_THRESHOLD,
+        "adds": args.adds,
+        "stages": row,
+        "build_s": build_s,
+        "open_s": round(open_s, 2),
+        "first_adds_ms": [round(t, 1) for t in warmup],
+        "max_ms": round(max(times["total"]), 1),
+        "load_1min": [round(load_before, 2), round(load_after, 2)],
         "machine": platform.processor() or platform.machine(),
-        "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime())}
+        "measured_at": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
+    }
     out.write_text(json.dumps(data, indent=2) + "\n")
     print(write_report(data))
 
 
 def write_report(data: dict) -> str:
     """add_profile.md from every entry of add_profile.json (rows of earlier runs included)."""
-    lines = ["# Where one add goes (`bench_add_profile.py`)", "",
-             "Regenerate: `nice .venv/bin/python bench/memory/bench_add_profile.py --size N --adds 40` (the store is",
-             "kept in --workdir and reused). Milliseconds per single add, p50 (p95), embedding excluded; then the",
-             "mean and the slowest add (a write that crosses the HNSW sync threshold persists the index), and the",
-             "first add after opening (it replays Chroma's write-ahead log). 2-core shared machine. Rows with a sync",
-             "threshold of 100,000 were measured with mia's former bulk-load option (since removed). Where the load",
-             "average was not recorded it was 5-12 (20k, 50k) and about 4-5 (1M, 40 adds: a training run and an",
-             "evaluation shared the cores).", "",
-             "| memories | HNSW sync_threshold | adds | " + " | ".join(STAGES)
-             + " | total | total mean | slowest | first add after open | load avg | measured |",
-             "|---" * (len(STAGES) + 9) + "|"]
+    lines = [
+        "# Where one add goes (`bench_add_profile.py`)",
+        "",
+        "Regenerate: `nice .venv/bin/python bench/memory/bench_add_profile.py --size N --adds 40` (the store is",
+        "kept in --workdir and reused). Milliseconds per single add, p50 (p95), embedding excluded; then the",
+        "mean and the slowest add (a write that crosses the HNSW sync threshold persists the index), and the",
+        "first add after opening (it replays Chroma's write-ahead log). 2-core shared machine. Rows with a sync",
+        "threshold of 100,000 were measured with mia's former bulk-load option (since removed). Where the load",
+        "average was not recorded it was 5-12 (20k, 50k) and about 4-5 (1M, 40 adds: a training run and an",
+        "evaluation shared the cores).",
+        "",
+        "| memories | HNSW sync_threshold | adds | "
+        + " | ".join(STAGES)
+        + " | total | total mean | slowest | first add after open | load avg | measured |",
+        "|---" * (len(STAGES) + 9) + "|",
+    ]
     for _, e in sorted(data.items(), key=lambda kv: (kv[1]["size"], kv[1]["sync_threshold"], kv[1]["adds"])):
         cells = [f"{e['stages'][s]['p50_ms']:.1f} ({e['stages'][s]['p95_ms']:.1f})" for s in (*STAGES, "total")]
         load = ", ".join(str(x) for x in e.get("load_1min", [])) or "not recorded"
         first = f"{e['first_adds_ms'][0]:,.1f}" if e.get("first_adds_ms") else "—"
-        lines.append(f"| {e['size']:,} | {e['sync_threshold']:,} | {e['adds']} | " + " | ".join(cells)
-                     + f" | {e['stages']['total']['mean_ms']:.1f} | {e.get('max_ms', '—')} | {first} | {load} | "
-                     + f"{e.get('measured_at', '—')} |")
+        lines.append(
+            f"| {e['size']:,} | {e['sync_threshold']:,} | {e['adds']} | "
+            + " | ".join(cells)
+            + f" | {e['stages']['total']['mean_ms']:.1f} | {e.get('max_ms', '—')} | {first} | {load} | "
+            + f"{e.get('measured_at', '—')} |"
+        )
     text = "\n".join(lines) + "\n"
     (HERE / "add_profile.md").write_text(text)
     return text

@@ -30,7 +30,9 @@ from tqdm import tqdm
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
-LOGS = [ROOT / "results/hotpotqa-qwen-n100" / run / "store/memory/trajectories.jsonl" for run in ("mia", "trajectory-rag")]
+LOGS = [
+    ROOT / "results/hotpotqa-qwen-n100" / run / "store/memory/trajectories.jsonl" for run in ("mia", "trajectory-rag")
+]
 
 
 def trajectories(n: int) -> list:
@@ -55,8 +57,11 @@ def run_manager(spec: str, items: list) -> dict:
     from mia.memory.examples import PromptExample
 
     context = Context()
-    model = None if spec == "extractive" else load_chat_model(
-        spec, temperature=context.manager_temperature, max_tokens=context.manager_max_tokens)
+    model = (
+        None
+        if spec == "extractive"
+        else load_chat_model(spec, temperature=context.manager_temperature, max_tokens=context.manager_max_tokens)
+    )
     compressor = Compressor(model)
     example = PromptExample.whole(compressor.prompts["compress"]["example"])
     rows = []
@@ -68,15 +73,26 @@ def run_manager(spec: str, items: list) -> dict:
             result = compressor.compress(traj)
         trace = traj.to_trace_text(compressor.max_words_per_observation).lower()
         first = result.raw_outputs[0] if result.raw_outputs else ""
-        rows.append({
-            "question": traj.question, "outcome": traj.outcome, "method": result.method, "attempts": result.attempts,
-            "problems": result.problems, "first_output_copies_example": bool(first and example.copied_in(first, trace)),
-            "seconds": round(time.perf_counter() - started, 2), **counter.as_dict(),
-            "workflow_words": len(result.workflow.split()), "workflow": result.workflow, "raw_outputs": result.raw_outputs,
-        })
+        rows.append(
+            {
+                "question": traj.question,
+                "outcome": traj.outcome,
+                "method": result.method,
+                "attempts": result.attempts,
+                "problems": result.problems,
+                "first_output_copies_example": bool(first and example.copied_in(first, trace)),
+                "seconds": round(time.perf_counter() - started, 2),
+                **counter.as_dict(),
+                "workflow_words": len(result.workflow.split()),
+                "workflow": result.workflow,
+                "raw_outputs": result.raw_outputs,
+            }
+        )
     methods = Counter(r["method"] for r in rows)
     return {
-        "manager": spec, "n": len(rows), "methods": dict(methods),
+        "manager": spec,
+        "n": len(rows),
+        "methods": dict(methods),
         "first_output_copies_example": sum(r["first_output_copies_example"] for r in rows),
         "seconds_median": statistics.median(r["seconds"] for r in rows),
         "seconds_mean": statistics.fmean(r["seconds"] for r in rows),
@@ -84,7 +100,8 @@ def run_manager(spec: str, items: list) -> dict:
         "prompt_tokens_mean": statistics.fmean(r["input_tokens"] for r in rows),
         "output_tokens_mean": statistics.fmean(r["output_tokens"] for r in rows),
         "workflow_words_mean": statistics.fmean(r["workflow_words"] for r in rows),
-        "loadavg": os.getloadavg(), "rows": rows,
+        "loadavg": os.getloadavg(),
+        "rows": rows,
     }
 
 
@@ -107,7 +124,8 @@ def markdown(results: list[dict], command: str) -> str:
             f"| {r['manager']} | {r['n']} | {m.get('model', 0) if model else '-'} | {m.get('repaired', 0) if model else '-'} | "
             f"{m.get('extractive', 0) if model else r['n']} | {r['first_output_copies_example'] if model else '-'} | "
             f"{r['calls_mean']:.2f} | {r['prompt_tokens_mean']:.0f} | {r['output_tokens_mean']:.0f} | "
-            f"{r['seconds_median']:.1f} | {r['seconds_mean']:.1f} | {r['workflow_words_mean']:.0f} | {r['loadavg'][0]:.1f} |")
+            f"{r['seconds_median']:.1f} | {r['seconds_mean']:.1f} | {r['workflow_words_mean']:.0f} | {r['loadavg'][0]:.1f} |"
+        )
     lines += ["", f"Regenerate: `{command}`. Every workflow and raw output is in the .json beside this file.", ""]
     return "\n".join(lines)
 
@@ -115,14 +133,17 @@ def markdown(results: list[dict], command: str) -> str:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--n", type=int, default=24, help="trajectories (distinct questions)")
-    parser.add_argument("--managers", nargs="+",
-                        default=["extractive", "llamacpp:qwen-coder-0.5b", "llamacpp:qwen-coder-1.5b"])
+    parser.add_argument(
+        "--managers", nargs="+", default=["extractive", "llamacpp:qwen-coder-0.5b", "llamacpp:qwen-coder-1.5b"]
+    )
     parser.add_argument("--out", type=Path, default=HERE)
     parser.add_argument("--name", default="manager", help="output file stem (<name>.md, <name>.json)")
     args = parser.parse_args()
     items = trajectories(args.n)
     results = [run_manager(spec, items) for spec in args.managers]
-    command = f"python bench/memory/bench_manager.py --n {args.n} --managers {' '.join(args.managers)} --name {args.name}"
+    command = (
+        f"python bench/memory/bench_manager.py --n {args.n} --managers {' '.join(args.managers)} --name {args.name}"
+    )
     (args.out / f"{args.name}.json").write_text(json.dumps(results, indent=1, ensure_ascii=False) + "\n")
     (args.out / f"{args.name}.md").write_text(markdown(results, command))
     print(markdown(results, command))

@@ -38,8 +38,9 @@ def main() -> None:
     if len(sys.argv) > 1:
         log = Path(sys.argv[1])
     else:
-        tracked = subprocess.run(["git", "ls-files", "results/*trajectories.jsonl"], cwd=ROOT, capture_output=True,
-                                 text=True, check=True).stdout.split()
+        tracked = subprocess.run(
+            ["git", "ls-files", "results/*trajectories.jsonl"], cwd=ROOT, capture_output=True, text=True, check=True
+        ).stdout.split()
         log = max((ROOT / p for p in tracked), key=lambda p: p.stat().st_size)
     data = [orjson.loads(line) for line in log.read_bytes().splitlines() if line.strip()]
     shipped = trajectory.needs_cleaning
@@ -50,10 +51,16 @@ def main() -> None:
     rows["no cleaning"] = per_trajectory_us(data)
     trajectory.needs_cleaning = shipped
     size = sum(len(orjson.dumps(d)) for d in data) / len(data)
-    lines = [f"# Trajectory validation with cleaning ({len(data)} trajectories of {log.relative_to(ROOT)}, "
-             f"{size:,.0f} bytes each on average)", "",
-             f"`{Path(sys.executable).name} bench/memory/bench_trajectory_validation.py`, {platform.processor() or platform.machine()}, "
-             "one process.", "", "| way | µs per trajectory |", "|---|---|"]
+    lines = [
+        f"# Trajectory validation with cleaning ({len(data)} trajectories of {log.relative_to(ROOT)}, "
+        f"{size:,.0f} bytes each on average)",
+        "",
+        f"`{Path(sys.executable).name} bench/memory/bench_trajectory_validation.py`, {platform.processor() or platform.machine()}, "
+        "one process.",
+        "",
+        "| way | µs per trajectory |",
+        "|---|---|",
+    ]
     lines += [f"| {name} | {us:.0f} |" for name, us in rows.items()]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

@@ -97,34 +97,48 @@ def paired_strata(memory_run: Path, baseline: Path, related: float, embedder) ->
     for i, cos in zip(*shown_cosines(rows, vectors, embedder), strict=True):
         best[i] = max(best[i], cos)
     base = {r["id"]: r for r in read_rows(baseline)}
-    parts: dict[str, list[tuple[bool, bool]]] = {f"a shown memory above {related}": [],
-                                                 f"none above {related}": []}
+    parts: dict[str, list[tuple[bool, bool]]] = {f"a shown memory above {related}": [], f"none above {related}": []}
     for row, cos in zip(rows, best, strict=True):
-        if row["id"] in base and row.get("judge_correct") is not None and base[row["id"]].get("judge_correct") is not None:
+        if (
+            row["id"] in base
+            and row.get("judge_correct") is not None
+            and base[row["id"]].get("judge_correct") is not None
+        ):
             key = list(parts)[0 if cos > related else 1]
             parts[key].append((bool(base[row["id"]]["judge_correct"]), bool(row["judge_correct"])))
     out = []
     for label, pairs in parts.items():
         m = mcnemar_exact([b for b, _ in pairs], [a for _, a in pairs])
-        out.append({"questions": label, "n": len(pairs), "baseline_correct": sum(b for b, _ in pairs),
-                    "memory_correct": sum(a for _, a in pairs), "only_baseline": m.b, "only_memory": m.c,
-                    "p_value": m.p_value})
+        out.append(
+            {
+                "questions": label,
+                "n": len(pairs),
+                "baseline_correct": sum(b for b, _ in pairs),
+                "memory_correct": sum(a for _, a in pairs),
+                "only_baseline": m.b,
+                "only_memory": m.c,
+                "p_value": m.p_value,
+            }
+        )
     return out
 
 
 def strata_table(pairs: dict[str, list[dict]]) -> str:
-    lines = ["| memory run : baseline | questions | n | baseline right | memory right | only baseline | only memory | McNemar p |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| memory run : baseline | questions | n | baseline right | memory right | only baseline | only memory | McNemar p |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for pair, parts in pairs.items():
         for p in parts:
-            lines.append(f"| {pair} | {p['questions']} | {p['n']} | {p['baseline_correct']} | {p['memory_correct']} | "
-                         f"{p['only_baseline']} | {p['only_memory']} | {p['p_value']:.3f} |")
+            lines.append(
+                f"| {pair} | {p['questions']} | {p['n']} | {p['baseline_correct']} | {p['memory_correct']} | "
+                f"{p['only_baseline']} | {p['only_memory']} | {p['p_value']:.3f} |"
+            )
     return "\n".join(lines)
 
 
 def table(results: dict[str, dict]) -> str:
-    head = ("| run | questions | figure | n | median | p90 | max | "
-            + " | ".join(f"> {t}" for t in THRESHOLDS) + " |")
+    head = "| run | questions | figure | n | median | p90 | max | " + " | ".join(f"> {t}" for t in THRESHOLDS) + " |"
     lines = [head, "|" + "---|" * (7 + len(THRESHOLDS))]
     for run, figures in results.items():
         for key, label in (("nearest_earlier", "nearest earlier question"), ("shown", "shown memories")):
@@ -133,7 +147,9 @@ def table(results: dict[str, dict]) -> str:
                 continue
             cells = [f"{f[k]:.2f}" if k in f else "-" for k in ("median", "p90", "max")]
             counts = [str(f.get(f"above_{t}", "-")) for t in THRESHOLDS]
-            lines.append(f"| {run} | {figures['questions']} | {label} | {f['n']} | " + " | ".join(cells + counts) + " |")
+            lines.append(
+                f"| {run} | {figures['questions']} | {label} | {f['n']} | " + " | ".join(cells + counts) + " |"
+            )
     return "\n".join(lines)
 
 
@@ -143,15 +159,24 @@ def main() -> None:
     parser.add_argument("--dataset", action="append", default=[], help="a dataset of `mia eval` (repeatable)")
     parser.add_argument("--n", type=int, default=100, help="questions sampled per --dataset")
     parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--pair", action="append", default=[], metavar="MEMORY_RUN:BASELINE_RUN",
-                        help="accuracy of both runs where the shown memories were related or not (repeatable)")
+    parser.add_argument(
+        "--pair",
+        action="append",
+        default=[],
+        metavar="MEMORY_RUN:BASELINE_RUN",
+        help="accuracy of both runs where the shown memories were related or not (repeatable)",
+    )
     parser.add_argument("--related", type=float, default=0.5, help="the cosine above which a memory counts as related")
     parser.add_argument("--out", type=Path, default=HERE / "relatedness.md")
     args = parser.parse_args()
     embedder = default_embedder()
     results = {str(run): run_figures(run, embedder) for run in args.runs}
-    results.update({f"{name} (n {args.n}, seed {args.seed})": dataset_figures(name, args.n, args.seed, embedder)
-                    for name in args.dataset})
+    results.update(
+        {
+            f"{name} (n {args.n}, seed {args.seed})": dataset_figures(name, args.n, args.seed, embedder)
+            for name in args.dataset
+        }
+    )
     pairs = {}
     for pair in args.pair:
         memory_run, _, baseline = pair.partition(":")
@@ -159,14 +184,22 @@ def main() -> None:
             parser.error(f"--pair {pair!r}: give MEMORY_RUN:BASELINE_RUN")
         pairs[pair] = paired_strata(Path(memory_run), Path(baseline), args.related, embedder)
     command = "python bench/memory/relatedness.py " + " ".join(
-        [str(r) for r in args.runs] + [f"--dataset {d}" for d in args.dataset] + ([f"--n {args.n}"] if args.dataset else [])
-        + [f"--pair {p}" for p in args.pair] + ([f"--related {args.related}"] if args.pair else [])
-        + ([f"--out {args.out}"] if args.out != HERE / "relatedness.md" else []))
-    text = ("# Relatedness of the memories shown to the planner (MiniLM cosine of the questions)\n\n"
-            f"Command: `{command}`. No model is called.\n" + (f"\n{table(results)}\n" if results else ""))
+        [str(r) for r in args.runs]
+        + [f"--dataset {d}" for d in args.dataset]
+        + ([f"--n {args.n}"] if args.dataset else [])
+        + [f"--pair {p}" for p in args.pair]
+        + ([f"--related {args.related}"] if args.pair else [])
+        + ([f"--out {args.out}"] if args.out != HERE / "relatedness.md" else [])
+    )
+    text = (
+        "# Relatedness of the memories shown to the planner (MiniLM cosine of the questions)\n\n"
+        f"Command: `{command}`. No model is called.\n" + (f"\n{table(results)}\n" if results else "")
+    )
     if pairs:
-        text += ("\n## Where the shown memories were related, and where not (judge accuracy, paired)\n\n"
-                 f"{strata_table(pairs)}\n")
+        text += (
+            "\n## Where the shown memories were related, and where not (judge accuracy, paired)\n\n"
+            f"{strata_table(pairs)}\n"
+        )
     args.out.write_text(text)
     args.out.with_suffix(".json").write_text(json.dumps({"runs": results, "pairs": pairs}, indent=2) + "\n")
     print(args.out.read_text())

@@ -23,8 +23,10 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 # ~1,000 tokens of HotpotQA-like text: what one search result block costs the executor.
-FILLER = ("Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia in the "
-          "19th century. Edited by Timothy Shay Arthur, it featured work by Edgar A. Poe and others. ")
+FILLER = (
+    "Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia in the "
+    "19th century. Edited by Timothy Shay Arthur, it featured work by Edgar A. Poe and others. "
+)
 
 
 def _cpu() -> str:
@@ -52,14 +54,21 @@ def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int) -> dict
     server.handle_completions({"prompt": "Hello", "max_tokens": 4, "temperature": 0})
     pp, tg = [], []
     for i in range(2):
-        out = server.handle_completions({"prompt": f"{i} {text}\nSummary:", "max_tokens": gen, "temperature": 0,
-                                         "ignore_eos": True, "cache_prompt": False})
+        out = server.handle_completions(
+            {
+                "prompt": f"{i} {text}\nSummary:",
+                "max_tokens": gen,
+                "temperature": 0,
+                "ignore_eos": True,
+                "cache_prompt": False,
+            }
+        )
         t = out["timings"]
         pp.append(t["prompt_n"] / (t["prompt_ms"] / 1000))
         tg.append(t["predicted_n"] / (t["predicted_ms"] / 1000))
     prompt_n = out["timings"]["prompt_n"]
     # 4 different short questions (300 prompt tokens, 64 new): one at a time, then all at once
-    prompts = [f"Question {i}: {(FILLER * 8)[: 1500]}\nAnswer briefly:" for i in range(4)]
+    prompts = [f"Question {i}: {(FILLER * 8)[:1500]}\nAnswer briefly:" for i in range(4)]
     req = lambda p: {"prompt": p, "max_tokens": 64, "temperature": 0, "ignore_eos": True, "cache_prompt": False}  # noqa: E731
     started = time.perf_counter()
     for p in prompts:
@@ -72,10 +81,17 @@ def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int) -> dict
     for w in workers:
         w.join()
     concurrent = time.perf_counter() - started
-    return {"backend": "llama.cpp (xllamacpp)", "model": name, "threads": threads, "prompt_tokens": prompt_n,
-            "prompt_tok_s": statistics.fmean(pp), "gen_tok_s": statistics.fmean(tg),
-            "four_sequential_s": sequential, "four_concurrent_s": concurrent,
-            "concurrency_speedup": sequential / concurrent}
+    return {
+        "backend": "llama.cpp (xllamacpp)",
+        "model": name,
+        "threads": threads,
+        "prompt_tokens": prompt_n,
+        "prompt_tok_s": statistics.fmean(pp),
+        "gen_tok_s": statistics.fmean(tg),
+        "four_sequential_s": sequential,
+        "four_concurrent_s": concurrent,
+        "concurrency_speedup": sequential / concurrent,
+    }
 
 
 def bench_transformers(name: str, threads: int, prompt_words: int, gen: int) -> dict:
@@ -98,11 +114,18 @@ def bench_transformers(name: str, threads: int, prompt_words: int, gen: int) -> 
         pp = ids.shape[1] / (time.perf_counter() - started)
         short = ids[:, :64]
         started = time.perf_counter()
-        out = model.generate(short, max_new_tokens=gen, min_new_tokens=gen, do_sample=False,
-                             pad_token_id=tok.eos_token_id)
+        out = model.generate(
+            short, max_new_tokens=gen, min_new_tokens=gen, do_sample=False, pad_token_id=tok.eos_token_id
+        )
         tg = (out.shape[1] - short.shape[1]) / (time.perf_counter() - started)
-    return {"backend": "transformers (fp32)", "model": name, "threads": threads, "prompt_tokens": int(ids.shape[1]),
-            "prompt_tok_s": pp, "gen_tok_s": tg}
+    return {
+        "backend": "transformers (fp32)",
+        "model": name,
+        "threads": threads,
+        "prompt_tokens": int(ids.shape[1]),
+        "prompt_tok_s": pp,
+        "gen_tok_s": tg,
+    }
 
 
 def write(rows: list[dict], meta: dict) -> None:
@@ -120,8 +143,10 @@ def write(rows: list[dict], meta: dict) -> None:
         seq = f"{r['four_sequential_s']:.1f}" if "four_sequential_s" in r else "-"
         con = f"{r['four_concurrent_s']:.1f}" if "four_concurrent_s" in r else "-"
         sp = f"{r['concurrency_speedup']:.2f}x" if "concurrency_speedup" in r else "-"
-        lines.append(f"| {r['backend']} | {r['model']} | {r['threads']} | {r['prompt_tokens']} | "
-                     f"{r['prompt_tok_s']:.1f} | {r['gen_tok_s']:.1f} | {seq} | {con} | {sp} |")
+        lines.append(
+            f"| {r['backend']} | {r['model']} | {r['threads']} | {r['prompt_tokens']} | "
+            f"{r['prompt_tok_s']:.1f} | {r['gen_tok_s']:.1f} | {seq} | {con} | {sp} |"
+        )
     (HERE / "results.md").write_text("\n".join(lines) + "\n")
 
 
@@ -133,9 +158,13 @@ def main() -> None:
     parser.add_argument("--gen", type=int, default=64, help="generated tokens per request")
     parser.add_argument("--no-transformers", action="store_true", help="skip the transformers rows")
     args = parser.parse_args()
-    meta = {"cpu": _cpu(), "cores": os.cpu_count(), "load_before": os.getloadavg()[0],
-            "command": "python bench/models/bench_backends.py " + " ".join(
-                f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (False, None))}
+    meta = {
+        "cpu": _cpu(),
+        "cores": os.cpu_count(),
+        "load_before": os.getloadavg()[0],
+        "command": "python bench/models/bench_backends.py "
+        + " ".join(f"--{k.replace('_', '-')} {v}" for k, v in vars(args).items() if v not in (False, None)),
+    }
     rows = []
     for name in args.models.split(","):
         rows.append(bench_llamacpp(name, args.threads, args.prompt_words, args.gen))

@@ -49,21 +49,40 @@ def run(n: int, spec: str) -> list[dict]:
         tool = SearchTool(corpus)
         hits = corpus.search([ex.question], k=max(k for k, _ in SETTINGS))
         base = initial_messages({"question": ex.question}, Context(), [tool], native=False)
-        call = AIMessage(content='<think>I will search.</think>\n<tool_call>{"name": "search", "arguments": '
-                                 f'{{"query_list": [{json.dumps(ex.question)}]}}}}</tool_call>')
+        call = AIMessage(
+            content='<think>I will search.</think>\n<tool_call>{"name": "search", "arguments": '
+            f'{{"query_list": [{json.dumps(ex.question)}]}}}}</tool_call>'
+        )
         for k, max_chars in SETTINGS:
             result = format_results([ex.question], [hits[0][:k]], max_chars)
-            messages = [*base, call, HumanMessage(content=render("executor", "observation", result=result) + "\n\n"
-                                                  + render("executor", "force_answer", reason=""))]
+            messages = [
+                *base,
+                call,
+                HumanMessage(
+                    content=render("executor", "observation", result=result)
+                    + "\n\n"
+                    + render("executor", "force_answer", reason="")
+                ),
+            ]
             started = time.perf_counter()
             reply = model.invoke(messages)
             seconds = time.perf_counter() - started
             answer = extract_answer(str(reply.content))
-            rows.append({"id": ex.id, "k": k, "max_chars": max_chars, "seconds": seconds,
-                         "prompt_tokens": reply.usage_metadata["input_tokens"],
-                         "new_prompt_tokens": (reply.response_metadata.get("timings") or {}).get("prompt_n"),
-                         "answer": answer, "em": exact_match(answer, ex.gold_answers), "cover": cover_match(answer, ex.gold_answers), "f1": f1_score(answer, ex.gold_answers),
-                         "gold_in_results": any(cover_match(h.text, ex.gold_answers) for h in hits[0][:k])})
+            rows.append(
+                {
+                    "id": ex.id,
+                    "k": k,
+                    "max_chars": max_chars,
+                    "seconds": seconds,
+                    "prompt_tokens": reply.usage_metadata["input_tokens"],
+                    "new_prompt_tokens": (reply.response_metadata.get("timings") or {}).get("prompt_n"),
+                    "answer": answer,
+                    "em": exact_match(answer, ex.gold_answers),
+                    "cover": cover_match(answer, ex.gold_answers),
+                    "f1": f1_score(answer, ex.gold_answers),
+                    "gold_in_results": any(cover_match(h.text, ex.gold_answers) for h in hits[0][:k]),
+                }
+            )
             print(json.dumps(rows[-1]), flush=True)
     return rows
 
@@ -83,25 +102,34 @@ def recall(n: int, ks: tuple[int, ...] = (1, 2, 3, 5, 10)) -> str:
             one[k] += bool(titles & support)
             both[k] += support <= titles
             chars[k] += sum(len(h.text) for h in hits[:k])
-    rows = [f"| {k} | {one[k]}/{len(examples)} | {both[k]}/{len(examples)} | {chars[k] / len(examples):.0f} |" for k in ks]
-    return "\n".join(["| top-k | at least one supporting paragraph | both | characters of results |",
-                      "|---|---|---|---|", *rows])
+    rows = [
+        f"| {k} | {one[k]}/{len(examples)} | {both[k]}/{len(examples)} | {chars[k] / len(examples):.0f} |" for k in ks
+    ]
+    return "\n".join(
+        ["| top-k | at least one supporting paragraph | both | characters of results |", "|---|---|---|---|", *rows]
+    )
 
 
 def write(rows: list[dict], spec: str, command: str) -> None:
     (HERE / "prompt_size.json").write_text(json.dumps({"model": spec, "rows": rows}, indent=1) + "\n")
-    lines = ["# Prompt size: search result length against accuracy and seconds", "",
-             f"Model `{spec}`; {len({r['id'] for r in rows})} HotpotQA questions (distractor, seed 0); "
-             f"load average when written {os.getloadavg()[0]:.1f}. Command: `{command}`.", "",
-             "| top-k | max chars | exact match | answer contains gold | F1 | gold in the results | prompt tokens | s/answer |",
-             "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "# Prompt size: search result length against accuracy and seconds",
+        "",
+        f"Model `{spec}`; {len({r['id'] for r in rows})} HotpotQA questions (distractor, seed 0); "
+        f"load average when written {os.getloadavg()[0]:.1f}. Command: `{command}`.",
+        "",
+        "| top-k | max chars | exact match | answer contains gold | F1 | gold in the results | prompt tokens | s/answer |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for k, max_chars in SETTINGS:
         sel = [r for r in rows if r["k"] == k and r["max_chars"] == max_chars]
         if not sel:
             continue
-        lines.append(f"| {k} | {max_chars} | {sum(r['em'] for r in sel):.0f}/{len(sel)} | {sum(r['cover'] for r in sel)}/{len(sel)} | "
-                     f"{statistics.fmean(r['f1'] for r in sel):.2f} | {sum(r['gold_in_results'] for r in sel)}/{len(sel)} | "
-                     f"{statistics.fmean(r['prompt_tokens'] for r in sel):.0f} | {statistics.fmean(r['seconds'] for r in sel):.1f} |")
+        lines.append(
+            f"| {k} | {max_chars} | {sum(r['em'] for r in sel):.0f}/{len(sel)} | {sum(r['cover'] for r in sel)}/{len(sel)} | "
+            f"{statistics.fmean(r['f1'] for r in sel):.2f} | {sum(r['gold_in_results'] for r in sel)}/{len(sel)} | "
+            f"{statistics.fmean(r['prompt_tokens'] for r in sel):.0f} | {statistics.fmean(r['seconds'] for r in sel):.1f} |"
+        )
     (HERE / "prompt_size.md").write_text("\n".join(lines) + "\n")
 
 

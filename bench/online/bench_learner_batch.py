@@ -24,7 +24,9 @@ OUT = Path(__file__).parent
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--questions", type=int, default=4, help="questions in the batch (OnlineConfig.batch_questions)")
+    parser.add_argument(
+        "--questions", type=int, default=4, help="questions in the batch (OnlineConfig.batch_questions)"
+    )
     parser.add_argument("--rollouts", type=int, default=4, help="plans per question (OnlineConfig.rollouts)")
     parser.add_argument("--planner", default="llamacpp:qwen-coder-1.5b")
     parser.add_argument("--executor", default="llamacpp:qwen-coder-1.5b")
@@ -48,31 +50,46 @@ def main() -> None:
         started = time.perf_counter()
         trainer = build_grpo_trainer(context, cfg, None)
         load_s = time.perf_counter() - started
-        episodes = [OnlineEpisode(question=e.question, gold_answers=e.gold_answers,
-                                  paragraphs=[p.model_dump() for p in e.paragraphs]) for e in examples]
+        episodes = [
+            OnlineEpisode(
+                question=e.question, gold_answers=e.gold_answers, paragraphs=[p.model_dump() for p in e.paragraphs]
+            )
+            for e in examples
+        ]
         started = time.perf_counter()
         result = trainer.learn(episodes)
         batch_s = time.perf_counter() - started
     rollouts = [r for rs in result.rollouts.values() for r in rs]
     record = {
-        "planner": args.planner, "executor": args.executor, "rollout_path": type(trainer.scorer.executor).__name__,
-        "questions": args.questions, "rollouts": args.rollouts, "load_s": round(load_s, 1), "batch_s": round(batch_s, 1),
-        "stats": result.stats, "updated": result.updated,
+        "planner": args.planner,
+        "executor": args.executor,
+        "rollout_path": type(trainer.scorer.executor).__name__,
+        "questions": args.questions,
+        "rollouts": args.rollouts,
+        "load_s": round(load_s, 1),
+        "batch_s": round(batch_s, 1),
+        "stats": result.stats,
+        "updated": result.updated,
         "rollout_tool_calls": sum(r.tool_calls for r in rollouts) / max(1, len(rollouts)),
         "rollout_rewards": [round(r.reward, 3) for r in rollouts],
-        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs", "load_average": [round(x, 1) for x in os.getloadavg()],
+        "machine": f"{platform.machine()}, {os.cpu_count()} CPUs",
+        "load_average": [round(x, 1) for x in os.getloadavg()],
     }
     (OUT / "learner_batch.json").write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
     st = result.stats
     flags = f"--questions {args.questions} --rollouts {args.rollouts}" + "".join(
-        f" --{name} {value}" for name, value in (("planner", args.planner), ("executor", args.executor))
-        if value != parser.get_default(name))
+        f" --{name} {value}"
+        for name, value in (("planner", args.planner), ("executor", args.executor))
+        if value != parser.get_default(name)
+    )
     md = [
-        "# One test-time learning batch on the embedded Qwen default", "",
+        "# One test-time learning batch on the embedded Qwen default",
+        "",
         f"Command: `python bench/online/bench_learner_batch.py {flags}`. "
         f"Planner LoRA on `{args.planner}` (transformers, fp32), executor `{args.executor}`, rollouts by "
         f"`{record['rollout_path']}`. Machine: {record['machine']}; load average when written "
-        f"{' / '.join(map(str, record['load_average']))}.", "",
+        f"{' / '.join(map(str, record['load_average']))}.",
+        "",
         "| questions x rollouts | learner load s | whole batch s | plans + rollouts s | of which plan sampling s | "
         "GRPO step s | tool calls per rollout | mean reward | updated |",
         "|---|---|---|---|---|---|---|---|---|",

@@ -43,13 +43,15 @@ def _one(run: Path, pattern: str) -> Path:
     return found[0]
 
 
-def judge_at(t: float, history: dict[str, Any], episodes: list[dict[str, Any]],
-             policy: RollbackPolicy) -> dict[str, Any]:
+def judge_at(
+    t: float, history: dict[str, Any], episodes: list[dict[str, Any]], policy: RollbackPolicy
+) -> dict[str, Any]:
     """The rule's verdict at time t on a registry rebuilt as it stood then."""
     with tempfile.TemporaryDirectory() as tmp:
         reg = AdapterRegistry(tmp, policy)
-        published = sorted((info["created_at"], v) for v, info in history.items()
-                           if v != BASE and info.get("created_at", t + 1) <= t)
+        published = sorted(
+            (info["created_at"], v) for v, info in history.items() if v != BASE and info.get("created_at", t + 1) <= t
+        )
         for _, version in published:
             folder = reg.next_dir()
             for name in ADAPTER_FILES:  # a folder the registry counts as intact
@@ -63,8 +65,13 @@ def judge_at(t: float, history: dict[str, Any], episodes: list[dict[str, Any]],
                 reg.record_reward(e.get("adapter_version") or BASE, e["reward"])
         served = reg.current
         parent = reg.info(served).get("parent")
-        row = {"served": served, "answers": len(reg.info(served).get("rewards", [])),
-               "mine": reg.rolling(served), "parent": parent, "before": reg.rolling(parent) if parent else None}
+        row = {
+            "served": served,
+            "answers": len(reg.info(served).get("rewards", [])),
+            "mine": reg.rolling(served),
+            "parent": parent,
+            "before": reg.rolling(parent) if parent else None,
+        }
         row["back_to"] = reg.check_rollback()
         return row
 
@@ -72,7 +79,9 @@ def judge_at(t: float, history: dict[str, Any], episodes: list[dict[str, Any]],
 def replay(run: Path, policy: RollbackPolicy) -> list[dict[str, Any]]:
     episodes = _jsonl(_one(run, f"{ONLINE_DIR}/*/episodes.jsonl"))
     batches = [b for b in _jsonl(_one(run, f"{ONLINE_DIR}/*/{LEARNER_LOG}")) if b.get("version") and not b.get("error")]
-    history = json.loads(_one(run, "/".join(ADAPTERS_DIR) + f"/*/{REGISTRY_FILE}").read_text(encoding="utf-8"))["versions"]
+    history = json.loads(_one(run, "/".join(ADAPTERS_DIR) + f"/*/{REGISTRY_FILE}").read_text(encoding="utf-8"))[
+        "versions"
+    ]
     rows = []
     for b in batches:
         # judged just before the batch's own version was published, as the learner does now
@@ -84,18 +93,29 @@ def replay(run: Path, policy: RollbackPolicy) -> list[dict[str, Any]]:
 def render(run: Path, rows: list[dict[str, Any]], policy: RollbackPolicy) -> str:
     fmt = lambda x: "n/a" if x is None else f"{x:.3f}"  # noqa: E731
     fired = [r for r in rows if r["back_to"]]
-    lines = [f"# Rollback replay: {run}", "",
-             f"`python bench/online/rollback_replay.py {run}` (window {policy.window}, tolerance {policy.tolerance}: "
-             "the defaults). Each row: the moment before a batch's version was published; the version then "
-             "served, its answers so far, its rolling reward and its parent's; the rule's verdict.", "",
-             f"**{len(fired)} of {len(rows)} publications would have been preceded by a rollback**"
-             + (f"; the first (exact) before {fired[0]['version']}: {fired[0]['served']} back to "
-                f"{fired[0]['back_to']} ({fmt(fired[0]['mine'])} against {fmt(fired[0]['before'])})."
-                if fired else "."), "",
-             "| published | served then | its answers | its rolling reward | parent | parent's | rule |",
-             "|---|---|---|---|---|---|---|"]
-    lines += [f"| {r['version']} | {r['served']} | {r['answers']} | {fmt(r['mine'])} | {r['parent'] or '-'} | "
-              f"{fmt(r['before'])} | {'roll back to ' + r['back_to'] if r['back_to'] else 'keep'} |" for r in rows]
+    lines = [
+        f"# Rollback replay: {run}",
+        "",
+        f"`python bench/online/rollback_replay.py {run}` (window {policy.window}, tolerance {policy.tolerance}: "
+        "the defaults). Each row: the moment before a batch's version was published; the version then "
+        "served, its answers so far, its rolling reward and its parent's; the rule's verdict.",
+        "",
+        f"**{len(fired)} of {len(rows)} publications would have been preceded by a rollback**"
+        + (
+            f"; the first (exact) before {fired[0]['version']}: {fired[0]['served']} back to "
+            f"{fired[0]['back_to']} ({fmt(fired[0]['mine'])} against {fmt(fired[0]['before'])})."
+            if fired
+            else "."
+        ),
+        "",
+        "| published | served then | its answers | its rolling reward | parent | parent's | rule |",
+        "|---|---|---|---|---|---|---|",
+    ]
+    lines += [
+        f"| {r['version']} | {r['served']} | {r['answers']} | {fmt(r['mine'])} | {r['parent'] or '-'} | "
+        f"{fmt(r['before'])} | {'roll back to ' + r['back_to'] if r['back_to'] else 'keep'} |"
+        for r in rows
+    ]
     return "\n".join(lines) + "\n"
 
 

@@ -55,7 +55,7 @@ def measure(n: int) -> dict:
         wanted = set(row["supporting_titles"])
         queries = [row["question"], *sorted(wanted)]
         vectors = embedder.embed(queries)
-        for query, vector, hits in zip(queries, vectors, corpus.search(queries, k=5), strict=True):
+        for _query, vector, hits in zip(queries, vectors, corpus.search(queries, k=5), strict=True):
             for hit in hits:
                 if hit.title in wanted:
                     idx = position[hit.id]
@@ -74,26 +74,38 @@ def table(got: dict) -> str:
     unr_tune = np.array([c for i, c in got["unrelated"] if i < half])
     unr_test = np.array([c for i, c in got["unrelated"] if i >= half])
     floor = max(f for f in CANDIDATES if (rel_tune >= f).mean() >= KEEP)
-    lines = ["| floor | relevant hits kept (tuning) | unrelated queries refused (tuning) | relevant kept (held out) | unrelated refused (held out) |",
-             "|---|---|---|---|---|"]
+    lines = [
+        "| floor | relevant hits kept (tuning) | unrelated queries refused (tuning) | relevant kept (held out) | unrelated refused (held out) |",
+        "|---|---|---|---|---|",
+    ]
     for f in CANDIDATES:
         mark = " **(chosen)**" if f == floor else ""
-        lines.append(f"| {f:.2f}{mark} | {(rel_tune >= f).mean():.3f} | {(unr_tune < f).mean():.3f} | "
-                     f"{(rel_test >= f).mean():.3f} | {(unr_test < f).mean():.3f} |")
+        lines.append(
+            f"| {f:.2f}{mark} | {(rel_tune >= f).mean():.3f} | {(unr_tune < f).mean():.3f} | "
+            f"{(rel_test >= f).mean():.3f} | {(unr_test < f).mean():.3f} |"
+        )
     pct = lambda a: ", ".join(f"{q}%: {np.percentile(a, q):.2f}" for q in (1, 5, 50, 95))  # noqa: E731
-    return "\n".join([
-        "# The demo corpus's relevance floor (issue 38)", "",
-        f"Measured by `.venv/bin/python bench/tools/bench_relevance_floor.py --n {got['n']}` over the demo corpus "
-        f"({got['corpus']:,} paragraphs) with MiniLM-L6.", "",
-        f"- Relevant: the first {got['n']} HotpotQA dev questions, queried as the question and as each supporting "
-        f"title; the cosine of every supporting paragraph in the top 5 ({len(got['relevant'])} hits). Percentiles: "
-        f"{pct(np.array([c for _, c in got['relevant']]))}.",
-        f"- Unrelated: the first {got['n']} SimpleQA questions (facts the corpus does not hold); the best hit's "
-        f"cosine. Percentiles: {pct(np.array([c for _, c in got['unrelated']]))}.",
-        f"- Chosen on the first {half} of each (tuning): the highest floor that keeps {KEEP:.0%} of the relevant "
-        f"hits; the held-out columns are the other {got['n'] - half}.", "",
-        *lines, "",
-        f"Chosen floor: **{floor:.2f}** (`mia.graph.tools.corpus.OPEN_CORPUS_MIN_RELEVANCE`).", ""])
+    return "\n".join(
+        [
+            "# The demo corpus's relevance floor (issue 38)",
+            "",
+            f"Measured by `.venv/bin/python bench/tools/bench_relevance_floor.py --n {got['n']}` over the demo corpus "
+            f"({got['corpus']:,} paragraphs) with MiniLM-L6.",
+            "",
+            f"- Relevant: the first {got['n']} HotpotQA dev questions, queried as the question and as each supporting "
+            f"title; the cosine of every supporting paragraph in the top 5 ({len(got['relevant'])} hits). Percentiles: "
+            f"{pct(np.array([c for _, c in got['relevant']]))}.",
+            f"- Unrelated: the first {got['n']} SimpleQA questions (facts the corpus does not hold); the best hit's "
+            f"cosine. Percentiles: {pct(np.array([c for _, c in got['unrelated']]))}.",
+            f"- Chosen on the first {half} of each (tuning): the highest floor that keeps {KEEP:.0%} of the relevant "
+            f"hits; the held-out columns are the other {got['n'] - half}.",
+            "",
+            *lines,
+            "",
+            f"Chosen floor: **{floor:.2f}** (`mia.graph.tools.corpus.OPEN_CORPUS_MIN_RELEVANCE`).",
+            "",
+        ]
+    )
 
 
 def main() -> None:

@@ -59,8 +59,10 @@ def main() -> None:
     keys = list(rows[0][1])
     lines = ["| threads | " + " | ".join(f"{k} (s)" for k in keys) + " |", "|---" * (len(keys) + 1) + "|"]
     lines += [f"| {t} | " + " | ".join(f"{r[k]:.1f}" for k in keys) + " |" for t, r in rows]
-    args.out.write_text("# torch threads for the GRPO policy (fp32 Qwen2.5-Coder-1.5B, 2 cores)\n\n"
-                        "Command: `python bench/training/bench_torch_threads.py`.\n\n" + "\n".join(lines) + "\n")
+    args.out.write_text(
+        "# torch threads for the GRPO policy (fp32 Qwen2.5-Coder-1.5B, 2 cores)\n\n"
+        "Command: `python bench/training/bench_torch_threads.py`.\n\n" + "\n".join(lines) + "\n"
+    )
     print(args.out.read_text())
 
 

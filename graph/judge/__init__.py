@@ -31,11 +31,14 @@ if TYPE_CHECKING:  # pragma: no cover
     from .verdict import GraderLabel, JudgeMethod, Review, Usage, Verdict
 
 
-__getattr__, _dir, _lazy = lazy_loader.attach(__name__, submod_attrs={
-    "api": ["judge", "ajudge", "JudgeMode", "MODES"],
-    "config": ["JudgeConfig"],
-    "matching": ["match_answer", "Match"],
-    "verdict": ["Verdict", "Review", "Usage", "GraderLabel", "JudgeMethod"],
-    "parsing": ["parse_grade", "parse_review", "parse_arbiter"],
-})
+__getattr__, _dir, _lazy = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "api": ["judge", "ajudge", "JudgeMode", "MODES"],
+        "config": ["JudgeConfig"],
+        "matching": ["match_answer", "Match"],
+        "verdict": ["Verdict", "Review", "Usage", "GraderLabel", "JudgeMethod"],
+        "parsing": ["parse_grade", "parse_review", "parse_arbiter"],
+    },
+)
 __all__ = ["Outcome", "normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", *_lazy]

@@ -127,7 +127,11 @@ class _Plan:
             return Verdict(outcome="unknown", score=0.0, mode="off", method="off", feedback=why, notes=[why], **base)
         if self.mode == "ground_truth" and (self.model is None or not self.prediction):
             label = metrics_label(self.prediction, self.golds)
-            note = "empty answer: not attempted, no model call" if not self.prediction else "no judge model: graded by metrics"
+            note = (
+                "empty answer: not attempted, no model call"
+                if not self.prediction
+                else "no judge model: graded by metrics"
+            )
             return self._ground_truth(GradeResult(label=label, method="metrics", notes=[note]))
         if self.mode == "ground_truth" and self.config.method == "match+llm":
             self.match = match_answer(self.question, self.prediction, self.golds)
@@ -136,8 +140,14 @@ class _Plan:
         if self.mode == "reviewers" and not self.prediction:
             note = "empty answer: incorrect, no model call"
             return Verdict(
-                outcome="incorrect", score=0.0, mode="reviewers", method="metrics",
-                grader_label="NOT_ATTEMPTED", feedback="The agent gave no answer.", notes=[note], **base,
+                outcome="incorrect",
+                score=0.0,
+                mode="reviewers",
+                method="metrics",
+                grader_label="NOT_ATTEMPTED",
+                feedback="The agent gave no answer.",
+                notes=[note],
+                **base,
             )
         return None
 
@@ -157,10 +167,16 @@ class _Plan:
         """The matcher's verdict: its rules were sure, so no model call (LABELLING.md's rule named)."""
         label = match.grader_label or "INCORRECT"
         return Verdict(
-            outcome=_LABEL_OUTCOME[label], score=1.0 if label == "CORRECT" else 0.0, mode="ground_truth",
-            method="match", prediction=self.prediction, grader_label=label,
+            outcome=_LABEL_OUTCOME[label],
+            score=1.0 if label == "CORRECT" else 0.0,
+            mode="ground_truth",
+            method="match",
+            prediction=self.prediction,
+            grader_label=label,
             feedback=f"Graded {label} by the answer matcher: {match.reason} (labelling rule {match.rule}).",
-            notes=[f"answer matcher: {match.label()}"], usage=self.usage, **self.metrics,
+            notes=[f"answer matcher: {match.label()}"],
+            usage=self.usage,
+            **self.metrics,
         )
 
     def _contradicted(self, result: GradeResult) -> GradeResult | Outcome | None:
@@ -175,8 +191,9 @@ class _Plan:
         if result.label == "CORRECT" and shares_nothing(self.metrics["em"], self.metrics["f1"], self.metrics["cover"]):
             why = "the grader said CORRECT but the answer shares no token with any gold answer (F1 0)"
         elif result.label != "CORRECT" and same_words(self.metrics["em"], self.metrics["f1"]):
-            why = (f"the grader said {result.label} but the answer is an exact match of a gold answer"
-                   + ("" if self.metrics["em"] >= 1.0 else " in another word order (F1 1.0)"))
+            why = f"the grader said {result.label} but the answer is an exact match of a gold answer" + (
+                "" if self.metrics["em"] >= 1.0 else " in another word order (F1 1.0)"
+            )
         else:
             return None
         policy = self.config.contradiction
@@ -188,17 +205,29 @@ class _Plan:
             result.notes.append(note + "outcome recorded as unknown")
             return "unknown"
         label = metrics_label(self.prediction, self.golds)
-        return GradeResult(label=label, method="fallback", raw=result.raw,
-                           notes=[*result.notes, note + f"graded {label} by the metrics"])
+        return GradeResult(
+            label=label,
+            method="fallback",
+            raw=result.raw,
+            notes=[*result.notes, note + f"graded {label} by the metrics"],
+        )
 
     def _ground_truth(self, result: GradeResult) -> Verdict:
         resolved = self._contradicted(result)
         if resolved == "unknown":
             return Verdict(
-                outcome="unknown", score=0.0, mode="ground_truth", method="fallback", prediction=self.prediction,
-                grader_label=result.label, raw_reply=result.raw, notes=result.notes, usage=self.usage,
+                outcome="unknown",
+                score=0.0,
+                mode="ground_truth",
+                method="fallback",
+                prediction=self.prediction,
+                grader_label=result.label,
+                raw_reply=result.raw,
+                notes=result.notes,
+                usage=self.usage,
                 feedback="The judge model's grade contradicts the metrics (CORRECT with no word of the gold "
-                "answer(s), or not CORRECT for an exact match): outcome unknown.", **self.metrics,
+                "answer(s), or not CORRECT for an exact match): outcome unknown.",
+                **self.metrics,
             )
         if isinstance(resolved, GradeResult):
             result = resolved
@@ -214,9 +243,17 @@ class _Plan:
                 f"contained {'yes' if self.metrics['cover'] else 'no'})."
             )
         return Verdict(
-            outcome=outcome, score=score, mode="ground_truth", method=result.method, prediction=self.prediction,
-            grader_label=result.label, feedback=feedback, raw_reply=result.raw, notes=result.notes,
-            usage=self.usage, **self.metrics,
+            outcome=outcome,
+            score=score,
+            mode="ground_truth",
+            method=result.method,
+            prediction=self.prediction,
+            grader_label=result.label,
+            feedback=feedback,
+            raw_reply=result.raw,
+            notes=result.notes,
+            usage=self.usage,
+            **self.metrics,
         )
 
     def _reviewed(self, result: ReviewResult) -> Verdict:
@@ -224,9 +261,18 @@ class _Plan:
         feedback = "\n".join([*lines, f"Verdict: {result.decision}."])
         label: GraderLabel | None = {"correct": "CORRECT", "incorrect": "INCORRECT"}.get(result.outcome)
         return Verdict(
-            outcome=result.outcome, score=min(1.0, max(0.0, result.score)), mode="reviewers", method=result.method,
-            prediction=self.prediction, grader_label=label, feedback=feedback, reviews=result.reviews,
-            raw_reply=result.raw, notes=result.notes, usage=self.usage, **self.metrics,
+            outcome=result.outcome,
+            score=min(1.0, max(0.0, result.score)),
+            mode="reviewers",
+            method=result.method,
+            prediction=self.prediction,
+            grader_label=label,
+            feedback=feedback,
+            reviews=result.reviews,
+            raw_reply=result.raw,
+            notes=result.notes,
+            usage=self.usage,
+            **self.metrics,
         )
 
 

@@ -23,7 +23,9 @@ class JudgeConfig(BaseModel):
         default_factory=lambda: {"reasoning": 0.5, "sources": 0.3, "validity": 0.2},
         description="importance of each reviewer in the weighted arbiter (renormalised over the reviews present)",
     )
-    threshold: float = Field(6.0, ge=1.0, le=10.0, description="weighted mean score (1-10) at or above which the answer is correct")
+    threshold: float = Field(
+        6.0, ge=1.0, le=10.0, description="weighted mean score (1-10) at or above which the answer is correct"
+    )
     veto_below: float | None = Field(
         3.0,
         ge=1.0,

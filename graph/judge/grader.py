@@ -19,6 +19,7 @@ from .parsing import parse_grade
 from .prompts import load_prompts, render
 from .verdict import GraderLabel, JudgeMethod
 
+
 @dataclass
 class GradeResult:
     """The grader's label and how it was obtained."""
@@ -41,7 +42,9 @@ def grader_conversation(question: str, prediction: str, golds: list[str], config
     """The grading prompt for one answer (gold aliases shown together as equivalent targets)."""
     prompts = load_prompts()[config.prompt_name()]
     target = prompts["alias_separator"].join(golds)
-    text = render(prompts["template"], question=question, target=target, prediction=prediction[: config.max_answer_chars])
+    text = render(
+        prompts["template"], question=question, target=target, prediction=prediction[: config.max_answer_chars]
+    )
     return [HumanMessage(content=text)]
 
 
@@ -61,7 +64,9 @@ def grade_steps(question: str, prediction: str, golds: list[str], config: JudgeC
                 notes.append("grader reply was malformed; re-asked once and the second reply was read")
             return GradeResult(label=label, method="llm", raw=reply.text, notes=notes)
         if attempts > 1 or not config.reask:
-            notes.append(f"grader reply could not be read as a grade ({_short(reply.text)}); graded by exact/cover match instead")
+            notes.append(
+                f"grader reply could not be read as a grade ({_short(reply.text)}); graded by exact/cover match instead"
+            )
             break
         notes.append(f"grader reply could not be read as a grade ({_short(reply.text)}); re-asked")
         follow_up = HumanMessage(content=load_prompts()[config.prompt_name()]["reask"])

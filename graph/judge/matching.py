@@ -22,11 +22,39 @@ from typing import Literal
 
 from .metrics import is_refusal
 from .polarity import is_yes_no, polarity
-from .shape import (adjacent_name, asks_person, asks_place, is_cut, listed, name_variant, same_word, sentences,
-                    strip_boilerplate, two_options)
-from .surface import (Date, Word, acronym, as_date, as_number, content, countries_in, country_of, dates_in,
-                      decades_in, find, function_words, generic_words, in_order, initials, numbers_in, tokens,
-                      words, year_ranges)
+from .shape import (
+    adjacent_name,
+    asks_person,
+    asks_place,
+    is_cut,
+    listed,
+    name_variant,
+    same_word,
+    sentences,
+    strip_boilerplate,
+    two_options,
+)
+from .surface import (
+    Date,
+    Word,
+    acronym,
+    as_date,
+    as_number,
+    content,
+    countries_in,
+    country_of,
+    dates_in,
+    decades_in,
+    find,
+    function_words,
+    generic_words,
+    in_order,
+    initials,
+    numbers_in,
+    tokens,
+    words,
+    year_ranges,
+)
 from .verdict import GraderLabel
 
 Decision = Literal["correct", "incorrect", "uncertain"]
@@ -83,6 +111,7 @@ def best(matches: Iterable[Match]) -> Match:
 
 # ---- rule 8: yes/no ----
 
+
 def _yes_no(question: str, text: str, gold: str) -> Match:
     if is_refusal(text):
         return Match("incorrect", 0, "declines to answer")
@@ -99,6 +128,7 @@ def _yes_no(question: str, text: str, gold: str) -> Match:
 
 
 # ---- one gold alias ----
+
 
 def _one(question: str, text: str, gold: str) -> Match:
     g = tokens(gold)
@@ -125,7 +155,7 @@ def _one(question: str, text: str, gold: str) -> Match:
     forms = [g]
     options = two_options(question, g)
     if options:
-        if (found := _compare(a, *options)):
+        if found := _compare(a, *options):
             return found
         forms.append(options[0])
     for form in forms:
@@ -139,6 +169,7 @@ def _one(question: str, text: str, gold: str) -> Match:
 
 
 # ---- rules 3 and 4: numbers and dates ----
+
 
 def _dates(text: str, gold: Date) -> Match:
     if gold.month is None and any(s <= gold.year <= e and s != e for s, e in year_ranges(text)):
@@ -180,6 +211,7 @@ def _numbers(text: str, gold: float) -> Match | None:
 
 # ---- rule 5: countries and demonyms ----
 
+
 def _countries(a: list[str], gold: str) -> Match | None:
     named = countries_in(a)
     if not named:
@@ -192,6 +224,7 @@ def _countries(a: list[str], gold: str) -> Match | None:
 
 
 # ---- comparison questions: "Which X, A or B?" ----
+
 
 def _compare(a: list[str], mine: list[str], other: list[str]) -> Match | None:
     at_mine, at_other = find(mine, a), find(other, a)
@@ -207,6 +240,7 @@ def _compare(a: list[str], mine: list[str], other: list[str]) -> Match | None:
 
 
 # ---- the gold stated in the answer (rules 6, 7, 9, 10) ----
+
 
 def _stated(question: str, text: str, ws: list[Word], g: list[str], starts: list[int]) -> Match:
     found = [_occurrence(question, text, ws, g, i) for i in starts]
@@ -247,8 +281,15 @@ def _occurrence(question: str, text: str, ws: list[Word], g: list[str], i: int) 
             if not all(t in qtoks for t in extra):
                 return Match("uncertain", 6, "the gold inside a longer name")
     after = i + n
-    if (not extension and after < len(ws) and not ws[after - 1].closes and not ws[after].capitalised
-            and ws[after].tok.isalpha() and ws[after].tok not in function_words() and len(a) > n + 3):
+    if (
+        not extension
+        and after < len(ws)
+        and not ws[after - 1].closes
+        and not ws[after].capitalised
+        and ws[after].tok.isalpha()
+        and ws[after].tok not in function_words()
+        and len(a) > n + 3
+    ):
         return Match("uncertain", 10, "the gold modifies another word")
     if _coordinated(ws, i, n):
         return Match("uncertain", 9, "the gold joined by and/or to another word of its kind")
@@ -263,9 +304,11 @@ def _occurrence(question: str, text: str, ws: list[Word], g: list[str], i: int) 
 
 # ---- the gold not stated as written (rules 6, 11, 12) ----
 
+
 def _coordinated(ws: list[Word], i: int, n: int) -> bool:
     """A common-noun gold joined to another by and/or ("a literary magazine and journal" for "journal"):
     two kinds offered, perhaps (rule 9); names in a list are `listed`'s."""
+
     def plain(k: int) -> bool:
         return 0 <= k < len(ws) and ws[k].tok.isalpha() and not ws[k].capitalised and ws[k].tok not in function_words()
 
@@ -323,9 +366,15 @@ def _partial(question: str, text: str, ws: list[Word], gold: str, g: list[str]) 
 
 def _near(ident: list[str], gold_ident: list[str], qtoks: set[str]) -> set[str]:
     """Answer words that are a typo of a gold word ("Franki" for "Frankie")."""
-    return {t for t in ident for u in gold_ident
-            if t != u and t not in qtoks and min(len(t), len(u)) >= 4
-            and difflib.SequenceMatcher(None, t, u).ratio() >= 0.85}
+    return {
+        t
+        for t in ident
+        for u in gold_ident
+        if t != u
+        and t not in qtoks
+        and min(len(t), len(u)) >= 4
+        and difflib.SequenceMatcher(None, t, u).ratio() >= 0.85
+    }
 
 
 def _another_person(a: list[str], g: list[str]) -> bool:

@@ -116,5 +116,13 @@ def same_words(em: float, f1: float | None) -> bool:
     return em >= 1.0 or (f1 or 0.0) >= 1.0
 
 
-__all__ = ["normalize_answer", "exact_match", "f1_score", "cover_match", "extract_answer", "is_refusal", "shares_nothing",
-           "same_words"]
+__all__ = [
+    "normalize_answer",
+    "exact_match",
+    "f1_score",
+    "cover_match",
+    "extract_answer",
+    "is_refusal",
+    "shares_nothing",
+    "same_words",
+]

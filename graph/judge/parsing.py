@@ -106,7 +106,8 @@ class ParsedReview:
 _SCORE_KEYS = ("score", "rating", "grade", "points")
 _REASON_KEYS = ("reason", "reasoning", "explanation", "feedback", "justification", "rationale", "comment")
 _SCORE_TEXT = re.compile(
-    r"[\"']?(?:score|rating|grade)[\"']?\s{0,4}(?:is|of)?\s{0,4}[:=]?\s{0,4}[\"']?\s{0,4}(-?\d{1,12}(?:\.\d{1,12})?)", re.I
+    r"[\"']?(?:score|rating|grade)[\"']?\s{0,4}(?:is|of)?\s{0,4}[:=]?\s{0,4}[\"']?\s{0,4}(-?\d{1,12}(?:\.\d{1,12})?)",
+    re.I,
 )
 _OUT_OF_TEN = re.compile(r"(?<![\d.])(\d+(?:\.\d+)?)\s*(?:/|out\s+of)\s*10\b", re.I)
 _REASON_TEXT = re.compile(r"[\"']?(?:reason|explanation|feedback|justification)[\"']?\s*[:=]\s*(.+)", re.I | re.S)
@@ -167,7 +168,9 @@ def parse_review(reply: str) -> ParsedReview | None:
     if not text:
         return None
     try:
-        obj = json.loads(text) if len(text) <= MAX_JSON_CHARS and text.count("{") + text.count("[") <= MAX_DEPTH else None
+        obj = (
+            json.loads(text) if len(text) <= MAX_JSON_CHARS and text.count("{") + text.count("[") <= MAX_DEPTH else None
+        )
     except (ValueError, RecursionError):
         obj = None
     if isinstance(obj, dict) and (got := _from_mapping(obj)):

@@ -13,9 +13,33 @@ from .surface import countries_in, tokens
 
 Polarity = Literal["yes", "no"]
 # negations after the HotpotQA normalisation ("aren't" -> "arent")
-_NEGATIONS = frozenset({"not", "no", "neither", "nor", "never", "different", "differ", "differs", "separate",
-                        "arent", "isnt", "wasnt", "werent", "dont", "doesnt", "didnt", "hasnt", "havent",
-                        "hadnt", "cannot", "cant", "wont", "nt"})
+_NEGATIONS = frozenset(
+    {
+        "not",
+        "no",
+        "neither",
+        "nor",
+        "never",
+        "different",
+        "differ",
+        "differs",
+        "separate",
+        "arent",
+        "isnt",
+        "wasnt",
+        "werent",
+        "dont",
+        "doesnt",
+        "didnt",
+        "hasnt",
+        "havent",
+        "hadnt",
+        "cannot",
+        "cant",
+        "wont",
+        "nt",
+    }
+)
 _AFFIRMATIONS = frozenset({"yes", "both", "same", "also", "too", "each", "all"})
 _CONTRAST = frozenset({"but", "however", "although", "though"})  # not "while": "X is Canadian, while Y is British"
 
@@ -49,7 +73,11 @@ def polarity(question: str, answer: str) -> Polarity | Literal["both"] | None:
     if affirmed:
         return "yes"
     asked = set(tokens(question))
-    if "same" in asked and asked & {"country", "nationality", "nationalities", "countries"} and len(countries_in(toks)) >= 2:
+    if (
+        "same" in asked
+        and asked & {"country", "nationality", "nationalities", "countries"}
+        and len(countries_in(toks)) >= 2
+    ):
         return "no"  # "Donald Fagen is American and Lauren Laverne is English."
     return None
 

@@ -24,6 +24,7 @@ def render(template: str, **values: str) -> str:
     Unlike str.format, a brace in the template that is not a known placeholder is never an error,
     and values are inserted verbatim (a question containing "{x}" is safe).
     """
+
     def fill(match: re.Match[str]) -> str:
         key = match.group(1)
         return values[key] if key in values else match.group(0)

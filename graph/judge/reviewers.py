@@ -114,9 +114,13 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
     mean = sum(r.weight * r.score for r in present) / total  # type: ignore[operator]
     score = (mean - 1.0) / 9.0
     if len(present) < config.min_reviews:
-        return "unknown", score, (
-            f"only {len(present)} usable review(s), {config.min_reviews} needed: outcome unknown "
-            f"(weighted score {mean:.1f}/10)"
+        return (
+            "unknown",
+            score,
+            (
+                f"only {len(present)} usable review(s), {config.min_reviews} needed: outcome unknown "
+                f"(weighted score {mean:.1f}/10)"
+            ),
         )
     vetoes = [r for r in present if config.veto_below is not None and r.score < config.veto_below]  # type: ignore[operator]
     if vetoes:
@@ -161,11 +165,15 @@ def review_steps(question: str, prediction: str, trace: str | None, config: Judg
         second = yield [continue_with(conversations[i], replies[i], follow_up) for i in retry]
         for i, reply in zip(retry, second):
             name = REVIEWERS[i]
-            reviews[name] = _review_from(name, reply, config, reasked=True) or _missing(name, reply, config, reasked=True)
+            reviews[name] = _review_from(name, reply, config, reasked=True) or _missing(
+                name, reply, config, reasked=True
+            )
     ordered = [reviews[name] for name in REVIEWERS]
     for review in ordered:
         if review.missing:
-            notes.append(f"{review.name} review missing: {review.error}" + (" (after a re-ask)" if review.reasked else ""))
+            notes.append(
+                f"{review.name} review missing: {review.error}" + (" (after a re-ask)" if review.reasked else "")
+            )
         elif review.reasked:
             notes.append(f"{review.name} review was malformed; re-asked once and the second reply was read")
         elif review.repaired:
@@ -192,7 +200,11 @@ def review_steps(question: str, prediction: str, trace: str | None, config: Judg
             break
         follow_up = HumanMessage(content=load_prompts()["arbiter"]["reask"])
         (reply,) = yield [continue_with(conversation, reply, follow_up)]
-    why = f"call failed ({reply.error})" if reply.error is not None else f"reply was not a bare verdict ({(reply.text or '')[:80]!r})"
+    why = (
+        f"call failed ({reply.error})"
+        if reply.error is not None
+        else f"reply was not a bare verdict ({(reply.text or '')[:80]!r})"
+    )
     notes.append(f"arbiter {why}; decided by the weighted rule instead")
     return ReviewResult(ordered, outcome, score, "fallback", decision, reply.text, notes)
 

@@ -13,13 +13,19 @@ from collections.abc import Callable
 
 from .surface import Word, content, countries_in, function_words, generic_words, tokens, words
 
-_BOILERPLATE = re.compile(r"^(?:\s*(?:</?answer>|(?:so\s+)?(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:|"
-                          r"(?:the\s+)?(?:final\s+)?answer\s+is\b))+\s*", re.I)
+_BOILERPLATE = re.compile(
+    r"^(?:\s*(?:</?answer>|(?:so\s+)?(?:the\s+)?(?:final\s+)?answer(?:\s+is)?\s*:|"
+    r"(?:the\s+)?(?:final\s+)?answer\s+is\b))+\s*",
+    re.I,
+)
 _SENTENCE_END = re.compile(r"(?<=[a-z0-9)\"']{2}[.!?])\s+(?=[A-Z\"'])")
 _ITEM_SPLIT = re.compile(r"(\s*[,;&\n]\s*|\s+and\s+|\s+or\s+|^\s*either\s+)", re.I)
 _PERSON = re.compile(r"\b(who|whom|whose)\b", re.I)
-_KIN = re.compile(r"\b(father|mother|son|daughter|child|children|spouse|wife|husband|brother|sister|"
-                  r"grandfather|grandmother|stepmother|stepfather|uncle|aunt|father-in-law|mother-in-law)\b", re.I)
+_KIN = re.compile(
+    r"\b(father|mother|son|daughter|child|children|spouse|wife|husband|brother|sister|"
+    r"grandfather|grandmother|stepmother|stepfather|uncle|aunt|father-in-law|mother-in-law)\b",
+    re.I,
+)
 _PLACE = re.compile(r"\b(where|city|town|village|country|county|place|located|birthplace|based|headquartered)\b", re.I)
 _NOT_PERSON = re.compile(r"\b(when|date|year|nationality|cause|where|which film|what film)\b", re.I)
 
@@ -27,7 +33,6 @@ _NOT_PERSON = re.compile(r"\b(when|date|year|nationality|cause|where|which film|
 def strip_boilerplate(answer: str) -> str:
     """The answer without "<answer>" tags and "The answer is:" lead-ins."""
     return _BOILERPLATE.sub("", answer.replace("</answer>", " ")).strip()
-
 
 
 def asks_person(question: str) -> bool:
@@ -38,7 +43,6 @@ def asks_person(question: str) -> bool:
 def asks_place(question: str) -> bool:
     """A question whose answer is a place."""
     return bool(_PLACE.search(question))
-
 
 
 def two_options(question: str, gold: list[str]) -> tuple[list[str], list[str]] | None:
@@ -76,7 +80,6 @@ def _trailing_name(text: str) -> str:
     while kept and kept[-1].lower() in {"of", "the", "and", "de", "in", "a"}:
         kept.pop()
     return " ".join(reversed(kept))
-
 
 
 def adjacent_name(ws: list[Word], i: int, n: int) -> list[str]:
@@ -139,7 +142,6 @@ def _names_something(item: str, qtoks: set[str]) -> bool:
     return bool(ident) and not all(t in qtoks for t in ident)
 
 
-
 def name_variant(a: list[str], g: list[str]) -> bool:
     """`a` writes the name `g` with initials or without its middle names ("J. F. Kennedy", "Rio
     Ferdinand" for "Rio Gavin Ferdinand"): first and last names agree."""
@@ -161,5 +163,15 @@ def same_word(x: str, y: str) -> bool:
     return x == y or (len(x) == 1 and y.startswith(x)) or (len(y) == 1 and x.startswith(y))
 
 
-__all__ = ["strip_boilerplate", "asks_person", "asks_place", "two_options", "adjacent_name", "sentences", "is_cut",
-           "listed", "name_variant", "same_word"]
+__all__ = [
+    "strip_boilerplate",
+    "asks_person",
+    "asks_place",
+    "two_options",
+    "adjacent_name",
+    "sentences",
+    "is_cut",
+    "listed",
+    "name_variant",
+    "same_word",
+]

@@ -20,10 +20,25 @@ from typing import Any
 from .metrics import normalize_answer
 
 # typographic punctuation -> ASCII; hyphens, dashes and slashes separate words
-_TYPOGRAPHY = str.maketrans({"\u2018": "'", "\u2019": "'", "\u201c": '"', "\u201d": '"', "\u2010": " ",
-                             "\u2011": " ", "\u2012": " ", "\u2013": " ", "\u2014": " ", "-": " ", "/": " ",
-                             "&": " and "})
-_NUMBER = re.compile(r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s*(hundred|thousand|million|billion|trillion|bn|k|m)\b)?")
+_TYPOGRAPHY = str.maketrans(
+    {
+        "\u2018": "'",
+        "\u2019": "'",
+        "\u201c": '"',
+        "\u201d": '"',
+        "\u2010": " ",
+        "\u2011": " ",
+        "\u2012": " ",
+        "\u2013": " ",
+        "\u2014": " ",
+        "-": " ",
+        "/": " ",
+        "&": " and ",
+    }
+)
+_NUMBER = re.compile(
+    r"(?<![\w.])(\d{1,3}(?:,\d{3})+|\d+(?:\.\d+)?)(?:\s*(hundred|thousand|million|billion|trillion|bn|k|m)\b)?"
+)
 _YEAR = re.compile(r"(?<![\w.,])(\d{3,4})(?:s\b|(?!\w))")
 _RANGE = re.compile(r"\b(\d{3,4})\s*(?:-|\u2013|\u2014|to|until|till)\s*(\d{2,4})\b")
 
@@ -51,7 +66,9 @@ def _word_numbers() -> dict[str, str]:
     words = {w: str(i) for i, w in enumerate(nums["cardinals"])}
     words.update({w: str(v) for w, v in nums["tens"].items()})
     for i, w in enumerate(nums["ordinals"]):
-        words[fold(w).replace(" ", "")] = f"{i}{'th' if 10 <= i % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(i % 10, 'th')}"
+        words[fold(w).replace(" ", "")] = (
+            f"{i}{'th' if 10 <= i % 100 <= 20 else {1: 'st', 2: 'nd', 3: 'rd'}.get(i % 10, 'th')}"
+        )
     return words
 
 
@@ -71,12 +88,12 @@ class Word:
     @property
     def opens(self) -> bool:
         """Starts a parenthesis or a quotation."""
-        return self.raw[:1] in "(\"["
+        return self.raw[:1] in '("['
 
     @property
     def closes(self) -> bool:
         """Ends with punctuation that separates it from the next word ("Eindhoven," "band)")."""
-        return self.raw[-1:] in ",.;:!?)\"]"
+        return self.raw[-1:] in ',.;:!?)"]'
 
 
 def words(text: str) -> list[Word]:
@@ -140,12 +157,17 @@ def acronym(text: str) -> str | None:
     """The acronym an answer is written as, when it is one: "JFK", "U.S.A." -> "usa"; else None."""
     bare = ascii_fold(text).strip(" .\"'")
     letters = bare.replace(".", "").replace(" ", "")
-    if 2 <= len(letters) <= 6 and letters.isalpha() and (letters.isupper() or re.fullmatch(r"(\w\.\s?){2,6}", bare + ".")):
+    if (
+        2 <= len(letters) <= 6
+        and letters.isalpha()
+        and (letters.isupper() or re.fullmatch(r"(\w\.\s?){2,6}", bare + "."))
+    ):
         return letters.lower()
     return None
 
 
 # ---- numbers (rule 3) ----
+
 
 def numbers_in(text: str) -> list[float]:
     """Every number an answer states, with its scale: "1.5 million" -> 1500000.0, "1,500,000" ->
@@ -171,6 +193,7 @@ def as_number(text: str) -> float | None:
 
 # ---- dates (rule 4) ----
 
+
 @dataclass(frozen=True)
 class Date:
     """A date as precise as it was written: a year, a month and year, or a full date."""
@@ -181,8 +204,9 @@ class Date:
 
     def within(self, other: Date) -> bool:
         """True when this date says everything `other` says ("6 January 1975" within "1975")."""
-        return all(o is None or o == s for s, o in ((self.year, other.year), (self.month, other.month),
-                                                      (self.day, other.day)))
+        return all(
+            o is None or o == s for s, o in ((self.year, other.year), (self.month, other.month), (self.day, other.day))
+        )
 
 
 @lru_cache(maxsize=1)
@@ -259,6 +283,7 @@ def as_date(text: str) -> Date | None:
 
 # ---- countries (rule 5) ----
 
+
 @lru_cache(maxsize=1)
 def _country_index() -> dict[tuple[str, ...], str]:
     index: dict[tuple[str, ...], str] = {}
@@ -291,6 +316,27 @@ def countries_in(toks: list[str]) -> set[str]:
     return found
 
 
-__all__ = ["tables", "ascii_fold", "fold", "Word", "words", "tokens", "generic_words", "function_words", "content", "find",
-           "in_order", "initials", "acronym", "numbers_in", "as_number", "Date", "dates_in", "decades_in",
-           "year_ranges", "as_date", "country_of", "countries_in"]
+__all__ = [
+    "tables",
+    "ascii_fold",
+    "fold",
+    "Word",
+    "words",
+    "tokens",
+    "generic_words",
+    "function_words",
+    "content",
+    "find",
+    "in_order",
+    "initials",
+    "acronym",
+    "numbers_in",
+    "as_number",
+    "Date",
+    "dates_in",
+    "decades_in",
+    "year_ranges",
+    "as_date",
+    "country_of",
+    "countries_in",
+]

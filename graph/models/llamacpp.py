@@ -46,8 +46,14 @@ def _check(result: Any) -> dict[str, Any]:
 
 def _completion(text: str, usage: dict[str, Any], finish: str, timings: dict[str, Any]) -> Completion:
     """A Completion from llama.cpp's usage and timings (cache_n: prompt tokens the slot's cache served)."""
-    return Completion(text, int(usage.get("prompt_tokens", 0)), int(usage.get("completion_tokens", 0)), finish,
-                      timings=timings, cached_tokens=int(timings.get("cache_n") or 0))
+    return Completion(
+        text,
+        int(usage.get("prompt_tokens", 0)),
+        int(usage.get("completion_tokens", 0)),
+        finish,
+        timings=timings,
+        cached_tokens=int(timings.get("cache_n") or 0),
+    )
 
 
 class LlamaCppChatModel(TextChatModel):
@@ -105,10 +111,16 @@ class LlamaCppChatModel(TextChatModel):
             messages.append({"role": "assistant", "content": prefill})
         greedy = params.temperature <= 0
         request: dict[str, Any] = {
-            "messages": messages, "max_tokens": params.max_tokens, "cache_prompt": True,
+            "messages": messages,
+            "max_tokens": params.max_tokens,
+            "cache_prompt": True,
             "temperature": 0.0 if greedy else params.temperature,
-            "top_p": 1.0 if greedy else params.top_p, "top_k": 1 if greedy else 0, "min_p": 0.0,
-            "presence_penalty": params.presence_penalty, "repeat_penalty": 1.0, "frequency_penalty": 0.0,
+            "top_p": 1.0 if greedy else params.top_p,
+            "top_k": 1 if greedy else 0,
+            "min_p": 0.0,
+            "presence_penalty": params.presence_penalty,
+            "repeat_penalty": 1.0,
+            "frequency_penalty": 0.0,
             "stream": stream,
         }
         if params.stop:
@@ -122,7 +134,7 @@ class LlamaCppChatModel(TextChatModel):
     @staticmethod
     def _strip_prefill(text: str, prefill: str) -> str:
         # llama.cpp returns the continued assistant message with its prefill; callers add it back.
-        return text[len(prefill):] if prefill and text.startswith(prefill) else text
+        return text[len(prefill) :] if prefill and text.startswith(prefill) else text
 
     def _complete(self, chat: list[dict[str, str]], prefill: str, params: GenParams) -> Completion:
         server = get_server(self.key)

@@ -38,8 +38,10 @@ def load_chat_model(
     a missing key, file or package. Local weights load lazily on first use, once per process."""
     parsed = check_model_spec(spec)
     if not parsed.has_model:
-        raise UnknownBackendError(f"{parsed.raw!r} names no chat model: it is a memory-manager setting "
-                                  "(trajectories stored as extractive workflows, without a model call)")
+        raise UnknownBackendError(
+            f"{parsed.raw!r} names no chat model: it is a memory-manager setting "
+            "(trajectories stored as extractive workflows, without a model call)"
+        )
     settings = read_settings()
     sampling = _sampling(temperature, max_tokens, top_p)
     if parsed.backend in ("local", "hf"):
@@ -60,26 +62,34 @@ def load_chat_model(
             if is_vision_model(folder):  # a vision-language model: the captioner or a multimodal executor
                 if adapter:
                     raise BackendError(f"{parsed.raw}: LoRA adapters on local vision models are not supported")
-                return VisionChatModel(model_name=parsed.raw, model_path=str(folder), device=resolve_device(device),
-                                       **sampling, **kwargs)
+                return VisionChatModel(
+                    model_name=parsed.raw, model_path=str(folder), device=resolve_device(device), **sampling, **kwargs
+                )
         return LocalChatModel(
-            model_name=parsed.raw, model_path=str(folder),
+            model_name=parsed.raw,
+            model_path=str(folder),
             adapter_path=str(check_adapter_dir(adapter)) if adapter else None,
-            device=resolve_device(device), **sampling, **kwargs,
+            device=resolve_device(device),
+            **sampling,
+            **kwargs,
         )
     if parsed.backend == "llamacpp":
         from mia.graph.models.llamacpp import LlamaCppChatModel
 
         gguf, lora = gguf_for(parsed)
-        return LlamaCppChatModel(model_name=parsed.raw, model_path=str(gguf),
-                                 adapter_path=str(lora) if lora else None, **sampling, **kwargs)
+        return LlamaCppChatModel(
+            model_name=parsed.raw, model_path=str(gguf), adapter_path=str(lora) if lora else None, **sampling, **kwargs
+        )
     if parsed.backend == "openai-compatible":
         from langchain_openai import ChatOpenAI
 
         return ChatOpenAI(
-            model=parsed.model, base_url=parsed.base_url,
+            model=parsed.model,
+            base_url=parsed.base_url,
             api_key=settings.api_key("openai-compatible") or "not-needed",
-            stream_usage=True, **sampling, **kwargs,
+            stream_usage=True,
+            **sampling,
+            **kwargs,
         )
     from langchain.chat_models import init_chat_model
 
@@ -96,9 +106,16 @@ def load_chat_model(
         if settings.openai_base_url:
             extra["base_url"] = settings.openai_base_url
     try:
-        return init_chat_model(parsed.model, model_provider=parsed.backend, **provider_sampling(parsed.backend, sampling),
-                               **extra, **kwargs)
+        return init_chat_model(
+            parsed.model,
+            model_provider=parsed.backend,
+            **provider_sampling(parsed.backend, sampling),
+            **extra,
+            **kwargs,
+        )
     except ImportError as err:  # check_model_spec catches the usual case
         raise BackendNotInstalledError(f"{parsed.raw}: {err}") from err
     except (ValueError, TypeError) as err:  # the provider's own check (a missing key, a bad option)
-        raise BackendError(f"{parsed.raw}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}") from err
+        raise BackendError(
+            f"{parsed.raw}: {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+        ) from err

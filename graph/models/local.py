@@ -87,8 +87,9 @@ class LocalChatModel(TextChatModel):
         if params.presence_penalty or params.no_repeat_ngram_size:
             from transformers import LogitsProcessorList
 
-            kwargs["logits_processor"] = LogitsProcessorList([hf_logits_processor(
-                n_prompt, params.presence_penalty, params.no_repeat_ngram_size)])
+            kwargs["logits_processor"] = LogitsProcessorList(
+                [hf_logits_processor(n_prompt, params.presence_penalty, params.no_repeat_ngram_size)]
+            )
         return kwargs
 
     @staticmethod

@@ -179,8 +179,10 @@ def _check_base_model(config: dict[str, Any], base: BaseGGUF, adapter_dir: Path)
     """The base GGUF's architecture is one we convert for, and (when the training base folder is
     still there) the adapter was trained on a model of that architecture."""
     if base.arch not in PERMUTES_QK:
-        raise _refuse(adapter_dir, f"the base GGUF's architecture {base.arch!r} has no conversion rule "
-                                   f"(known: {', '.join(PERMUTES_QK)})")
+        raise _refuse(
+            adapter_dir,
+            f"the base GGUF's architecture {base.arch!r} has no conversion rule (known: {', '.join(PERMUTES_QK)})",
+        )
     model_type = _trained_model_type(config)
     if model_type is not None and GGUF_ARCH_OF.get(model_type) != base.arch:
         raise _refuse(adapter_dir, f"it was trained on a {model_type!r} model, the base GGUF is {base.arch!r}")
@@ -245,8 +247,11 @@ def _check_shape(name: str, a: np.ndarray, b: np.ndarray, base: BaseGGUF, adapte
         raise _refuse(adapter_dir, f"LoRA on {name!r} is not supported")
     fits = a.ndim == b.ndim == 2 and a.shape[1] == shape[0] and b.shape[0] == shape[1] and a.shape[0] == b.shape[1]
     if not fits:
-        raise _refuse(adapter_dir, f"lora_A {tuple(a.shape)} / lora_B {tuple(b.shape)} do not fit the base "
-                                   f"tensor {name!r} [out={shape[1]}, in={shape[0]}] (adapter trained on another model?)")
+        raise _refuse(
+            adapter_dir,
+            f"lora_A {tuple(a.shape)} / lora_B {tuple(b.shape)} do not fit the base "
+            f"tensor {name!r} [out={shape[1]}, in={shape[0]}] (adapter trained on another model?)",
+        )
 
 
 def _to_gguf_rows(name: str, b: np.ndarray, base: BaseGGUF) -> np.ndarray:

@@ -24,9 +24,8 @@ def banned_next_tokens(generated: Sequence[int], n: int) -> set[int]:
         return set()
     if n == 1:
         return set(generated)
-    prefix = tuple(generated[len(generated) - n + 1:])
-    return {generated[i + n - 1] for i in range(len(generated) - n + 1)
-            if tuple(generated[i:i + n - 1]) == prefix}
+    prefix = tuple(generated[len(generated) - n + 1 :])
+    return {generated[i + n - 1] for i in range(len(generated) - n + 1) if tuple(generated[i : i + n - 1]) == prefix}
 
 
 def penalise(scores: Any, generated: Sequence[int], presence: float, no_repeat_ngram: int) -> Any:

@@ -18,6 +18,7 @@ from mia.graph.models.defaults import ROLES, default_model
 from mia.graph.models.errors import BackendError
 from mia.memory.config import MemorySettings, env_alias, one_line
 
+
 class Settings(MemorySettings):
     """All configuration of mia. Field names are lower-case; environment names are the aliases."""
 
@@ -25,21 +26,31 @@ class Settings(MemorySettings):
     executor_model: str = Field(default_model("executor"), validation_alias=env_alias("MIA_EXECUTOR_MODEL"))
     manager_model: str = Field(default_model("manager"), validation_alias=env_alias("MIA_MANAGER_MODEL"))
     judge_model: str = Field(default_model("judge"), validation_alias=env_alias("MIA_JUDGE_MODEL"))
-    captioner_model: str = Field("", validation_alias=env_alias("MIA_CAPTIONER_MODEL"),
-                                 description="vision model for image captions (empty: none)")
+    captioner_model: str = Field(
+        "",
+        validation_alias=env_alias("MIA_CAPTIONER_MODEL"),
+        description="vision model for image captions (empty: none)",
+    )
     device: str = Field("auto", validation_alias=env_alias("MIA_DEVICE"), description="auto | cpu | cuda | cuda:N")
-    llamacpp_threads: int | None = Field(None, ge=1, validation_alias=env_alias("MIA_LLAMACPP_THREADS"),
-                                         description="llama.cpp CPU threads (empty: all cores)")
-    llamacpp_verbose: bool = Field(False, validation_alias=env_alias("MIA_LLAMACPP_VERBOSE"),
-                                   description="let llama.cpp log to stderr")
+    llamacpp_threads: int | None = Field(
+        None,
+        ge=1,
+        validation_alias=env_alias("MIA_LLAMACPP_THREADS"),
+        description="llama.cpp CPU threads (empty: all cores)",
+    )
+    llamacpp_verbose: bool = Field(
+        False, validation_alias=env_alias("MIA_LLAMACPP_VERBOSE"), description="let llama.cpp log to stderr"
+    )
     openai_api_key: SecretStr | None = Field(None, validation_alias=env_alias("OPENAI_API_KEY"))
     openai_base_url: str | None = Field(None, validation_alias=env_alias("OPENAI_BASE_URL"))
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=env_alias("ANTHROPIC_API_KEY"))
     google_api_key: SecretStr | None = Field(None, validation_alias=env_alias("GOOGLE_API_KEY"))
     tavily_api_key: SecretStr | None = Field(None, validation_alias=env_alias("TAVILY_API_KEY"))
     model_server_api_key: SecretStr | None = Field(
-        None, validation_alias=env_alias("MIA_MODEL_SERVER_API_KEY"),
-        description="the key `mia serve-model` requires and the openai-compatible backend sends (falls back to OPENAI_API_KEY)")
+        None,
+        validation_alias=env_alias("MIA_MODEL_SERVER_API_KEY"),
+        description="the key `mia serve-model` requires and the openai-compatible backend sends (falls back to OPENAI_API_KEY)",
+    )
 
     @field_validator("planner_model", "executor_model", "manager_model", "judge_model", mode="before")
     @classmethod
@@ -56,8 +67,9 @@ class Settings(MemorySettings):
             raise ValueError("MIA_DEVICE must be auto, cpu, cuda or cuda:N")
         return v
 
-    @field_validator("openai_api_key", "anthropic_api_key", "google_api_key", "tavily_api_key", "model_server_api_key",
-                     mode="after")
+    @field_validator(
+        "openai_api_key", "anthropic_api_key", "google_api_key", "tavily_api_key", "model_server_api_key", mode="after"
+    )
     @classmethod
     def _blank_is_none(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value().strip() else None
@@ -83,9 +95,12 @@ class Settings(MemorySettings):
         """The key of an API backend (openai, anthropic, google_genai, openai-compatible), or None.
         An openai-compatible server (`mia serve-model`, vLLM) gets MIA_MODEL_SERVER_API_KEY, else
         OPENAI_API_KEY as before (set the first so your OpenAI key never goes to a self-hosted server)."""
-        secret = {"openai": self.openai_api_key, "anthropic": self.anthropic_api_key,
-                  "google_genai": self.google_api_key,
-                  "openai-compatible": self.model_server_api_key or self.openai_api_key}.get(backend)
+        secret = {
+            "openai": self.openai_api_key,
+            "anthropic": self.anthropic_api_key,
+            "google_genai": self.google_api_key,
+            "openai-compatible": self.model_server_api_key or self.openai_api_key,
+        }.get(backend)
         return secret.get_secret_value() if secret is not None else None
 
     def as_environ(self) -> dict[str, str]:

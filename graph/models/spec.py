@@ -30,8 +30,10 @@ BACKENDS: dict[str, str] = {
 #: role takes it.
 EXTRACTIVE = "extractive"
 #: The form of every other LangChain provider (passed to init_chat_model as it is).
-PROVIDER_FORM = ("<provider>:<model> (any init_chat_model provider, e.g. ollama:llama3, groq:llama-3.1-8b-instant, "
-                 "mistralai:mistral-small-latest; needs its langchain-<provider> package and its key)")
+PROVIDER_FORM = (
+    "<provider>:<model> (any init_chat_model provider, e.g. ollama:llama3, groq:llama-3.1-8b-instant, "
+    "mistralai:mistral-small-latest; needs its langchain-<provider> package and its key)"
+)
 _COMPAT = re.compile(r"^(?P<model>.+?)@(?P<url>https?://\S+)$")
 
 

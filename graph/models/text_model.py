@@ -53,8 +53,11 @@ class Completion:
 
     def usage(self) -> dict[str, Any]:
         """LangChain's usage_metadata, with the prompt-cache hits as `input_token_details.cache_read`."""
-        usage: dict[str, Any] = {"input_tokens": self.input_tokens, "output_tokens": self.output_tokens,
-                                 "total_tokens": self.input_tokens + self.output_tokens}
+        usage: dict[str, Any] = {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "total_tokens": self.input_tokens + self.output_tokens,
+        }
         if self.cached_tokens:
             usage["input_token_details"] = {"cache_read": self.cached_tokens}
         return usage
@@ -99,7 +102,8 @@ class TextChatModel(BaseChatModel):
     max_tokens: int = 256
     stop: list[str] | None = None
     presence_penalty: float = Field(
-        default=0.0, description="subtracted from the logits of tokens already generated (paper: 1.1)")
+        default=0.0, description="subtracted from the logits of tokens already generated (paper: 1.1)"
+    )
     no_repeat_ngram_size: int = Field(default=0, description="ban repeating a generated n-gram of this size; 0: off")
 
     #: Whether `_complete` honours `GenParams.grammar` (constrained decoding). A backend without it
@@ -121,7 +125,9 @@ class TextChatModel(BaseChatModel):
         """Yield text deltas, then one Completion (its text may be empty). Default: no streaming."""
         done = self._complete(chat, prefill, params)
         yield done.text
-        yield Completion("", done.input_tokens, done.output_tokens, done.finish_reason, done.timings, done.cached_tokens)
+        yield Completion(
+            "", done.input_tokens, done.output_tokens, done.finish_reason, done.timings, done.cached_tokens
+        )
 
     # ---- plumbing ---------------------------------------------------------------------------
     def _params(self, stop: list[str] | None, kwargs: dict[str, Any]) -> GenParams:
@@ -177,8 +183,11 @@ class TextChatModel(BaseChatModel):
             if calls:
                 meta["finish_reason"] = "tool_calls"
             return AIMessage(
-                content=content, tool_calls=calls, invalid_tool_calls=invalid,
-                usage_metadata=usage, response_metadata=meta,
+                content=content,
+                tool_calls=calls,
+                invalid_tool_calls=invalid,
+                usage_metadata=usage,
+                response_metadata=meta,
             )
         return AIMessage(content=text, usage_metadata=usage, response_metadata=meta)
 
@@ -194,8 +203,9 @@ class TextChatModel(BaseChatModel):
         message = self._message(prefill + done.text, done, names, params)
         return ChatResult(generations=[ChatGeneration(message=message)])
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: list[str] | None = None,
-                         run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         # Generation is blocking CPU/GPU work; the per-model lock lives in the subclass.
         return await asyncio.to_thread(self._generate, messages, stop, None, **kwargs)
 
@@ -252,11 +262,15 @@ class TextChatModel(BaseChatModel):
                 tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
                 for i, c in enumerate(message.tool_calls)  # type: ignore[attr-defined]
             ]
-            yield ChatGenerationChunk(message=AIMessageChunk(
-                content=message.content, tool_call_chunks=chunks,
-                usage_metadata=message.usage_metadata,  # type: ignore[attr-defined]
-                response_metadata=message.response_metadata, chunk_position="last",
-            ))
+            yield ChatGenerationChunk(
+                message=AIMessageChunk(
+                    content=message.content,
+                    tool_call_chunks=chunks,
+                    usage_metadata=message.usage_metadata,  # type: ignore[attr-defined]
+                    response_metadata=message.response_metadata,
+                    chunk_position="last",
+                )
+            )
             return
         emitted, pending, finish = "", prefill, None
         pieces = self._complete_stream(chat, prefill, params)
@@ -268,7 +282,7 @@ class TextChatModel(BaseChatModel):
                 pending += piece
                 text, cut = truncate_at_stop(emitted + pending, params.stop)
                 if cut:
-                    delta, pending, finish = text[len(emitted):], "", "stop"
+                    delta, pending, finish = text[len(emitted) :], "", "stop"
                 else:
                     safe = len(pending) - _held_back(emitted + pending, params.stop)
                     delta, pending = pending[:safe], pending[safe:]
@@ -284,14 +298,20 @@ class TextChatModel(BaseChatModel):
                 done = Completion("", 0, 0)
         finally:
             pieces.close()  # type: ignore[attr-defined]
-        tail = truncate_at_stop(emitted + pending, params.stop)[0][len(emitted):]
+        tail = truncate_at_stop(emitted + pending, params.stop)[0][len(emitted) :]
         usage = done.usage()
-        yield ChatGenerationChunk(message=AIMessageChunk(
-            content=tail, usage_metadata=usage,  # type: ignore[arg-type]
-            response_metadata={"model_name": self.model_name, "finish_reason": finish or done.finish_reason,
-                               **({"timings": done.timings} if done.timings else {})},
-            chunk_position="last",
-        ))
+        yield ChatGenerationChunk(
+            message=AIMessageChunk(
+                content=tail,
+                usage_metadata=usage,  # type: ignore[arg-type]
+                response_metadata={
+                    "model_name": self.model_name,
+                    "finish_reason": finish or done.finish_reason,
+                    **({"timings": done.timings} if done.timings else {}),
+                },
+                chunk_position="last",
+            )
+        )
 
     # ---- tools and structured output ------------------------------------------------------
     def bind_tools(

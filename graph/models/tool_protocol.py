@@ -23,8 +23,16 @@ from langchain_core.messages import (
 )
 from langchain_core.messages.tool import InvalidToolCall, ToolCall, invalid_tool_call, tool_call
 
-from mia.graph.protocol import (JSONRepairError, bounded, clean_text, escape_untrusted, parse_json_loose, read_call, render_call,
-                                tool_schema_lines)
+from mia.graph.protocol import (
+    JSONRepairError,
+    bounded,
+    clean_text,
+    escape_untrusted,
+    parse_json_loose,
+    read_call,
+    render_call,
+    tool_schema_lines,
+)
 from mia.graph.models.prompts import prompts
 
 OPEN, CLOSE = "<tool_call>", "</tool_call>"
@@ -83,7 +91,9 @@ def object_prefill(schema: dict[str, Any] | None) -> str:
 def schema_example(schema: dict[str, Any] | None) -> str:
     """A one-line skeleton of an object schema, e.g. {"name": <string>, "age": <integer>}."""
     props = (schema or {}).get("properties") or {}
-    fields = [f"{json.dumps(k)}: <{v.get('type', 'value') if isinstance(v, dict) else 'value'}>" for k, v in props.items()]
+    fields = [
+        f"{json.dumps(k)}: <{v.get('type', 'value') if isinstance(v, dict) else 'value'}>" for k, v in props.items()
+    ]
     return "{" + ", ".join(fields) + "}"
 
 
@@ -153,8 +163,12 @@ def _call_from_obj(obj: Any, names: Sequence[str], raw: str) -> ToolCall | Inval
         args = raw if call.name is None else _dump(call.raw_arguments)
         return invalid_tool_call(name=call.name, args=args, id=new_call_id(), error=call.error)
     if names and call.name not in names:
-        return invalid_tool_call(name=call.name, args=_dump(call.arguments), id=new_call_id(),
-                                 error=f"unknown tool {call.name!r}; known: {', '.join(names)}")
+        return invalid_tool_call(
+            name=call.name,
+            args=_dump(call.arguments),
+            id=new_call_id(),
+            error=f"unknown tool {call.name!r}; known: {', '.join(names)}",
+        )
     return tool_call(name=call.name or "", args=dict(call.arguments or {}), id=new_call_id())
 
 
@@ -162,9 +176,7 @@ def _dump(value: Any) -> str:
     return value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
 
 
-def parse_tool_output(
-    text: str, names: Sequence[str] = ()
-) -> tuple[str, list[ToolCall], list[InvalidToolCall]]:
+def parse_tool_output(text: str, names: Sequence[str] = ()) -> tuple[str, list[ToolCall], list[InvalidToolCall]]:
     """Split model output into (visible text, tool_calls, invalid_tool_calls). Never raises.
 
     Only the first <tool_call> is used (one action per step, as in a ReAct loop). Without a tag, a

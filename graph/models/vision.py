@@ -78,8 +78,10 @@ def _image(block: dict[str, Any]) -> Any:
         value = block.get("url") or block.get("path") or ""
     img = load_image(value)
     if img.is_remote:
-        raise ImageError("a local vision model needs the image itself: pass a path, bytes or a data URL, not a "
-                         "remote URL (mia does not download images)")
+        raise ImageError(
+            "a local vision model needs the image itself: pass a path, bytes or a data URL, not a "
+            "remote URL (mia does not download images)"
+        )
     return Image.open(io.BytesIO(img.data)).convert("RGB")
 
 
@@ -119,21 +121,28 @@ class VisionChatModel(BaseChatModel):
     def _identifying_params(self) -> dict[str, Any]:
         return {"model_path": self.model_path, "device": self.device}
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         loaded = _load(self.model_path, self.device)
         chat = to_chat(messages)
         max_tokens = int(kwargs.get("max_tokens") or self.max_tokens)
         temperature = float(kwargs.get("temperature", self.temperature) or 0.0)
         try:
-            inputs = loaded.processor.apply_chat_template(chat, add_generation_prompt=True, tokenize=True,
-                                                          return_dict=True, return_tensors="pt")
+            inputs = loaded.processor.apply_chat_template(
+                chat, add_generation_prompt=True, tokenize=True, return_dict=True, return_tensors="pt"
+            )
         except (ValueError, TypeError, KeyError) as err:
-            raise BackendError(f"{self.model_name}: its processor cannot read this chat ({type(err).__name__}: "
-                               f"{str(err).splitlines()[0] if str(err) else ''})") from err
+            raise BackendError(
+                f"{self.model_name}: its processor cannot read this chat ({type(err).__name__}: "
+                f"{str(err).splitlines()[0] if str(err) else ''})"
+            ) from err
         inputs = inputs.to(loaded.device)
-        sampling = {"do_sample": True, "temperature": temperature, "top_p": self.top_p} if temperature > 0 else {
-            "do_sample": False}
+        sampling = (
+            {"do_sample": True, "temperature": temperature, "top_p": self.top_p}
+            if temperature > 0
+            else {"do_sample": False}
+        )
         with loaded.lock:
             import torch
 
@@ -143,8 +152,16 @@ class VisionChatModel(BaseChatModel):
         new = out[0, n_prompt:]
         text = loaded.processor.batch_decode(new[None, :], skip_special_tokens=True)[0]
         text, cut = truncate_at_stop(text, [s for s in (stop or []) if s])
-        message = AIMessage(content=text, usage_metadata={
-            "input_tokens": n_prompt, "output_tokens": int(new.shape[0]), "total_tokens": n_prompt + int(new.shape[0])},
-            response_metadata={"finish_reason": "stop" if cut or int(new.shape[0]) < max_tokens else "length",
-                               "model_name": self.model_name})
+        message = AIMessage(
+            content=text,
+            usage_metadata={
+                "input_tokens": n_prompt,
+                "output_tokens": int(new.shape[0]),
+                "total_tokens": n_prompt + int(new.shape[0]),
+            },
+            response_metadata={
+                "finish_reason": "stop" if cut or int(new.shape[0]) < max_tokens else "length",
+                "model_name": self.model_name,
+            },
+        )
         return ChatResult(generations=[ChatGeneration(message=message)])

@@ -30,8 +30,9 @@ class UsageCounter(BaseCallbackHandler):
         self.usage = Usage()
         self._started: dict[UUID, tuple[float, int]] = {}
 
-    def on_chat_model_start(self, serialized: Any, messages: list[list[BaseMessage]], *, run_id: UUID,
-                            **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self, serialized: Any, messages: list[list[BaseMessage]], *, run_id: UUID, **kwargs: Any
+    ) -> None:
         estimate = sum(estimate_tokens(str(m.content)) for batch in messages for m in batch)
         self._started[run_id] = (time.perf_counter(), estimate)
 
@@ -41,8 +42,12 @@ class UsageCounter(BaseCallbackHandler):
         for generations in response.generations:
             for gen in generations[:1]:
                 message = getattr(gen, "message", None)
-                self.usage.add(getattr(message, "usage_metadata", None), input_estimate=estimate,
-                               output_estimate=estimate_tokens(gen.text or ""), ms=ms)
+                self.usage.add(
+                    getattr(message, "usage_metadata", None),
+                    input_estimate=estimate,
+                    output_estimate=estimate_tokens(gen.text or ""),
+                    ms=ms,
+                )
 
     def on_llm_error(self, error: BaseException, *, run_id: UUID, **kwargs: Any) -> None:
         self._started.pop(run_id, None)
@@ -84,8 +89,9 @@ def sanitised(reply: AIMessage) -> AIMessage:
     are cleaned once here (content and tool-call arguments), so nothing downstream (the
     trajectory log, the memory store, JSON) can fail on them."""
     content = clean_value(reply.content)
-    calls = [{**c, "name": clean_text(c.get("name")), "args": clean_value(c.get("args") or {})}
-             for c in reply.tool_calls]
+    calls = [
+        {**c, "name": clean_text(c.get("name")), "args": clean_value(c.get("args") or {})} for c in reply.tool_calls
+    ]
     if content == reply.content and calls == reply.tool_calls:
         return reply
     return reply.model_copy(update={"content": content, "tool_calls": calls})

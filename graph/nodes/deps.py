@@ -38,8 +38,10 @@ def check_role_models(models: Mapping[str, Any]) -> dict[str, Any]:
         if role not in roles:
             raise ValueError(f"models: unknown role {role!r}; the roles are {', '.join(roles)}")
         if isinstance(model, str) or not callable(getattr(model, "invoke", None)):
-            raise TypeError(f"models[{role!r}] must be a chat model object (a spec string goes in the Context: "
-                            f"{role}_model), not {type(model).__name__}")
+            raise TypeError(
+                f"models[{role!r}] must be a chat model object (a spec string goes in the Context: "
+                f"{role}_model), not {type(model).__name__}"
+            )
     return dict(models)
 
 
@@ -60,9 +62,10 @@ def _default_store(data_dir: Path) -> Any:
 
 
 def _default_compressor(model: BaseChatModel | None) -> Any:
+    from mia.graph.protocol import strip_think
     from mia.memory import Compressor
 
-    return Compressor(model)
+    return Compressor(model, visible_text=strip_think)
 
 
 def _default_judge(**kwargs: Any) -> Any:
@@ -119,10 +122,17 @@ class Deps:
     """Factories for everything a node needs from outside; each result is cached per process.
     `role_models` hands a role a chat model object instead of a spec (`build_graph(models=...)`)."""
 
-    def __init__(self, *, model_factory: ModelFactory | None = None, store_factory: StoreFactory | None = None,
-                 tools_factory: ToolsFactory | None = None, judge_fn: JudgeFn | None = None,
-                 compressor_factory: CompressorFactory | None = None, owns_stores: bool = True,
-                 role_models: Mapping[str, BaseChatModel] | None = None) -> None:
+    def __init__(
+        self,
+        *,
+        model_factory: ModelFactory | None = None,
+        store_factory: StoreFactory | None = None,
+        tools_factory: ToolsFactory | None = None,
+        judge_fn: JudgeFn | None = None,
+        compressor_factory: CompressorFactory | None = None,
+        owns_stores: bool = True,
+        role_models: Mapping[str, BaseChatModel] | None = None,
+    ) -> None:
         self._model_factory = model_factory or _default_model
         self._store_factory = store_factory or _default_store
         self._tools_factory = tools_factory or _DefaultTools()
@@ -136,9 +146,15 @@ class Deps:
 
     def _copy(self, **changes: Any) -> Deps:
         """These Deps with some factories changed (the same models, tools and judge otherwise)."""
-        given = dict(model_factory=self._model_factory, store_factory=self._store_factory,
-                     tools_factory=self._tools_factory, judge_fn=self._judge, compressor_factory=self._compressor,
-                     owns_stores=self._owns_stores, role_models=self._role_models)
+        given = dict(
+            model_factory=self._model_factory,
+            store_factory=self._store_factory,
+            tools_factory=self._tools_factory,
+            judge_fn=self._judge,
+            compressor_factory=self._compressor,
+            owns_stores=self._owns_stores,
+            role_models=self._role_models,
+        )
         return Deps(**{**given, **changes})
 
     def with_memory_store(self, store: Any) -> Deps:
@@ -184,8 +200,10 @@ class Deps:
             return store, None
         path = context.resolved_data_dir()
         if not self._owns_stores:
-            return store, ("the memory folder of the store given to build_graph was removed while mia ran: "
-                           "its writes fail until its owner opens it again")
+            return store, (
+                "the memory folder of the store given to build_graph was removed while mia ran: "
+                "its writes fail until its owner opens it again"
+            )
         log.error("the memory folder under %s was removed while mia ran; opening a new store there", path)
         with self._lock:
             if self._stores.get(path) is store:
@@ -196,7 +214,8 @@ class Deps:
             log.debug("closing the lost store failed: %s", err)
         return self.memory_store(context), (
             f"the memory folder under {path} was removed while mia ran: a new, empty store was made there "
-            "(earlier memories and their log went with the old folder)")
+            "(earlier memories and their log went with the old folder)"
+        )
 
     def tools(self, context: Context, paragraphs: Sequence[dict] | None) -> list[BaseTool]:
         """The executor's tools for this question (the sandbox paragraphs when given)."""

@@ -16,8 +16,8 @@ from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
-from mia.graph.nodes.search_policy import (accepts_grammar, accepts_prefill, force_search, required_searches,
-                                          with_query)
+from mia.graph.nodes.planned_search import next_planned_call, planned_turn
+from mia.graph.nodes.search_policy import accepts_grammar, accepts_prefill, force_search, required_searches, with_query
 from mia.graph.images import load_image
 from mia.graph.prompts import render
 from mia.graph.prompts.builder import executor_messages, force_answer
@@ -53,15 +53,23 @@ def sees_image(model: Any, ctx: Context) -> bool:
     return bool(profile.get("image_inputs")) if isinstance(profile, dict) else False
 
 
-def initial_messages(state: State, ctx: Context, tools: list[Any], native: bool,
-                     image_block: dict[str, Any] | None = None) -> list[BaseMessage]:
+def initial_messages(
+    state: State, ctx: Context, tools: list[Any], native: bool, image_block: dict[str, Any] | None = None
+) -> list[BaseMessage]:
     """System prompt with the tools, then the question (with its image caption, and the image
     itself for a multimodal executor) with the plan (and, for trajectory-rag, the similar past
     trajectories): the shared prompt builder's executor prompt."""
     memories = (state.get("memory_text") or "") if ctx.memory_mode == "trajectory-rag" else ""
-    system, user = executor_messages(state["question"], state.get("plan") or "", tools, native, memories,
-                                     caption=given(state, "caption") or "", image_block=image_block,
-                                     plan_style=ctx.plan_style)
+    system, user = executor_messages(
+        state["question"],
+        (state.get("plan") or "") if ctx.plan_in_prompt else "",
+        tools,
+        native,
+        memories,
+        caption=given(state, "caption") or "",
+        image_block=image_block,
+        plan_style=ctx.plan_style,
+    )
     return [SystemMessage(content=system["content"]), HumanMessage(content=user["content"])]
 
 
@@ -75,7 +83,9 @@ def make_execute(deps: Deps):
         new: list[BaseMessage] = []
         if not history:
             image = given(state, "image")
-            block = load_image(image).content_block() if image not in (None, "", b"") and sees_image(model, ctx) else None
+            block = (
+                load_image(image).content_block() if image not in (None, "", b"") and sees_image(model, ctx) else None
+            )
             new = initial_messages(state, ctx, tools, native, block)
         conversation = history + new
 
@@ -86,6 +96,10 @@ def make_execute(deps: Deps):
             reason = "context"
         if reason:
             return forced_answer(model, conversation, new, reason)
+        planned = next_planned_call(state, ctx, tools)
+        if planned is not None:  # the plan's searches, made by the graph before the executor's turn
+            turn_update = planned_turn(planned, native)
+            return {**turn_update, "messages": new + turn_update["messages"]}
 
         bound = model.bind_tools(tools) if native else model
         names = tuple(t.name for t in tools) or ("search",)
@@ -98,8 +112,9 @@ def make_execute(deps: Deps):
         text = text_of(reply)
         if reply.tool_calls:  # native tool calling: the backend parsed the call; the same typed Turn
             call = reply.tool_calls[0]
-            turn = Turn("tool_call", think=text.strip(), content=text,
-                        call=ToolCall(call["name"], dict(call.get("args") or {})))
+            turn = Turn(
+                "tool_call", think=text.strip(), content=text, call=ToolCall(call["name"], dict(call.get("args") or {}))
+            )
             kept: AIMessage = AIMessage(content=text, tool_calls=[call], id=reply.id)
             call_id = call.get("id")
         else:
@@ -110,18 +125,32 @@ def make_execute(deps: Deps):
 
         warnings: list[str] = []
         if turn_kind in ("answer", "malformed") and done < needed:
-            forced_search = force_search(model, conversation, state["question"], tools, native, done, needed,
-                                         premature=AIMessage(content=text or "(empty reply)"))
+            forced_search = force_search(
+                model,
+                conversation,
+                state["question"],
+                tools,
+                native,
+                done,
+                needed,
+                premature=AIMessage(content=text or "(empty reply)"),
+            )
             usage = _add(usage, forced_search.usage)
             extra = "; ".join(forced_search.notes)
-            warnings.append(f"the executor {'answered' if turn_kind == 'answer' else 'wrote a malformed reply'} "
-                            f"after {done} of {needed} required searches: search forced by "
-                            f"{forced_search.how}{' (' + extra + ')' if extra else ''}")
+            warnings.append(
+                f"the executor {'answered' if turn_kind == 'answer' else 'wrote a malformed reply'} "
+                f"after {done} of {needed} required searches: search forced by "
+                f"{forced_search.how}{' (' + extra + ')' if extra else ''}"
+            )
             steps = [{"kind": "tool_call", "content": "", "tool": forced_search.tool, "args": forced_search.args}]
-            return {"usage": usage, "messages": new + forced_search.messages, "steps": steps,
-                    "last_turn": "tool_call", "warnings": warnings,
-                    "pending_tool": {"name": forced_search.tool, "args": forced_search.args,
-                                     "id": forced_search.call_id}}
+            return {
+                "usage": usage,
+                "messages": new + forced_search.messages,
+                "steps": steps,
+                "last_turn": "tool_call",
+                "warnings": warnings,
+                "pending_tool": {"name": forced_search.tool, "args": forced_search.args, "id": forced_search.call_id},
+            }
         if turn_kind == "tool_call":
             args, fell_back = with_query(tool, args, state["question"])
             if fell_back:  # the history shows the call that actually ran
@@ -142,12 +171,17 @@ def make_execute(deps: Deps):
                 forced["usage"] = _add(usage, forced["usage"])
                 return forced
             steps.append({"kind": "tool_call", "content": "", "tool": tool, "args": args})
-            update.update(messages=new + [kept], steps=steps, last_turn="tool_call",
-                          pending_tool={"name": tool, "args": args, "id": call_id})
+            update.update(
+                messages=new + [kept],
+                steps=steps,
+                last_turn="tool_call",
+                pending_tool={"name": tool, "args": args, "id": call_id},
+            )
         elif turn_kind == "answer":
             steps.append({"kind": "answer", "content": turn.answer})
-            update.update(messages=new + [kept], steps=steps, last_turn="answer", answer=turn.answer,
-                          stop_reason="answered")
+            update.update(
+                messages=new + [kept], steps=steps, last_turn="answer", answer=turn.answer, stop_reason="answered"
+            )
         else:
             retries = state.get("format_retries", 0) + 1
             if retries > ctx.max_format_retries:
@@ -156,8 +190,13 @@ def make_execute(deps: Deps):
                 forced["format_retries"] = retries
                 return forced
             ask = HumanMessage(content=render("executor", "malformed", error=turn.error))
-            update.update(messages=new + [kept, ask], steps=steps, last_turn="retry", format_retries=retries,
-                          warnings=warnings + [f"malformed executor reply ({turn.error})"])
+            update.update(
+                messages=new + [kept, ask],
+                steps=steps,
+                last_turn="retry",
+                format_retries=retries,
+                warnings=warnings + [f"malformed executor reply ({turn.error})"],
+            )
         return update
 
     return execute
@@ -169,10 +208,11 @@ def forced_answer(model: Any, conversation: list[BaseMessage], new: list[BaseMes
     if accepts_prefill(model):
         # In-process models continue an opened <answer>: a small model that was just shown a tool
         # result otherwise tends to start a <tool_response> of its own and stop with nothing.
-        reply, usage = invoke(model, conversation + [order], "executor", stop=TEXT_STOP + ["</answer>"],
-                              prefill=ANSWER_PREFILL)
+        reply, usage = invoke(
+            model, conversation + [order], "executor", stop=TEXT_STOP + ["</answer>"], prefill=ANSWER_PREFILL
+        )
         body = text_of(reply).split("</answer>")[0]
-        body = body[len(ANSWER_PREFILL):] if body.startswith(ANSWER_PREFILL) else body  # some backends echo it
+        body = body[len(ANSWER_PREFILL) :] if body.startswith(ANSWER_PREFILL) else body  # some backends echo it
         text = ANSWER_PREFILL + body + "</answer>"
     else:
         reply, usage = invoke(model, conversation + [order], "executor", stop=TEXT_STOP)
@@ -180,8 +220,15 @@ def forced_answer(model: Any, conversation: list[BaseMessage], new: list[BaseMes
     answer = extract_final_answer(text)
     kept = AIMessage(content=text)
     steps = [{"kind": "answer", "content": answer}]
-    return {"messages": new + [order, kept], "steps": steps, "usage": usage, "last_turn": "answer",
-            "answer": answer, "stop_reason": f"forced:{reason}", "pending_tool": None}
+    return {
+        "messages": new + [order, kept],
+        "steps": steps,
+        "usage": usage,
+        "last_turn": "answer",
+        "answer": answer,
+        "stop_reason": f"forced:{reason}",
+        "pending_tool": None,
+    }
 
 
 def _add(a: dict, b: dict) -> dict:

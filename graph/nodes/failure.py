@@ -75,7 +75,7 @@ def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, qu
 def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The steps since the last replan (the attempt just ended)."""
     last = max((i for i, s in enumerate(steps) if s.get("kind") == "replan"), default=-1)
-    return steps[last + 1:]
+    return steps[last + 1 :]
 
 
 __all__ = ["content_words", "unsupported", "restates_question", "shown_failure"]

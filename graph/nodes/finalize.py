@@ -23,8 +23,11 @@ def make_finalize(deps: Deps):
         ctx = Context.coerce(runtime.context)
         answer = drop_repeats(strip_prompt_echo((state.get("answer") or "").strip()))
         trajectory = build_trajectory({**state, "answer": answer}, ctx)
-        return {"answer": answer, "trajectory": trajectory.model_dump(mode="json"),
-                "stop_reason": state.get("stop_reason") or "answered"}
+        return {
+            "answer": answer,
+            "trajectory": trajectory.model_dump(mode="json"),
+            "stop_reason": state.get("stop_reason") or "answered",
+        }
 
     return finalize
 
@@ -39,10 +42,15 @@ def make_judge(deps: Deps):
             mode = "ground_truth" if gold else "reviewers"
         try:
             with count_usage() as counter:
-                verdict = deps.judge(model=deps.chat_model(ctx, "judge"), question=state["question"],
-                                     answer=state.get("answer") or "",
-                                     trace_text=trajectory.to_trace_text(include_judgement=False),
-                                     gold_answers=gold or None, mode=mode, config=ctx.judge_config())
+                verdict = deps.judge(
+                    model=deps.chat_model(ctx, "judge"),
+                    question=state["question"],
+                    answer=state.get("answer") or "",
+                    trace_text=trajectory.to_trace_text(include_judgement=False),
+                    gold_answers=gold or None,
+                    mode=mode,
+                    config=ctx.judge_config(),
+                )
             judgement = verdict_to_channel(verdict)  # the one codec: a malformed verdict is a failed judge
         except Exception as exc:  # the answer must survive a broken judge
             return {"judgement": None, "warnings": [f"judge failed: {type(exc).__name__}: {exc}"]}

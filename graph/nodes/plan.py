@@ -25,8 +25,12 @@ def to_messages(conversation: list[dict[str, str]]) -> list[BaseMessage]:
 def make_plan(deps: Deps):
     def plan(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        conversation = planner_messages(state["question"], state.get("memory_text") or "",
-                                        caption=given(state, "caption") or "", style=ctx.plan_style)
+        conversation = planner_messages(
+            state["question"],
+            state.get("memory_text") or "",
+            caption=given(state, "caption") or "",
+            style=ctx.plan_style,
+        )
         preset = (state.get("plan") or "").strip()
         if preset:
             conversation.append({"role": "assistant", "content": preset})

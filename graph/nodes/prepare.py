@@ -58,19 +58,26 @@ def make_prepare(deps: Deps):
         if not ctx.captioner_model and deps.given_model("captioner") is None:
             raise ImageQuestionError(
                 "this question has an image but no caption, and no vision model is configured: set "
-                "captioner_model (MIA_CAPTIONER_MODEL, or --captioner-model) or give a caption")
+                "captioner_model (MIA_CAPTIONER_MODEL, or --captioner-model) or give a caption"
+            )
         model = deps.chat_model(ctx, "captioner")
         if accepts_images(model) is False:
-            raise ImageQuestionError(f"the captioner model {ctx.captioner_model or type(model).__name__} does not accept images "
-                                     "(its LangChain profile says image_inputs: false)")
+            raise ImageQuestionError(
+                f"the captioner model {ctx.captioner_model or type(model).__name__} does not accept images "
+                "(its LangChain profile says image_inputs: false)"
+            )
         prompt = render("captioner", "user", question=question, max_words=CAPTION_WORDS)
-        messages = [SystemMessage(content=render("captioner", "system")),
-                    HumanMessage(content=[{"type": "text", "text": prompt}, img.content_block()])]
+        messages = [
+            SystemMessage(content=render("captioner", "system")),
+            HumanMessage(content=[{"type": "text", "text": prompt}, img.content_block()]),
+        ]
         reply, usage = invoke(model, messages, "captioner")
         raw = text_of(reply)
         text = truncate_words((strip_think(raw) or raw).strip(), CAPTION_WORDS)
         if not text:
-            raise ImageQuestionError(f"the captioner model {ctx.captioner_model or type(model).__name__} returned no caption")
+            raise ImageQuestionError(
+                f"the captioner model {ctx.captioner_model or type(model).__name__} returned no caption"
+            )
         inputs["caption"] = text
         update["usage"] = Overwrite({**update["usage"].value, "captioner": usage["captioner"]})
         return update

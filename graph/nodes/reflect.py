@@ -31,8 +31,9 @@ def make_reflect(deps: Deps):
         ctx = Context.coerce(runtime.context)
         if ctx.replan_when == "failure":
             return judge_by_failure(state)
-        trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
-                                                           include_judgement=False)
+        trace = build_trajectory(state, ctx).to_trace_text(
+            max_words_per_observation=ctx.max_observation_words, include_judgement=False
+        )
         conversation = list(state.get("planner_messages") or [])
         conversation.append({"role": "user", "content": reflection(trace)})
         reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner")
@@ -43,8 +44,13 @@ def make_reflect(deps: Deps):
         update: dict[str, Any] = {
             "planner_messages": conversation,
             "reflections": state.get("reflections", 0) + 1,
-            "steps": [{"kind": "reflection", "content": decision,
-                       **({"args": {"unclear": True, "raw": raw[:200]}} if verdict is None else {})}],
+            "steps": [
+                {
+                    "kind": "reflection",
+                    "content": decision,
+                    **({"args": {"unclear": True, "raw": raw[:200]}} if verdict is None else {}),
+                }
+            ],
             "usage": usage,
             "last_turn": "replan" if verdict else "accept",
         }
@@ -57,12 +63,14 @@ def make_reflect(deps: Deps):
 
 def judge_by_failure(state: State) -> dict[str, Any]:
     """Reflection without a model call: replan only on a failure the trace shows (mia.graph.nodes.failure)."""
-    failure = shown_failure(list(state.get("steps") or []), state.get("answer") or "", state.get("stop_reason") or "",
-                            state["question"])
+    failure = shown_failure(
+        list(state.get("steps") or []), state.get("answer") or "", state.get("stop_reason") or "", state["question"]
+    )
     return {
         "reflections": state.get("reflections", 0) + 1,
-        "steps": [{"kind": "reflection", "content": "yes" if failure else "no",
-                   "args": {"failure": failure or NO_FAILURE}}],
+        "steps": [
+            {"kind": "reflection", "content": "yes" if failure else "no", "args": {"failure": failure or NO_FAILURE}}
+        ],
         "last_turn": "replan" if failure else "accept",
     }
 
@@ -80,8 +88,9 @@ def make_replan(deps: Deps):
         conversation = list(state.get("planner_messages") or [])
         failure = shown_in_reflection(state.get("steps") or [])
         if failure:  # the trace and its failure are the request (replan_when "failure")
-            trace = build_trajectory(state, ctx).to_trace_text(max_words_per_observation=ctx.max_observation_words,
-                                                               include_judgement=False)
+            trace = build_trajectory(state, ctx).to_trace_text(
+                max_words_per_observation=ctx.max_observation_words, include_judgement=False
+            )
             request = failure_replan_request(trace, failure, state["question"])
         else:
             request = replan_request(state["question"])
@@ -90,7 +99,9 @@ def make_replan(deps: Deps):
         raw = text_of(reply)
         text = served_plan(raw, state["question"])
         conversation.append({"role": "assistant", "content": text})
-        if ctx.drop_repeated_replan and adds_nothing(text, state.get("plan") or "", searches_made(state.get("steps") or [])):
+        if ctx.drop_repeated_replan and adds_nothing(
+            text, state.get("plan") or "", searches_made(state.get("steps") or [])
+        ):
             return {
                 "planner_messages": conversation,
                 "replans": state.get("replans", 0) + 1,
@@ -118,4 +129,3 @@ def make_replan(deps: Deps):
         }
 
     return replan
-

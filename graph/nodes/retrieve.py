@@ -5,6 +5,7 @@ the reset that the first node (prepare) applies; `close_question` ends every run
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from langchain_core.messages import RemoveMessage
@@ -24,21 +25,38 @@ def fresh_question_state(state: State | None = None) -> dict[str, Any]:
     input alone (ephemeral channels, see `InputState`); a plan still equal to the one the thread
     last used is left over, not a preset for this question, even when that run raised midway: the
     planner and `prepare` record every plan they use in `closed_plan` as they go."""
-    state = state or {}
-    plan = state.get("plan")
-    stale_plan = bool(plan) and plan == state.get("closed_plan")
+    current: Mapping[str, Any] = state or {}
+    plan = current.get("plan")
+    stale_plan = bool(plan) and plan == current.get("closed_plan")
     return {
         "plan": None if stale_plan else plan,
         "closed_plan": None if stale_plan else plan,
-        "inputs": {"gold_answers": state.get("gold_answers"), "paragraphs": state.get("paragraphs"),
-                   "caption": state.get("caption"), "image": state.get("image")},
+        "inputs": {
+            "gold_answers": current.get("gold_answers"),
+            "paragraphs": current.get("paragraphs"),
+            "caption": current.get("caption"),
+            "image": current.get("image"),
+        },
         "messages": [RemoveMessage(id=REMOVE_ALL_MESSAGES)],
         "steps": Overwrite([]),
         "usage": Overwrite({role: {"calls": 0, "input_tokens": 0, "output_tokens": 0} for role in ROLES}),
-        "memory_text": "", "used_memory_ids": [], "memories": [], "planner_messages": [], "replan": "",
-        "pending_tool": None, "tool_calls": 0, "format_retries": 0, "replans": 0, "reflections": 0,
-        "last_turn": "", "answer": "", "stop_reason": "", "trajectory": {},
-        "judgement": None, "memory_id": None, "warnings": Overwrite([]),
+        "memory_text": "",
+        "used_memory_ids": [],
+        "memories": [],
+        "planner_messages": [],
+        "replan": "",
+        "pending_tool": None,
+        "tool_calls": 0,
+        "format_retries": 0,
+        "replans": 0,
+        "reflections": 0,
+        "last_turn": "",
+        "answer": "",
+        "stop_reason": "",
+        "trajectory": {},
+        "judgement": None,
+        "memory_id": None,
+        "warnings": Overwrite([]),
     }
 
 
@@ -61,14 +79,21 @@ def make_retrieve_memory(deps: Deps):
                 update["warnings"] = [lost]
             if ctx.memory_mode == "mia":
                 extra = {"caption": caption, "caption_weight": ctx.caption_weight} if caption else {}
-                got = store.retrieve(state["question"], namespace=ctx.namespace, k_pos=ctx.k_pos, k_neg=ctx.k_neg,
-                                     min_similarity=ctx.min_similarity, **extra)
+                got = store.retrieve(
+                    state["question"],
+                    namespace=ctx.namespace,
+                    k_pos=ctx.k_pos,
+                    k_neg=ctx.k_neg,
+                    min_similarity=ctx.min_similarity,
+                    **extra,
+                )
                 update["memory_text"] = render_memories(got, ctx.memory_style)
                 update["used_memory_ids"] = list(got.ids)
                 update["memories"] = [m.shown() for m in list(got.positives) + list(got.negatives)]
             else:
-                found = store.search_trajectories(state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg,
-                                                  min_similarity=ctx.min_similarity)
+                found = store.search_trajectories(
+                    state["question"], ctx.namespace, ctx.k_pos + ctx.k_neg, min_similarity=ctx.min_similarity
+                )
                 update["memory_text"] = render_trajectories(found, max_words=300)
                 # shown, not credited: used_memory_ids stays for the workflows whose stats a verdict updates
                 update["memories"] = [t.shown() for t in found]

@@ -72,8 +72,16 @@ class ForcedSearch:
     notes: list[str] = field(default_factory=list)
 
 
-def force_search(model: Any, conversation: list[BaseMessage], question: str, tools: list[Any],
-                 native: bool, done: int, needed: int, premature: AIMessage | None = None) -> ForcedSearch:
+def force_search(
+    model: Any,
+    conversation: list[BaseMessage],
+    question: str,
+    tools: list[Any],
+    native: bool,
+    done: int,
+    needed: int,
+    premature: AIMessage | None = None,
+) -> ForcedSearch:
     """Re-ask the executor so that its turn is a search call (see the module docstring).
 
     `premature` (the reply that answered too early) stays in the history only when a corrective
@@ -90,8 +98,9 @@ def force_search(model: Any, conversation: list[BaseMessage], question: str, too
             args = {"query_list": [question.strip()]} if name == "search" else args
         call_id = (call or {}).get("id") or f"call_{uuid.uuid4().hex[:24]}"
         kept = AIMessage(content=text_of(reply), tool_calls=[{"name": name, "args": args, "id": call_id}])
-        return ForcedSearch([kept], name, args, call_id, usage, "tool_choice",
-                            ["question used as the query"] if fell_back else [])
+        return ForcedSearch(
+            [kept], name, args, call_id, usage, "tool_choice", ["question used as the query"] if fell_back else []
+        )
 
     extra: list[BaseMessage] = []
     if accepts_prefill(model):
@@ -102,8 +111,10 @@ def force_search(model: Any, conversation: list[BaseMessage], question: str, too
             text = prefill + text
         how = "prefill"
     else:
-        extra = [*([premature] if premature is not None else []),
-                 HumanMessage(content=render("executor", "must_search", done=done, needed=needed))]
+        extra = [
+            *([premature] if premature is not None else []),
+            HumanMessage(content=render("executor", "must_search", done=done, needed=needed)),
+        ]
         reply, usage = invoke(model, conversation + extra, "executor", stop=FORCED_STOP)
         text = text_of(reply)
         how = "message"
@@ -115,5 +126,6 @@ def force_search(model: Any, conversation: list[BaseMessage], question: str, too
         tool, args, fell_back = name, {"query_list": [question.strip()]}, True
     think = f"<think>{turn.think}</think>\n" if turn.think else ""
     kept = AIMessage(content=think + render_call(tool, args))
-    return ForcedSearch(extra + [kept], tool, args, None, usage, how,
-                        ["question used as the query"] if fell_back else [])
+    return ForcedSearch(
+        extra + [kept], tool, args, None, usage, how, ["question used as the query"] if fell_back else []
+    )

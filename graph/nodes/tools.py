@@ -31,11 +31,15 @@ def run_tool(tools: list[Any], name: str, args: dict[str, Any]) -> ToolRun:
     by_name = {t.name: t for t in tools}
     tool = by_name.get(name)
     if tool is None:
-        return ToolRun(f"Error: there is no tool named {name!r}. Available tools: {', '.join(by_name) or 'none'}.", False)
+        return ToolRun(
+            f"Error: there is no tool named {name!r}. Available tools: {', '.join(by_name) or 'none'}.", False
+        )
     try:
         result = tool.invoke({"name": name, "args": args, "id": "mia-tool-call", "type": "tool_call"})
     except Exception as exc:  # tools are outside code: report, do not crash
-        return ToolRun(f"Error: the tool {name!r} failed ({type(exc).__name__}: {exc}). Try different arguments.", False)
+        return ToolRun(
+            f"Error: the tool {name!r} failed ({type(exc).__name__}: {exc}). Try different arguments.", False
+        )
     artifact = getattr(result, "artifact", None)
     sources = artifact.get("sources") if isinstance(artifact, dict) else None
     if not isinstance(result, str):
@@ -53,7 +57,9 @@ def split_queries(args: dict[str, Any], hold: Callable[[str], bool]) -> tuple[di
     return ({**args, "query_list": [q for q in queries if not hold(str(q))]} if held else args), held
 
 
-def drop_repeated_queries(args: dict[str, Any], earlier_steps: list[dict[str, Any]]) -> tuple[dict[str, Any], list[str]]:
+def drop_repeated_queries(
+    args: dict[str, Any], earlier_steps: list[dict[str, Any]]
+) -> tuple[dict[str, Any], list[str]]:
     """A search call's arguments without the queries this episode already ran (Context.repeated_search
     "cached"), and those queries. Their results are in the executor's context already: running
     them again costs a tool call's tokens and shows nothing new."""
@@ -61,8 +67,9 @@ def drop_repeated_queries(args: dict[str, Any], earlier_steps: list[dict[str, An
     return split_queries(args, lambda q: query_key(q) in done)
 
 
-def held_back(args: dict[str, Any], earlier_steps: list[dict[str, Any]], ctx: Context,
-              plan: str) -> tuple[dict[str, Any], list[str]]:
+def held_back(
+    args: dict[str, Any], earlier_steps: list[dict[str, Any]], ctx: Context, plan: str
+) -> tuple[dict[str, Any], list[str]]:
     """The call's arguments without the queries it should not run, and a note for each kind held
     back: a hop plan's unfilled placeholder ("#1 father" finds nothing about the father; the executor
     is told to fill it, which is the next hop) and, with repeated_search "cached", a query already run."""

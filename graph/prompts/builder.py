@@ -50,12 +50,19 @@ def render_memories(retrieved: Any, style: str = MEMORY_STYLE) -> str:
                 names = question_names(question)
                 question, workflow = strategy_view(workflow, question)
                 feedback = placeholders(feedback, names)
-            lines.append(render(
-                "memory", "item", i=i, modality="image-text" if caption else "text-only",
-                judgement=outcome, question=escape_untrusted(question),
-                caption_line=caption_line(caption),
-                feedback_line=p["feedback_line"].format(feedback=escape_untrusted(feedback)) if feedback else "",
-                workflow=escape_untrusted(workflow)))
+            lines.append(
+                render(
+                    "memory",
+                    "item",
+                    i=i,
+                    modality="image-text" if caption else "text-only",
+                    judgement=outcome,
+                    question=escape_untrusted(question),
+                    caption_line=caption_line(caption),
+                    feedback_line=p["feedback_line"].format(feedback=escape_untrusted(feedback)) if feedback else "",
+                    workflow=escape_untrusted(workflow),
+                )
+            )
     return "\n".join(lines)
 
 
@@ -65,23 +72,38 @@ def render_trajectories(found: Any, max_words: int) -> str:
     for i, item in enumerate(found or [], 1):
         traj = item[0] if isinstance(item, tuple) else getattr(item, "trajectory", item)
         trace = traj.to_trace_text(max_words_per_observation=64) if hasattr(traj, "to_trace_text") else str(traj)
-        items.append(render("memory", "trajectory_item", i=i, question=escape_untrusted(getattr(traj, "question", "")),
-                            judgement=getattr(traj, "outcome", "unknown"),
-                            trace=escape_untrusted(truncate_words(trace, max_words))))
+        items.append(
+            render(
+                "memory",
+                "trajectory_item",
+                i=i,
+                question=escape_untrusted(getattr(traj, "question", "")),
+                judgement=getattr(traj, "outcome", "unknown"),
+                trace=escape_untrusted(truncate_words(trace, max_words)),
+            )
+        )
     return "\n".join(items)
 
 
-def planner_messages(question: str, memories: str = "", max_words: int = PLAN_WORDS,
-                     caption: str = "", style: str = PLAN_STYLE) -> list[Message]:
+def planner_messages(
+    question: str, memories: str = "", max_words: int = PLAN_WORDS, caption: str = "", style: str = PLAN_STYLE
+) -> list[Message]:
     """The planner's prompt for one question (with its image caption, if any); `memories` is the
     rendered memory block (empty: the cold-start block); `style` hops or paper (Context.plan_style)."""
     return [
         {"role": "system", "content": render("planner", "system")},
-        {"role": "user", "content": render("planner", "plan_hops" if style == "hops" else "plan",
-                                           **({"example": hops_example(question)} if style == "hops" else {}),
-                                           memories=memories.strip() or render_memories(None),
-                                           max_words=max_words, question=question,
-                                           caption_line=caption_line(caption))},
+        {
+            "role": "user",
+            "content": render(
+                "planner",
+                "plan_hops" if style == "hops" else "plan",
+                **({"example": hops_example(question)} if style == "hops" else {}),
+                memories=memories.strip() or render_memories(None),
+                max_words=max_words,
+                question=question,
+                caption_line=caption_line(caption),
+            ),
+        },
     ]
 
 
@@ -103,22 +125,37 @@ def answer_line(question: str) -> str:
     return "\n" + render("executor", "yes_no_line") if is_yes_no_question(question) else ""
 
 
-def executor_messages(question: str, plan: str = "", tools: Sequence[Any] = (), native: bool = False,
-                      memories: str = "", caption: str = "",
-                      image_block: dict[str, Any] | None = None, plan_style: str = PLAN_STYLE) -> list[dict[str, Any]]:
+def executor_messages(
+    question: str,
+    plan: str = "",
+    tools: Sequence[Any] = (),
+    native: bool = False,
+    memories: str = "",
+    caption: str = "",
+    image_block: dict[str, Any] | None = None,
+    plan_style: str = PLAN_STYLE,
+) -> list[dict[str, Any]]:
     """The executor's prompt: the system prompt (with the tool schemas in the text protocol),
     then the question (with its image caption, the form its answer takes, and the
     image itself as a content block for a multimodal executor), the plan and, for trajectory-rag,
     past trajectories."""
     tools_text = render("executor", "tools", tool_lines=tool_schema_lines(tools)) if tools and not native else ""
     plan, memories = plan.strip(), memories.strip()
-    user = render("executor", "question", question=question, caption_line=caption_line(caption),
-                  answer_line=answer_line(question),
-                  plan_block=render("executor", "plan_block_hops" if plan_style == "hops" else "plan_block",
-                                    plan=plan) + "\n" if plan else "",
-                  memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "")
-    return [{"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},
-            {"role": "user", "content": [{"type": "text", "text": user}, image_block] if image_block else user}]
+    user = render(
+        "executor",
+        "question",
+        question=question,
+        caption_line=caption_line(caption),
+        answer_line=answer_line(question),
+        plan_block=render("executor", "plan_block_hops" if plan_style == "hops" else "plan_block", plan=plan) + "\n"
+        if plan
+        else "",
+        memory_block=render("executor", "memory_block", memories=memories) + "\n" if memories else "",
+    )
+    return [
+        {"role": "system", "content": render("executor", "system_native" if native else "system", tools=tools_text)},
+        {"role": "user", "content": [{"type": "text", "text": user}, image_block] if image_block else user},
+    ]
 
 
 def reflection(trace: str) -> str:
@@ -134,8 +171,9 @@ def replan_request(question: str, max_words: int = REPLAN_WORDS) -> str:
 def failure_replan_request(trace: str, reason: str, question: str, max_words: int = REPLAN_WORDS) -> str:
     """The planner's turn that asks for a supplementary plan after a failure the trace shows
     (Context.replan_when "failure"): the trajectory, escaped in its fence, and the failure."""
-    return render("planner", "failure", trace=escape_untrusted(trace), reason=reason, question=question,
-                  max_words=max_words)
+    return render(
+        "planner", "failure", trace=escape_untrusted(trace), reason=reason, question=question, max_words=max_words
+    )
 
 
 def replan_message(replan: str) -> str:

@@ -19,14 +19,14 @@ from collections.abc import Sequence
 
 # JSON values (RFC 8259, without exponents) and bounded whitespace: llama.cpp's grammar engine
 # keeps every partial parse alive, so unbounded whitespace would let a model pad forever.
-_JSON_RULES = r'''
+_JSON_RULES = r"""
 value ::= object | array | string | number | "true" | "false" | "null"
 object ::= "{" ws ( string ws ":" ws value ( ws "," ws string ws ":" ws value )* )? ws "}"
 array ::= "[" ws ( value ( ws "," ws value )* )? ws "]"
 string ::= "\"" ( [^"\\\x00-\x1f] | "\\" ["\\/bfnrt] | "\\u" [0-9a-fA-F]{4} )* "\""
 number ::= "-"? [0-9]+ ( "." [0-9]+ )?
 ws ::= [ \t\n]{0,4}
-'''
+"""
 
 
 def _literal(text: str) -> str:

@@ -96,7 +96,7 @@ def json_values(text: str, *, want: type | None = dict) -> Iterator[Any]:
             value = None
             if not too_deep:
                 try:
-                    value = _repair(source[pos:min(end, pos + MAX_JSON_CHARS)])
+                    value = _repair(source[pos : min(end, pos + MAX_JSON_CHARS)])
                 except JSONRepairError:
                     value = None
             found = value is not None and (want is None or isinstance(value, want))

@@ -40,10 +40,17 @@ from mia.memory.compression import step_text
 from mia.memory.trajectory import TRACE_LABELS
 
 _ENDS = [TRACE_LABELS[key] for key in ("question", "plan", "final_answer", "tool_call", "tool_result")]
-PLAN_STOP = ["\n" + TRACE_LABELS["question"], "\n" + TRACE_LABELS["round"] + " ", "\n" + TRACE_LABELS["tool_call"],
-             "\n" + TRACE_LABELS["tool_result"]]
-_OVERRUN = re.compile(r"(?im)^[ \t]*(" + "|".join([re.escape(TRACE_LABELS["round"]) + r" \d+\b"]
-                                                   + [re.escape(label) for label in _ENDS]) + ")")
+PLAN_STOP = [
+    "\n" + TRACE_LABELS["question"],
+    "\n" + TRACE_LABELS["round"] + " ",
+    "\n" + TRACE_LABELS["tool_call"],
+    "\n" + TRACE_LABELS["tool_result"],
+]
+_OVERRUN = re.compile(
+    r"(?im)^[ \t]*("
+    + "|".join([re.escape(TRACE_LABELS["round"]) + r" \d+\b"] + [re.escape(label) for label in _ENDS])
+    + ")"
+)
 
 
 _HOP_REF = re.compile(r"#\d+(?!\w)")
@@ -54,6 +61,26 @@ def unfilled_hop(query: str) -> bool:
     searched the plan's step before filling it with the fact the earlier hop found. On the final
     HotpotQA split 18 of `default`'s 100 searches did (results/ladder/README.md)."""
     return bool(_HOP_REF.search(query))
+
+
+_QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d')
+
+
+def plan_queries(plan: str, question: str = "") -> list[str]:
+    """The concrete queries of a plan's search steps, in order: the quoted text of each line that
+    says "search", without a query that still holds a hop placeholder (`unfilled_hop`), the
+    question itself, or a repeat (`query_key`)."""
+    seen = {query_key(question)} if question else set()
+    out = []
+    for line in (plan or "").splitlines():
+        if "search" not in line.lower():
+            continue
+        for match in _QUOTED.finditer(line):
+            query = " ".join((match.group(1) or match.group(2)).split())
+            if query and not unfilled_hop(query) and (key := query_key(query)) not in seen:
+                seen.add(key)
+                out.append(query)
+    return out
 
 
 def _step_key(line: str) -> str:
@@ -95,9 +122,12 @@ def drop_guessed_answer(plan: str, question: str) -> str:
     if not options:
         return plan
     names = "|".join(re.escape(option) for option in options)
-    decided = re.compile(r"\b(?:is|was|are|were)\s+(?:the\s+film\s+|the\s+one\s+)?[\"'*]*(?:" + names + r")\b"
-                         # or an option as the subject: '"Hold Back The Night" has the director who died earlier.'
-                         r"|^[\s\-*\d.:]*[\"'*]*(?:" + names + r")[\"'*]*\s+(?:is|was|has|had)\b", re.IGNORECASE)
+    decided = re.compile(
+        r"\b(?:is|was|are|were)\s+(?:the\s+film\s+|the\s+one\s+)?[\"'*]*(?:" + names + r")\b"
+        # or an option as the subject: '"Hold Back The Night" has the director who died earlier.'
+        r"|^[\s\-*\d.:]*[\"'*]*(?:" + names + r")[\"'*]*\s+(?:is|was|has|had)\b",
+        re.IGNORECASE,
+    )
     kept_lines = []
     for line in plan.splitlines():
         sentences = _SENTENCES.split(line)

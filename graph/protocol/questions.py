@@ -25,8 +25,7 @@ MAX_QUESTION_CHARS = 2_000
 _BY_COMMA = re.compile(r"^(?P<head>[^,]*),\s*(?P<a>.+?)\s+or\s+(?P<b>.+)\?$")
 _BY_COLON = re.compile(r"^(?P<head>[^:]*):\s*(?P<a>.+?)\s+or\s+(?P<b>.+)\?$")
 _GOES_ON = re.compile(r"^(.+?),\s+(?=[a-z])")
-_AUXILIARY = re.compile(r"^(?:are|is|was|were|do|does|did|has|have|had|can|could|will|would|should)\b",
-                        re.IGNORECASE)
+_AUXILIARY = re.compile(r"^(?:are|is|was|were|do|does|did|has|have|had|can|could|will|would|should)\b", re.IGNORECASE)
 _WH = re.compile(r"^(?:which|who|whose|what|where|when|how)\b", re.IGNORECASE)
 
 

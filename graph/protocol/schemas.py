@@ -22,8 +22,10 @@ def tool_schema(tool: Any) -> dict[str, Any]:
         schema = convert_to_openai_tool(tool)["function"].get("parameters") or schema
     except Exception:  # noqa: BLE001, S110 - a tool without a pydantic schema: its args are the schema
         pass
-    return {"type": "function",
-            "function": {"name": tool.name, "description": getattr(tool, "description", ""), "parameters": schema}}
+    return {
+        "type": "function",
+        "function": {"name": tool.name, "description": getattr(tool, "description", ""), "parameters": schema},
+    }
 
 
 def tool_schema_lines(tools: Sequence[Any]) -> str:

@@ -14,7 +14,10 @@ from typing import NamedTuple
 from mia.graph.protocol.text import bounded
 
 TAG_NAMES = ("think", "tool_call", "answer", "tool_response")
-_TAG = re.compile(r"<[ \t]*(/?)[ \t]*(think|tool_call|answer|tool_response)[ \t]*>", re.IGNORECASE)
+TAG_PATTERN = re.compile(r"<[ \t]*(/?)[ \t]*(think|tool_call|answer|tool_response)[ \t]*>", re.IGNORECASE)
+"""One protocol tag: group 1 is "/" on a closing tag, group 2 the name (also read by `mia ask`'s
+streamed text, app/commands/live_text.py)."""
+_TAG = TAG_PATTERN
 
 
 class Tag(NamedTuple):
@@ -50,11 +53,11 @@ def split_think(text: str) -> tuple[str, str]:
     close = _first(found, "think", True)
     if close and (not open_ or open_.start < close.start):
         start = open_.end if open_ else 0
-        return text[start:close.start].strip(), (text[: open_.start] if open_ else "") + text[close.end:]
+        return text[start : close.start].strip(), (text[: open_.start] if open_ else "") + text[close.end :]
     if open_:
         nxt = next((t for t in found if t.start >= open_.end and t.name != "think"), None)
         end = nxt.start if nxt else len(text)
-        return text[open_.end:end].strip(), text[: open_.start] + text[end:]
+        return text[open_.end : end].strip(), text[: open_.start] + text[end:]
     return "", text
 
 
@@ -68,7 +71,7 @@ def after_last_think(text: str) -> str:
     decision or a judge's reply; complete <think> blocks before it are dropped with it."""
     text = bounded(text or "")
     closes = [t for t in tags(text) if t.name == "think" and t.closing]
-    return text[closes[-1].end:].strip() if closes else text.strip()
+    return text[closes[-1].end :].strip() if closes else text.strip()
 
 
 def tagged(text: str, name: str) -> tuple[str, int, int] | None:
@@ -79,10 +82,10 @@ def tagged(text: str, name: str) -> tuple[str, int, int] | None:
         return None
     close = _first(found, name, True, open_.end)
     if close:
-        return text[open_.end:close.start], open_.start, close.end
+        return text[open_.end : close.start], open_.start, close.end
     nxt = next((t for t in found if t.start >= open_.end), None)
     end = nxt.start if nxt else len(text)
-    return text[open_.end:end], open_.start, end
+    return text[open_.end : end], open_.start, end
 
 
 def closed_blocks(text: str, name: str) -> list[str]:
@@ -94,7 +97,7 @@ def closed_blocks(text: str, name: str) -> list[str]:
         if not t.closing and open_at < 0:
             open_at = t.end
         elif t.closing and open_at >= 0:
-            out.append(text[open_at:t.start])
+            out.append(text[open_at : t.start])
             open_at = -1
     return out
 
@@ -114,7 +117,7 @@ def remove_blocks(text: str, names: tuple[str, ...]) -> str:
         if open_tag is None and not t.closing:
             open_tag = t
         elif open_tag is not None and t.closing and t.name == open_tag.name:
-            out.append(text[pos:open_tag.start] + " ")
+            out.append(text[pos : open_tag.start] + " ")
             pos, open_tag = t.end, None
     out.append(text[pos:])
     return "".join(out)

@@ -60,5 +60,13 @@ def estimate_tokens(text: str) -> int:
     return len(text) // 4 + 1
 
 
-__all__ = ["MAX_TEXT_CHARS", "bounded", "clean_text", "clean_value", "drop_repeats", "escape_untrusted", "estimate_tokens",
-           "truncate_words"]  # truncate_words and the cleaning: their one definitions live in mia.memory
+__all__ = [
+    "MAX_TEXT_CHARS",
+    "bounded",
+    "clean_text",
+    "clean_value",
+    "drop_repeats",
+    "escape_untrusted",
+    "estimate_tokens",
+    "truncate_words",
+]  # truncate_words and the cleaning: their one definitions live in mia.memory

@@ -42,7 +42,9 @@ TurnKind = Literal["tool_call", "answer", "malformed"]
 _NAME_KEYS = ("name", "tool", "tool_name")
 _ARG_KEYS = ("arguments", "args", "parameters", "input")
 _QUERY_KEYS = ("query_list", "query", "queries")
-_ANSWER_LINE = re.compile(r"\b(?:final[ \t]+answer|answer)(?:\*\*)?[ \t]*[:：][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE)
+_ANSWER_LINE = re.compile(
+    r"\b(?:final[ \t]+answer|answer)(?:\*\*)?[ \t]*[:：][ \t]*(.*)$", re.IGNORECASE | re.MULTILINE
+)
 
 
 @dataclass(frozen=True)
@@ -110,8 +112,12 @@ def read_call(value: Any, *, repair: bool = True) -> ToolCall:
         except JSONRepairError:
             return ToolCall(name, None, "the arguments are not valid JSON", raw_arguments=text)
     if name is None:
-        return ToolCall(None, args if isinstance(args, dict) else None, "the tool call has no 'name'",
-                        raw_arguments=None if isinstance(args, dict) else args)
+        return ToolCall(
+            None,
+            args if isinstance(args, dict) else None,
+            "the tool call has no 'name'",
+            raw_arguments=None if isinstance(args, dict) else args,
+        )
     if not isinstance(args, dict):
         return ToolCall(name, None, "arguments must be an object", raw_arguments=args)
     return ToolCall(name, args)
@@ -222,11 +228,11 @@ def _located_answer(text: str | None) -> str:
     if not text:
         return ""
     closes = [t for t in tags(text) if t.name == "think" and t.closing]
-    tail = text[closes[-1].end:] if closes else text
+    tail = text[closes[-1].end :] if closes else text
     answer_tags = [t for t in tags(tail) if t.name == "answer"]
     opens = [t for t in answer_tags if not t.closing]
     if opens and not any(t.closing and t.start > opens[-1].start for t in answer_tags):
-        unclosed = _squash(remove_tags(tail[opens[-1].end:]))
+        unclosed = _squash(remove_tags(tail[opens[-1].end :]))
         if unclosed:
             return unclosed
     found = closed_blocks(tail, "answer")
@@ -275,7 +281,7 @@ def parse(text: str | None, *, strict: bool = False, tool_names: tuple[str, ...]
     visible = remove_tags(rest).strip()
     if "{" in visible:  # a bare JSON object: a tool call or {"answer": ...}
         try:
-            value = lenient_json(visible[visible.find("{"):])
+            value = lenient_json(visible[visible.find("{") :])
         except JSONRepairError:
             value = None
         if isinstance(value, dict) and isinstance(value.get("answer"), (str, int, float)) and "name" not in value:

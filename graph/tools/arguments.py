@@ -25,24 +25,29 @@ def query_list(args: Mapping[str, Any], tool: str = "search", max_queries: int =
     present = present or [key for key in QUERY_KEYS if key in args and args[key] is not None]
     if not present:
         got = ", ".join(sorted(map(str, args))) or "no arguments"
-        raise ToolArgumentError(f"Error: {tool} needs \"query_list\", a list of complete search queries "
-                                f"(got {got}). Call it like {example}")
+        raise ToolArgumentError(
+            f'Error: {tool} needs "query_list", a list of complete search queries (got {got}). Call it like {example}'
+        )
     value = args[present[0]]
     if isinstance(value, str):
         value = [value]
     if not isinstance(value, (list, tuple)):
-        raise ToolArgumentError(f"Error: \"{present[0]}\" must be a list of query strings, got "
-                                f"{type(value).__name__} {value!r:.80}. Call it like {example}")
+        raise ToolArgumentError(
+            f'Error: "{present[0]}" must be a list of query strings, got '
+            f"{type(value).__name__} {value!r:.80}. Call it like {example}"
+        )
     queries: list[str] = []
     for item in value:
         if isinstance(item, (int, float)) and not isinstance(item, bool):
             item = str(item)
         if not isinstance(item, str):
-            raise ToolArgumentError(f"Error: every query must be a string, got {type(item).__name__} "
-                                    f"{item!r:.80}. Call it like {example}")
+            raise ToolArgumentError(
+                f"Error: every query must be a string, got {type(item).__name__} {item!r:.80}. Call it like {example}"
+            )
         if item.strip():
             queries.append(" ".join(item.split()))
     if not queries:
-        raise ToolArgumentError(f"Error: \"{present[0]}\" is empty; give at least one complete query. "
-                                f"Call it like {example}")
+        raise ToolArgumentError(
+            f'Error: "{present[0]}" is empty; give at least one complete query. Call it like {example}'
+        )
     return queries[:max_queries]

@@ -93,9 +93,18 @@ class Corpus:
     """A searchable set of paragraphs. Build with `Corpus.build`, `corpus_from_paragraphs`,
     `load_corpus` or `load_demo_corpus`; search with `search(queries, k)`."""
 
-    def __init__(self, paragraphs: list[Paragraph], embeddings: np.ndarray, bm25: Any, *, name: str,
-                 digest: str, index_source: IndexSource, index_path: Path | None = None,
-                 min_relevance: float | None = None) -> None:
+    def __init__(
+        self,
+        paragraphs: list[Paragraph],
+        embeddings: np.ndarray,
+        bm25: Any,
+        *,
+        name: str,
+        digest: str,
+        index_source: IndexSource,
+        index_path: Path | None = None,
+        min_relevance: float | None = None,
+    ) -> None:
         self.paragraphs = paragraphs
         self.embeddings = embeddings
         self.bm25 = bm25
@@ -113,8 +122,15 @@ class Corpus:
 
     # ------------------------------------------------------------------ building
     @classmethod
-    def build(cls, paragraphs: Iterable[Mapping[str, Any]], *, name: str = "corpus", cache: bool = True,
-              data_dir: str | Path | None = None, progress: bool | None = None) -> Corpus:
+    def build(
+        cls,
+        paragraphs: Iterable[Mapping[str, Any]],
+        *,
+        name: str = "corpus",
+        cache: bool = True,
+        data_dir: str | Path | None = None,
+        progress: bool | None = None,
+    ) -> Corpus:
         """Index paragraphs, or reload their index from `$MIA_DATA_DIR/index/<name>-<hash>/`.
 
         `cache=False` keeps everything in memory (sandbox corpora). A corrupt cache folder is
@@ -130,10 +146,17 @@ class Corpus:
         return cls.load_or_build(name, digest, lambda: paras, data_dir=data_dir, progress=progress, known=paras)
 
     @classmethod
-    def load_or_build(cls, name: str, digest: str, source: Callable[[], Iterable[Mapping[str, Any]]], *,
-                      data_dir: str | Path | None = None, progress: bool | None = None,
-                      known: list[Paragraph] | None = None,
-                      precomputed: Callable[[list[Paragraph]], np.ndarray | None] | None = None) -> Corpus:
+    def load_or_build(
+        cls,
+        name: str,
+        digest: str,
+        source: Callable[[], Iterable[Mapping[str, Any]]],
+        *,
+        data_dir: str | Path | None = None,
+        progress: bool | None = None,
+        known: list[Paragraph] | None = None,
+        precomputed: Callable[[list[Paragraph]], np.ndarray | None] | None = None,
+    ) -> Corpus:
         """The cached index `<name>-<digest>` if it loads, else index `source()` and cache it.
 
         `digest` must change whenever the paragraphs do; callers that can name their content
@@ -147,8 +170,15 @@ class Corpus:
                 loaded = index_cache.load(folder, with_paragraphs=known is None)
                 # The cache stores normalised paragraphs (and load checked their count).
                 paras = known if known is not None else loaded.paragraphs or []
-                return cls(paras, loaded.embeddings, loaded.bm25, name=name, digest=digest,
-                           index_source="cache", index_path=folder)
+                return cls(
+                    paras,
+                    loaded.embeddings,
+                    loaded.bm25,
+                    name=name,
+                    digest=digest,
+                    index_source="cache",
+                    index_path=folder,
+                )
             except index_cache.CorruptIndexError as err:
                 message = f"the search index cache at {folder} is corrupt ({err}); rebuilding it"
                 warnings.warn(message, RuntimeWarning, stacklevel=3)
@@ -161,8 +191,12 @@ class Corpus:
         show = len(paras) > 200 if progress is None else progress
         vectors = precomputed(paras) if precomputed is not None else None
         embeddings, bm25 = cls._index(paras, show, desc=f"indexing {name}", embeddings=vectors)
-        meta = {"name": name, "digest": digest, "model": embedder.MODEL_ID,
-                "build_seconds": round(time.perf_counter() - started, 2)}
+        meta = {
+            "name": name,
+            "digest": digest,
+            "model": embedder.MODEL_ID,
+            "build_seconds": round(time.perf_counter() - started, 2),
+        }
         index_cache.save(folder, paragraphs=paras, embeddings=embeddings, bm25=bm25, meta=meta)
         return cls(paras, embeddings, bm25, name=name, digest=digest, index_source="built", index_path=folder)
 
@@ -171,13 +205,20 @@ class Corpus:
         """Load a cache folder on its own (a corpus indexed earlier by `mia index`, by name)."""
         loaded = index_cache.load(folder, with_paragraphs=True)
         assert loaded.paragraphs is not None
-        return cls(loaded.paragraphs, loaded.embeddings, loaded.bm25,
-                   name=str(loaded.meta.get("name", folder.name)), digest=str(loaded.meta.get("digest", "")),
-                   index_source="cache", index_path=folder)
+        return cls(
+            loaded.paragraphs,
+            loaded.embeddings,
+            loaded.bm25,
+            name=str(loaded.meta.get("name", folder.name)),
+            digest=str(loaded.meta.get("digest", "")),
+            index_source="cache",
+            index_path=folder,
+        )
 
     @staticmethod
-    def _index(paras: list[Paragraph], progress: bool, desc: str = "embedding",
-               embeddings: np.ndarray | None = None) -> tuple[np.ndarray, Any]:
+    def _index(
+        paras: list[Paragraph], progress: bool, desc: str = "embedding", embeddings: np.ndarray | None = None
+    ) -> tuple[np.ndarray, Any]:
         texts = [index_text(p) for p in paras]
         bm25 = _build_bm25(texts)
         if embeddings is None:
@@ -222,9 +263,18 @@ class Corpus:
         hits = []
         for rank, idx in enumerate(order, start=1):
             para = self.paragraphs[idx]
-            hits.append(Hit(id=para["id"], title=para["title"], text=para["text"], score=fused[idx], rank=rank,
-                            bm25_rank=bm25_rank.get(idx), dense_rank=dense_rank.get(idx),
-                            source=para.get("source")))
+            hits.append(
+                Hit(
+                    id=para["id"],
+                    title=para["title"],
+                    text=para["text"],
+                    score=fused[idx],
+                    rank=rank,
+                    bm25_rank=bm25_rank.get(idx),
+                    dense_rank=dense_rank.get(idx),
+                    source=para.get("source"),
+                )
+            )
         return hits
 
 

@@ -143,16 +143,24 @@ def _jsonl_paragraph(path: Path, rel: str, number: int, line: str) -> Paragraph:
     text = clean_text(text).strip()
     if not text:
         raise DocumentError(path, "no 'text' string (only control characters)", number)
-    para: Paragraph = {"id": clean_text(record.get("id") or f"{rel}:{number}"),
-                       "title": clean_text(record.get("title") or "").strip(), "text": text}
+    para: Paragraph = {
+        "id": clean_text(record.get("id") or f"{rel}:{number}"),
+        "title": clean_text(record.get("title") or "").strip(),
+        "text": text,
+    }
     for key in ("source", "license"):
         if record.get(key):
             para[key] = clean_text(record[key])  # type: ignore[literal-required]
     return para
 
 
-def read_documents(path: str | Path, max_chars: int = MAX_CHARS, *, max_file_bytes: int = MAX_FILE_BYTES,
-                   on_skip: Callable[[str, str], None] | None = None) -> list[Paragraph]:
+def read_documents(
+    path: str | Path,
+    max_chars: int = MAX_CHARS,
+    *,
+    max_file_bytes: int = MAX_FILE_BYTES,
+    on_skip: Callable[[str, str], None] | None = None,
+) -> list[Paragraph]:
     """All paragraphs of a file or folder. A file given alone that cannot be read raises
     DocumentError; in a folder it is skipped, `on_skip(relative path, reason)` told (default: a
     logged warning), and the others are read. Raises DocumentError when nothing is left."""
@@ -189,15 +197,22 @@ def _file_paragraphs(file: Path, rel: str, max_chars: int, max_file_bytes: int) 
 def _read_file(file: Path, rel: str, max_chars: int, max_file_bytes: int) -> list[Paragraph]:
     size = file.stat().st_size
     if size > max_file_bytes:
-        raise DocumentError(file, f"{size / 2**20:.1f} MB is over the {max_file_bytes / 2**20:.0f} MB limit "
-                            "(split it, or raise the limit with --max-file-mb)")
+        raise DocumentError(
+            file,
+            f"{size / 2**20:.1f} MB is over the {max_file_bytes / 2**20:.0f} MB limit "
+            "(split it, or raise the limit with --max-file-mb)",
+        )
     if file.name.lower().endswith(JSONL_SUFFIXES):
         return list(_jsonl_paragraphs(file, rel))
     try:
         text = file.read_text(encoding="utf-8")
     except UnicodeDecodeError as err:
         raise DocumentError(file, f"not UTF-8 text ({err.reason} at byte {err.start})") from err
-    pieces = [(clean_text(title).strip(), clean_text(piece).strip())
-              for title, piece in text_paragraphs(text, file.stem, max_chars)]
-    return [{"id": f"{rel}#{n}", "title": title, "text": piece, "source": rel}
-            for n, (title, piece) in enumerate(p for p in pieces if p[1])]
+    pieces = [
+        (clean_text(title).strip(), clean_text(piece).strip())
+        for title, piece in text_paragraphs(text, file.stem, max_chars)
+    ]
+    return [
+        {"id": f"{rel}#{n}", "title": title, "text": piece, "source": rel}
+        for n, (title, piece) in enumerate(p for p in pieces if p[1])
+    ]

@@ -59,8 +59,13 @@ def embed(texts: Sequence[str], *, progress: bool = False, desc: str = "embeddin
     if not texts:
         return np.zeros((0, model.get_embedding_dimension()), dtype=np.float32)
     if not progress:
-        vectors = model.encode(list(texts), batch_size=BATCH_SIZE, normalize_embeddings=True,
-                               convert_to_numpy=True, show_progress_bar=False)
+        vectors = model.encode(
+            list(texts),
+            batch_size=BATCH_SIZE,
+            normalize_embeddings=True,
+            convert_to_numpy=True,
+            show_progress_bar=False,
+        )
         return np.asarray(vectors, dtype=np.float32)
     from tqdm.auto import tqdm
 
@@ -71,8 +76,13 @@ def embed(texts: Sequence[str], *, progress: bool = False, desc: str = "embeddin
     out = np.zeros((len(texts), model.get_embedding_dimension()), dtype=np.float32)
     with tqdm(total=len(texts), desc=desc, unit="para") as bar:
         for start in range(0, len(order), chunk):
-            ids = order[start:start + chunk]
-            out[ids] = model.encode([texts[i] for i in ids], batch_size=BATCH_SIZE, normalize_embeddings=True,
-                                    convert_to_numpy=True, show_progress_bar=False)
+            ids = order[start : start + chunk]
+            out[ids] = model.encode(
+                [texts[i] for i in ids],
+                batch_size=BATCH_SIZE,
+                normalize_embeddings=True,
+                convert_to_numpy=True,
+                show_progress_bar=False,
+            )
             bar.update(len(ids))
     return out

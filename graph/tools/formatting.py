@@ -34,7 +34,9 @@ def format_blocks(queries: Sequence[str], bodies: Sequence[str], max_chars: int)
     blocks = []
     for query, body in zip(queries, bodies, strict=True):
         header = f'Results for "{query}":\n'
-        blocks.append(header + truncate(body or "No relevant passage found.", max(0, share - len(header)) if share else 0))
+        blocks.append(
+            header + truncate(body or "No relevant passage found.", max(0, share - len(header)) if share else 0)
+        )
     return QUERY_SEPARATOR.join(blocks)
 
 

@@ -10,10 +10,47 @@ import html
 import re
 from html.parser import HTMLParser
 
-_SKIP = {"script", "style", "noscript", "svg", "nav", "header", "footer", "aside", "form", "button",
-         "template", "iframe", "select", "canvas"}
-_BLOCK = {"p", "div", "section", "article", "main", "li", "ul", "ol", "br", "tr", "table", "h1", "h2", "h3",
-          "h4", "h5", "h6", "blockquote", "pre", "dd", "dt", "figcaption", "hr"}
+_SKIP = {
+    "script",
+    "style",
+    "noscript",
+    "svg",
+    "nav",
+    "header",
+    "footer",
+    "aside",
+    "form",
+    "button",
+    "template",
+    "iframe",
+    "select",
+    "canvas",
+}
+_BLOCK = {
+    "p",
+    "div",
+    "section",
+    "article",
+    "main",
+    "li",
+    "ul",
+    "ol",
+    "br",
+    "tr",
+    "table",
+    "h1",
+    "h2",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "blockquote",
+    "pre",
+    "dd",
+    "dt",
+    "figcaption",
+    "hr",
+}
 _MAIN = {"main", "article"}
 _VOID = {"br", "hr", "img", "input", "meta", "link", "area", "base", "col", "embed", "source", "track", "wbr"}
 

@@ -63,8 +63,7 @@ class LoadedIndex:
     paragraphs: list[Paragraph] | None  # None unless asked for (the caller may have them already)
 
 
-def save(target: Path, *, paragraphs: list[Paragraph], embeddings: np.ndarray, bm25: Any,
-         meta: dict[str, Any]) -> Path:
+def save(target: Path, *, paragraphs: list[Paragraph], embeddings: np.ndarray, bm25: Any, meta: dict[str, Any]) -> Path:
     """Write an index into a temp folder and rename it to `target`; if another process got there
     first, keep theirs (same content hash, so same content) and drop ours."""
     target.parent.mkdir(parents=True, exist_ok=True)
@@ -75,8 +74,14 @@ def save(target: Path, *, paragraphs: list[Paragraph], embeddings: np.ndarray, b
         if bm25 is not None:
             bm25.save(str(tmp / BM25_DIR), show_progress=False)
         write_json(paragraphs, tmp / PARAGRAPHS)
-        full_meta = {**meta, "format": INDEX_FORMAT_VERSION, "count": len(paragraphs),
-                     "dim": int(embeddings.shape[1]), "bm25": bm25 is not None, "created": time.time()}
+        full_meta = {
+            **meta,
+            "format": INDEX_FORMAT_VERSION,
+            "count": len(paragraphs),
+            "dim": int(embeddings.shape[1]),
+            "bm25": bm25 is not None,
+            "created": time.time(),
+        }
         (tmp / META).write_text(json.dumps(full_meta, indent=2), encoding="utf-8")
         try:
             os.rename(tmp, target)
@@ -137,7 +142,7 @@ def find_named(name: str, data: str | os.PathLike | None = None) -> Path | None:
     prefix = f"{safe_name(name)}-"
     best: tuple[float, Path] | None = None
     for folder in root.iterdir():
-        if not folder.name.startswith(prefix) or not re.fullmatch(r"[0-9a-f]{16}", folder.name[len(prefix):]):
+        if not folder.name.startswith(prefix) or not re.fullmatch(r"[0-9a-f]{16}", folder.name[len(prefix) :]):
             continue
         try:
             created = float(json.loads((folder / META).read_text(encoding="utf-8")).get("created", 0))

@@ -43,9 +43,16 @@ def load_demo_corpus(data_dir: str | Path | None = None, *, progress: bool | Non
             # Named by the file's bytes, so a reload never parses the 4 MB file (the cache holds the
             # paragraphs in a faster form).
             digest = hashlib.sha256(f"v{INDEX_FORMAT_VERSION}|{MODEL_ID}|".encode() + DEMO_PATH.read_bytes())
-            _loaded[key] = open_corpus(Corpus.load_or_build(
-                DEMO_NAME, digest.hexdigest()[:16], lambda: read_jsonl_gz(DEMO_PATH), data_dir=data_dir,
-                progress=progress, precomputed=shipped_embeddings))
+            _loaded[key] = open_corpus(
+                Corpus.load_or_build(
+                    DEMO_NAME,
+                    digest.hexdigest()[:16],
+                    lambda: read_jsonl_gz(DEMO_PATH),
+                    data_dir=data_dir,
+                    progress=progress,
+                    precomputed=shipped_embeddings,
+                )
+            )
         return _loaded[key]
 
 
@@ -73,12 +80,14 @@ def shipped_embeddings(paragraphs: list) -> np.ndarray | None:
     return vectors / np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
 
 
-def index_path(path: str | Path, name: str | None = None, data_dir: str | Path | None = None,
-               *, progress: bool | None = None) -> Corpus:
+def index_path(
+    path: str | Path, name: str | None = None, data_dir: str | Path | None = None, *, progress: bool | None = None
+) -> Corpus:
     """Index a file or folder of documents (txt, md, jsonl) into the cache; reuse it if unchanged."""
     source = Path(path).expanduser().resolve()
-    return Corpus.build(read_documents(source), name=name or source.stem or "corpus", data_dir=data_dir,
-                        progress=progress)
+    return Corpus.build(
+        read_documents(source), name=name or source.stem or "corpus", data_dir=data_dir, progress=progress
+    )
 
 
 def load_corpus(spec: str, data_dir: str | Path | None = None) -> Corpus:
@@ -96,14 +105,17 @@ def load_corpus(spec: str, data_dir: str | Path | None = None) -> Corpus:
     else:
         folder = index_cache.find_named(spec, data_dir)
         if folder is None:
-            raise ValueError(f"unknown corpus {spec!r}: not 'demo', not an existing path, and no index named "
-                             f"{spec!r} under {index_cache.index_root(data_dir)} (create one with `mia index PATH "
-                             f"--name {spec}`)")
+            raise ValueError(
+                f"unknown corpus {spec!r}: not 'demo', not an existing path, and no index named "
+                f"{spec!r} under {index_cache.index_root(data_dir)} (create one with `mia index PATH "
+                f"--name {spec}`)"
+            )
         try:
             corpus = Corpus.open_cached(folder)
         except index_cache.CorruptIndexError as err:
-            raise ValueError(f"the index of corpus {spec!r} at {folder} is corrupt ({err}); re-run "
-                             f"`mia index PATH --name {spec}`") from err
+            raise ValueError(
+                f"the index of corpus {spec!r} at {folder} is corrupt ({err}); re-run `mia index PATH --name {spec}`"
+            ) from err
     with _lock:
         _loaded[key] = open_corpus(corpus)
     return corpus

@@ -44,8 +44,11 @@ def normalise(paragraphs: Iterable[Mapping[str, Any]], id_prefix: str = "p") -> 
         title = para.get("title") or ""
         if not isinstance(title, str):
             raise ValueError(f"paragraph {i} has a non-string 'title': {title!r:.100}")
-        record: Paragraph = {"id": str(para.get("id") or f"{id_prefix}{i}"), "title": title.strip(),
-                             "text": text.strip()}
+        record: Paragraph = {
+            "id": str(para.get("id") or f"{id_prefix}{i}"),
+            "title": title.strip(),
+            "text": text.strip(),
+        }
         for key in ("source", "license"):
             if para.get(key):
                 record[key] = str(para[key])  # type: ignore[literal-required]

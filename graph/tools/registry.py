@@ -20,11 +20,18 @@ from mia.graph.tools.search_tool import DEFAULT_MAX_CHARS, SearchTool
 log = logging.getLogger(__name__)
 
 
-def build_tools(corpus: Corpus | str | Path | Sequence[Mapping[str, Any]] | None = "demo", *,
-                web_search: bool = False, top_k: int = 3, max_chars: int = DEFAULT_MAX_CHARS,
-                tavily_api_key: str | None = None, tavily_base_url: str | None = None,
-                tavily_client: Any = None, visit: bool = True,
-                data_dir: str | Path | None = None) -> list[BaseTool]:
+def build_tools(
+    corpus: Corpus | str | Path | Sequence[Mapping[str, Any]] | None = "demo",
+    *,
+    web_search: bool = False,
+    top_k: int = 3,
+    max_chars: int = DEFAULT_MAX_CHARS,
+    tavily_api_key: str | None = None,
+    tavily_base_url: str | None = None,
+    tavily_client: Any = None,
+    visit: bool = True,
+    data_dir: str | Path | None = None,
+) -> list[BaseTool]:
     """The executor's tools.
 
     - `corpus`: a `Corpus`, a list of `{title, text}` paragraphs (sandbox), `"demo"`, a path or an
@@ -48,11 +55,17 @@ def build_tools(corpus: Corpus | str | Path | Sequence[Mapping[str, Any]] | None
             from mia.graph.tools.visit import VisitTool
             from mia.graph.tools.web_search import WebSearchTool
 
-            tools.append(WebSearchTool(top_k=top_k, max_chars=max_chars, api_key=key, base_url=tavily_base_url,
-                                       client=tavily_client))
+            tools.append(
+                WebSearchTool(
+                    top_k=top_k, max_chars=max_chars, api_key=key, base_url=tavily_base_url, client=tavily_client
+                )
+            )
             if visit:
-                tools.append(VisitTool(max_chars=max(max_chars, 2000), api_key=key, base_url=tavily_base_url,
-                                       client=tavily_client))
+                tools.append(
+                    VisitTool(
+                        max_chars=max(max_chars, 2000), api_key=key, base_url=tavily_base_url, client=tavily_client
+                    )
+                )
         else:
             log.warning("web search was requested but TAVILY_API_KEY is not set; using local search only")
     if not tools:

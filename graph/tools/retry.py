@@ -10,9 +10,14 @@ from typing import TypeVar
 T = TypeVar("T")
 
 
-def with_retries(fn: Callable[[], T], *, attempts: int = 3, backoff: float = 0.5,
-                 retryable: Callable[[BaseException], bool] = lambda err: True,
-                 sleep: Callable[[float], None] = time.sleep) -> T:
+def with_retries(
+    fn: Callable[[], T],
+    *,
+    attempts: int = 3,
+    backoff: float = 0.5,
+    retryable: Callable[[BaseException], bool] = lambda err: True,
+    sleep: Callable[[float], None] = time.sleep,
+) -> T:
     """Call fn up to `attempts` times (waits backoff, 2*backoff, ...); re-raise the last error."""
     attempts = max(1, attempts)
     for attempt in range(1, attempts + 1):

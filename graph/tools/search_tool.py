@@ -20,7 +20,7 @@ QUERY_LIST_SCHEMA: dict[str, Any] = {
             "type": "array",
             "items": {"type": "string"},
             "description": "One or more complete, self-contained search queries (full questions or "
-                           "phrases naming the entity), searched one by one.",
+            "phrases naming the entity), searched one by one.",
         }
     },
     "required": ["query_list"],
@@ -33,8 +33,10 @@ class SearchTool(ObservationTool):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     name: str = "search"
-    description: str = ("Search the knowledge corpus. Give a list of complete queries; each returns the "
-                        "top matching paragraphs as numbered 'Doc i (Title: ...) text' lines.")
+    description: str = (
+        "Search the knowledge corpus. Give a list of complete queries; each returns the "
+        "top matching paragraphs as numbered 'Doc i (Title: ...) text' lines."
+    )
     args_schema: Any = QUERY_LIST_SCHEMA
     primary_arg: str = "query_list"
     corpus: Corpus
@@ -47,5 +49,7 @@ class SearchTool(ObservationTool):
     def observe(self, args: dict[str, Any]) -> Observation:
         queries = query_list(args, self.name)
         results = self.corpus.search(queries, k=self.top_k)
-        return Observation(format_results(queries, results, self.max_chars),
-                           unique_sources(hit.title for hits in results for hit in hits))
+        return Observation(
+            format_results(queries, results, self.max_chars),
+            unique_sources(hit.title for hits in results for hit in hits),
+        )

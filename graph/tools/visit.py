@@ -51,8 +51,9 @@ def _urls(args: dict[str, Any]) -> list[str]:
         value = [value]
     example = '{"name": "visit", "arguments": {"url": "https://example.org/page"}}'
     if not value or not isinstance(value, (list, tuple)) or not all(isinstance(u, str) for u in value):
-        raise ToolArgumentError(f"Error: visit needs \"url\", one http(s) URL string (got {value!r:.80}). "
-                                f"Call it like {example}")
+        raise ToolArgumentError(
+            f'Error: visit needs "url", one http(s) URL string (got {value!r:.80}). Call it like {example}'
+        )
     urls = [u.strip() for u in value if u.strip()][:MAX_URLS]
     bad = [u for u in urls if not u.lower().startswith(("http://", "https://"))]
     if bad or not urls:
@@ -115,8 +116,9 @@ class VisitTool(ObservationTool):
         import httpx
 
         def get() -> httpx.Response:
-            with httpx.Client(timeout=self.timeout, follow_redirects=True,
-                              headers={"User-Agent": USER_AGENT}) as client:
+            with httpx.Client(
+                timeout=self.timeout, follow_redirects=True, headers={"User-Agent": USER_AGENT}
+            ) as client:
                 response = client.get(url)
                 response.raise_for_status()
                 return response

@@ -63,8 +63,10 @@ class WebSearchTool(ObservationTool):
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
     name: str = "web_search"
-    description: str = ("Search the web. Give a list of complete queries; each returns the top results as "
-                        "numbered 'Doc i (Title: ..., URL: ...) snippet' lines.")
+    description: str = (
+        "Search the web. Give a list of complete queries; each returns the top results as "
+        "numbered 'Doc i (Title: ..., URL: ...) snippet' lines."
+    )
     args_schema: Any = QUERY_LIST_SCHEMA
     primary_arg: str = "query_list"
     top_k: int = 3
@@ -100,7 +102,10 @@ class WebSearchTool(ObservationTool):
             try:
                 response = with_retries(
                     lambda q=query: client.search(q, max_results=self.top_k, timeout=self.timeout),
-                    attempts=self.attempts, backoff=self.backoff, retryable=_retryable)
+                    attempts=self.attempts,
+                    backoff=self.backoff,
+                    retryable=_retryable,
+                )
                 results = ((response or {}).get("results") or [])[: self.top_k]
                 bodies.append(format_web_results(results))
                 sources += [item.get("title") or item.get("url") for item in results]

@@ -53,8 +53,14 @@ def reset_events() -> None:
 def smollm2_model() -> RecordingLlamaCpp:
     from mia.graph.models.embedded import ensure_gguf
 
-    return RecordingLlamaCpp(model_name="llamacpp:smollm2", model_path=str(ensure_gguf("smollm2")),
-                             n_ctx=N_CTX, n_parallel=2, n_threads=1, max_tokens=16)
+    return RecordingLlamaCpp(
+        model_name="llamacpp:smollm2",
+        model_path=str(ensure_gguf("smollm2")),
+        n_ctx=N_CTX,
+        n_parallel=2,
+        n_threads=1,
+        max_tokens=16,
+    )
 
 
 @contextmanager
@@ -68,8 +74,9 @@ def running_server(model: Any, max_body_bytes: int = 256 * 1024) -> Iterator[str
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
-    server = uvicorn.Server(uvicorn.Config(create_app(model, "llamacpp:smollm2", max_body_bytes),
-                                           log_level="warning", access_log=False))
+    server = uvicorn.Server(
+        uvicorn.Config(create_app(model, "llamacpp:smollm2", max_body_bytes), log_level="warning", access_log=False)
+    )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     deadline = time.monotonic() + 60
@@ -88,7 +95,9 @@ def raw_post(url: str, body: bytes, extra_headers: str = "") -> socket.socket:
     """Send a POST over a plain socket and return the open socket (the test decides when to hang up)."""
     host, port = url.removeprefix("http://").split("/")[0].split(":")
     conn = socket.create_connection((host, int(port)), timeout=60)
-    head = (f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
-            f"Content-Length: {len(body)}\r\n{extra_headers}\r\n")
+    head = (
+        f"POST /v1/chat/completions HTTP/1.1\r\nHost: {host}\r\nContent-Type: application/json\r\n"
+        f"Content-Length: {len(body)}\r\n{extra_headers}\r\n"
+    )
     conn.sendall(head.encode() + body)
     return conn

@@ -25,21 +25,74 @@ from mia.graph.models.tool_protocol import parse_tool_output
 from mia.graph.protocol.tags import tags
 from mia.training import rewards
 
-SETTINGS = settings(max_examples=150, deadline=timedelta(seconds=10),
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=150,
+    deadline=timedelta(seconds=10),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 FRAGMENTS = [
-    "<think>", "</think>", "<tool_call>", "</tool_call>", "<answer>", "</answer>", "<tool_response>",
-    "</tool_response>", "< THINK >", "</ answer>", "<Tool_Call>", "{", "}", "[", "]", "{{", "}}", '"', "'", ":",
-    ",", "\\", '"name"', '"search"', '"arguments"', '"query_list"', "query_list:", "True", "None", "null",
-    "```json\n", "```", "Answer:", "Final answer:", "yes", "no", "A", "B", "C", "CORRECT", "score: 7", "8/10",
-    '{"score": 11, "reason": "x"}', "\ud800", "\udfff", "\x00", "\x1b", "\u2028", "\ufeff", "\n", " ",
+    "<think>",
+    "</think>",
+    "<tool_call>",
+    "</tool_call>",
+    "<answer>",
+    "</answer>",
+    "<tool_response>",
+    "</tool_response>",
+    "< THINK >",
+    "</ answer>",
+    "<Tool_Call>",
+    "{",
+    "}",
+    "[",
+    "]",
+    "{{",
+    "}}",
+    '"',
+    "'",
+    ":",
+    ",",
+    "\\",
+    '"name"',
+    '"search"',
+    '"arguments"',
+    '"query_list"',
+    "query_list:",
+    "True",
+    "None",
+    "null",
+    "```json\n",
+    "```",
+    "Answer:",
+    "Final answer:",
+    "yes",
+    "no",
+    "A",
+    "B",
+    "C",
+    "CORRECT",
+    "score: 7",
+    "8/10",
+    '{"score": 11, "reason": "x"}',
+    "\ud800",
+    "\udfff",
+    "\x00",
+    "\x1b",
+    "\u2028",
+    "\ufeff",
+    "\n",
+    " ",
     '{"name": "search", "arguments": {"query_list": ["x"]}}',
     '{{"name": "search", "arguments": {{"query_list": ["x"]}}}}',
 ]
 hostile = st.lists(st.one_of(st.sampled_from(FRAGMENTS), st.text(max_size=20)), max_size=60).map("".join)
-nested = st.builds(lambda opener, n, tail: opener * n + tail, st.sampled_from(["{", "[", '{"a":', "[{", "{{"]),
-                   st.integers(0, 3000), st.sampled_from(["", "1", "}", '"x"']))
+nested = st.builds(
+    lambda opener, n, tail: opener * n + tail,
+    st.sampled_from(["{", "[", '{"a":', "[{", "{{"]),
+    st.integers(0, 3000),
+    st.sampled_from(["", "1", "}", '"x"']),
+)
 texts = st.one_of(hostile, nested)
 
 
@@ -199,14 +252,17 @@ def test_adjacent_string_literals_stay_separate_queries() -> None:
 def test_lone_surrogates_are_replaced_at_the_boundary() -> None:
     turn = protocol.parse_turn("<answer>Paris \ud800</answer>")
     assert turn.answer == "Paris \ufffd"
-    assert protocol.clean_text("a\ud83d\ude00b\x00") == "a\U0001F600b"  # a valid pair is joined, NUL dropped
+    assert protocol.clean_text("a\ud83d\ude00b\x00") == "a\U0001f600b"  # a valid pair is joined, NUL dropped
 
 
 # --------------------------------------------------------------------------- through the graph
 
 
-@settings(max_examples=25, deadline=timedelta(seconds=30),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=25,
+    deadline=timedelta(seconds=30),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.function_scoped_fixture],
+)
 @given(replies=st.lists(texts, min_size=1, max_size=4), planner=texts)
 def test_the_graph_survives_hostile_model_output(replies: list[str], planner: str) -> None:
     from mia.graph.builder import build_graph, recursion_limit
@@ -221,17 +277,30 @@ def test_the_graph_survives_hostile_model_output(replies: list[str], planner: st
         "fake:judge": ScriptedChatModel(script=[], fallback=replies[0]),
     }
     deps, _seen = make_deps(models)
-    context = Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                      judge_model="fake:judge", tool_protocol="text", min_tool_calls=0, max_tool_calls=2,
-                      max_format_retries=1)
-    out = build_graph(deps=deps).invoke({"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
-                                        context=context, config={"recursion_limit": recursion_limit(context)})
+    context = Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_model="fake:judge",
+        tool_protocol="text",
+        min_tool_calls=0,
+        max_tool_calls=2,
+        max_format_retries=1,
+    )
+    out = build_graph(deps=deps).invoke(
+        {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
     assert isinstance(out["answer"], str)
     out["answer"].encode("utf-8")
 
 
-@settings(max_examples=30, deadline=timedelta(seconds=30),
-          suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+@settings(
+    max_examples=30,
+    deadline=timedelta(seconds=30),
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 @given(reply=texts, mode=st.sampled_from(["ground_truth", "reviewers"]))
 def test_the_judge_never_raises_on_hostile_replies(reply: str, mode: str) -> None:
     from mia.graph.judge import judge
@@ -239,7 +308,13 @@ def test_the_judge_never_raises_on_hostile_replies(reply: str, mode: str) -> Non
     from tests.graph.fakes import ScriptedChatModel
 
     model = ScriptedChatModel(script=[], fallback=reply)
-    verdict = judge(model, "Who wrote Hamlet?", reply, trace_text=reply,
-                    gold_answers=["Shakespeare"] if mode == "ground_truth" else None, mode=mode)
+    verdict = judge(
+        model,
+        "Who wrote Hamlet?",
+        reply,
+        trace_text=reply,
+        gold_answers=["Shakespeare"] if mode == "ground_truth" else None,
+        mode=mode,
+    )
     assert verdict.outcome in ("correct", "incorrect", "unknown")
     verdict.model_dump_json()  # serialisable: nothing un-encodable got through

@@ -14,9 +14,13 @@ from contextlib import contextmanager
 @contextmanager
 def serve_model(*args: str, env: dict[str, str] | None = None, start_s: float = 240) -> Iterator[str]:
     """The URL (http://127.0.0.1:PORT/v1) of `mia serve-model --port 0 ARGS`, until the block ends."""
-    proc = subprocess.Popen([sys.executable, "-m", "mia.app.cli", "serve-model", "--port", "0", *args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})})
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "mia.app.cli", "serve-model", "--port", "0", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env={**os.environ, "PYTHONUNBUFFERED": "1", **(env or {})},
+    )
     url, lines = None, []
     deadline = time.monotonic() + start_s
     try:

@@ -35,7 +35,11 @@ def test_help_at_80_columns_shows_whole_option_names(path: tuple[str, ...], comm
     res = CliRunner().invoke(app, [*path, "--help"], env={"COLUMNS": "80", "TERMINAL_WIDTH": "80"}, terminal_width=80)
     assert res.exit_code == 0, res.output
     assert "…" not in res.output
-    names = [opt for param in command.params if param.param_type_name == "option" and not param.hidden
-             for opt in (*param.opts, *param.secondary_opts)]
+    names = [
+        opt
+        for param in command.params
+        if param.param_type_name == "option" and not param.hidden
+        for opt in (*param.opts, *param.secondary_opts)
+    ]
     missing = [name for name in names if not re.search(rf"(?<![\w-]){re.escape(name)}(?![\w-])", res.output)]
     assert not missing, f"{' '.join(path)} --help hides {missing}:\n{res.output}"

@@ -17,16 +17,31 @@ from mia.app.settings import Settings
 def _run(env_extra: dict[str, str], cwd: Path) -> subprocess.CompletedProcess[str]:
     env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     env.update({"HF_HUB_OFFLINE": "1", "COLUMNS": "200", **env_extra})
-    return subprocess.run([sys.executable, "-m", "mia.app.cli", "doctor", "--no-device"],
-                          capture_output=True, text=True, env=env, cwd=cwd, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "mia.app.cli", "doctor", "--no-device"],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=cwd,
+        timeout=120,
+    )
 
 
 def test_doctor_offline_defaults(data_dir: Path, tmp_path: Path) -> None:
     done = _run({"MIA_DATA_DIR": str(data_dir)}, tmp_path)
     assert done.returncode == 0, done.stdout + done.stderr
     out = done.stdout
-    for text in ("Roles", "planner", "llamacpp:qwen-coder-1.5b", "transformers", "xllamacpp", "langchain-core",
-                 "qwen-coder-1.5b GGUF", "assembled", "All configured roles can run"):
+    for text in (
+        "Roles",
+        "planner",
+        "llamacpp:qwen-coder-1.5b",
+        "transformers",
+        "xllamacpp",
+        "langchain-core",
+        "qwen-coder-1.5b GGUF",
+        "assembled",
+        "All configured roles can run",
+    ):
         assert text in out, text
 
 
@@ -59,5 +74,7 @@ def test_doctor_shows_a_long_path_whole_in_80_columns(tmp_path: Path) -> None:
     data = tmp_path / ("a-data-folder-with-a-long-name-" * 3) / "data"
     done = _run({"MIA_DATA_DIR": str(data), "COLUMNS": "80"}, tmp_path)
     # the second column of every table row, its folded lines joined back
-    column = "".join(cells[2].strip() for cells in (line.split("│") for line in done.stdout.splitlines()) if len(cells) > 3)
+    column = "".join(
+        cells[2].strip() for cells in (line.split("│") for line in done.stdout.splitlines()) if len(cells) > 3
+    )
     assert "…" not in done.stdout and str(data) in column, done.stdout

@@ -8,8 +8,7 @@ from hypothesis import strategies as st
 
 from mia.app.commands.live_text import VisibleText
 
-REPLY = ('<think>I need the author.</think><tool_call>{"name": "search", "arguments": {"query_list": ["x"]}}'
-         '</tool_call>')
+REPLY = '<think>I need the author.</think><tool_call>{"name": "search", "arguments": {"query_list": ["x"]}}</tool_call>'
 ANSWER = "<think>Found it.</think>\n<answer>Shakespeare wrote it; 3 < 4.</answer>"
 
 
@@ -23,14 +22,17 @@ def split(text: str, cuts: list[int]) -> list[str]:
     return [text[a:b] for a, b in zip([0, *points], [*points, len(text)])]
 
 
-@pytest.mark.parametrize(("reply", "visible"), [
-    (REPLY, "I need the author."),
-    (ANSWER, "Found it.\nShakespeare wrote it; 3 < 4."),
-    ('<think>ok</think><tool_call>{"name": "search"', "ok"),  # cut at the stop sequence
-    ("plain text, no tags", "plain text, no tags"),
-    ('I must search first.\n{"name": "search", "arguments": {"query_list": ["x"]}}', "I must search first.\n"),
-    ("a set {1, 2} is shown", "a set {1, 2} is shown"),  # braces that are not a tool call stay
-])
+@pytest.mark.parametrize(
+    ("reply", "visible"),
+    [
+        (REPLY, "I need the author."),
+        (ANSWER, "Found it.\nShakespeare wrote it; 3 < 4."),
+        ('<think>ok</think><tool_call>{"name": "search"', "ok"),  # cut at the stop sequence
+        ("plain text, no tags", "plain text, no tags"),
+        ('I must search first.\n{"name": "search", "arguments": {"query_list": ["x"]}}', "I must search first.\n"),
+        ("a set {1, 2} is shown", "a set {1, 2} is shown"),  # braces that are not a tool call stay
+    ],
+)
 def test_tags_are_removed_and_tool_calls_hidden(reply: str, visible: str) -> None:
     assert shown([reply]) == visible
     assert shown(list(reply)) == visible  # one character per token

@@ -67,15 +67,20 @@ def test_tool_calls_pass_through(client) -> None:
 
 
 def test_bad_request_is_a_clean_error(server_url: str) -> None:
-    bad = httpx.post(f"{server_url}/chat/completions", json={"messages": [{"role": "robot", "content": "x"}]}, timeout=30)
+    bad = httpx.post(
+        f"{server_url}/chat/completions", json={"messages": [{"role": "robot", "content": "x"}]}, timeout=30
+    )
     assert bad.status_code == 400 and "'robot'" in bad.json()["error"]["message"]
     empty = httpx.post(f"{server_url}/chat/completions", json={"messages": []}, timeout=30)
     assert empty.status_code == 400 and empty.json()["error"]["param"] == "messages"
 
 
 def test_abandoned_stream_does_not_block_the_model(server_url: str, client) -> None:
-    body = {"messages": [{"role": "user", "content": "Tell me a long story about a dragon."}],
-            "stream": True, "max_tokens": 200}
+    body = {
+        "messages": [{"role": "user", "content": "Tell me a long story about a dragon."}],
+        "stream": True,
+        "max_tokens": 200,
+    }
     with httpx.stream("POST", f"{server_url}/chat/completions", json=body, timeout=60) as resp:
         first = next(resp.iter_lines())
         assert first.startswith("data: ")

@@ -28,8 +28,16 @@ def _client(api_key: str | None) -> TestClient:
 
 def test_a_key_guards_every_v1_route_and_leaves_health_open() -> None:
     client = _client("s3cret")
-    for headers in ({}, {"Authorization": "Bearer wrong"}, {"Authorization": "s3cret"}, {"Authorization": "Bearer s3cret "}):
-        for resp in (client.get("/v1/models", headers=headers), client.post("/v1/chat/completions", json=BODY, headers=headers)):
+    for headers in (
+        {},
+        {"Authorization": "Bearer wrong"},
+        {"Authorization": "s3cret"},
+        {"Authorization": "Bearer s3cret "},
+    ):
+        for resp in (
+            client.get("/v1/models", headers=headers),
+            client.post("/v1/chat/completions", json=BODY, headers=headers),
+        ):
             assert resp.status_code == 401, (headers, resp.text)
             assert resp.json()["error"]["code"] == "invalid_api_key"
     ok = {"Authorization": "Bearer s3cret"}
@@ -40,9 +48,20 @@ def test_a_key_guards_every_v1_route_and_leaves_health_open() -> None:
     assert _client(None).get("/v1/models").status_code == 200  # no key configured: open, as before
 
 
-@pytest.mark.parametrize("host,loopback", [("127.0.0.1", True), ("127.3.2.1", True), ("::1", True), ("[::1]", True),
-                                          ("localhost", True), ("0.0.0.0", False), ("::", False), ("10.0.0.5", False),
-                                          ("example.org", False)])
+@pytest.mark.parametrize(
+    "host,loopback",
+    [
+        ("127.0.0.1", True),
+        ("127.3.2.1", True),
+        ("::1", True),
+        ("[::1]", True),
+        ("localhost", True),
+        ("0.0.0.0", False),
+        ("::", False),
+        ("10.0.0.5", False),
+        ("example.org", False),
+    ],
+)
 def test_only_loopback_hosts_may_go_without_a_key(host: str, loopback: bool) -> None:
     assert is_loopback(host) is loopback
     if loopback:
@@ -55,9 +74,24 @@ def test_only_loopback_hosts_may_go_without_a_key(host: str, loopback: bool) -> 
 
 
 def test_the_cli_refuses_an_open_host_without_a_key_before_loading_anything() -> None:
-    out = subprocess.run([sys.executable, "-m", "mia.app.cli", "serve-model", "--model", "llamacpp:smollm2",
-                          "--host", "0.0.0.0", "--port", "0"], capture_output=True, text=True, timeout=120,
-                         env={**os.environ, "MIA_MODEL_SERVER_API_KEY": ""})
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mia.app.cli",
+            "serve-model",
+            "--model",
+            "llamacpp:smollm2",
+            "--host",
+            "0.0.0.0",
+            "--port",
+            "0",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "MIA_MODEL_SERVER_API_KEY": ""},
+    )
     assert out.returncode == 2 and "refusing to serve on 0.0.0.0 without a key" in out.stderr, out.stderr
 
 
@@ -68,8 +102,9 @@ def test_the_real_server_and_client_share_the_key_from_the_environment(data_dir,
     from mia.graph.models.embedded import ensure_gguf
 
     ensure_gguf("smollm2")  # fetched here, not inside the server's start-up
-    with serve_model("--model", "llamacpp:smollm2", env={"MIA_MODEL_SERVER_API_KEY": "env-key",
-                                                         "MIA_LLAMACPP_THREADS": "1"}) as url:
+    with serve_model(
+        "--model", "llamacpp:smollm2", env={"MIA_MODEL_SERVER_API_KEY": "env-key", "MIA_LLAMACPP_THREADS": "1"}
+    ) as url:
         assert httpx.get(f"{url}/models", timeout=10).status_code == 401
         monkeypatch.setenv("MIA_MODEL_SERVER_API_KEY", "env-key")
         monkeypatch.setenv("OPENAI_API_KEY", "sk-not-for-self-hosted-servers")

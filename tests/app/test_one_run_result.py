@@ -68,7 +68,8 @@ def same_run(result: RunResult) -> RunResult:
 
 
 def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
-        seen: list[RunResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[RunResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # the eval runner
     context = Context.from_env(data_dir=str(tmp_path / "eval"))
     example = EvalExample(id="q1", question=QUESTION, answer="Paris")
@@ -81,8 +82,9 @@ def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
 
     # the CLI
     monkeypatch.setattr(deps_module, "_DEFAULT", fresh_deps())
-    res = CliRunner().invoke(app, ["ask", QUESTION, "--json", "--gold", "Paris", "--thread", "t-1",
-                                   "--data-dir", str(tmp_path / "cli")])
+    res = CliRunner().invoke(
+        app, ["ask", QUESTION, "--json", "--gold", "Paris", "--thread", "t-1", "--data-dir", str(tmp_path / "cli")]
+    )
     assert res.exit_code == 0, res.output
     assert len(seen) == 2
     by_cli = seen[-1]
@@ -115,14 +117,36 @@ def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
 def test_to_output_round_trips_and_keeps_the_cli_json_keys() -> None:
     """`mia ask --json` keeps its documented keys (docs/graph.md), plus the caption used."""
     deps = fresh_deps()
-    result = run_question(build_graph(deps=deps), {"question": QUESTION, "gold_answers": ["Paris"],
-                                                   "caption": "a map of France"}, Context())
+    result = run_question(
+        build_graph(deps=deps),
+        {"question": QUESTION, "gold_answers": ["Paris"], "caption": "a map of France"},
+        Context(),
+    )
     out = result.to_output()
     assert RunResult.from_output(out) == result and result.caption == "a map of France"
-    keys = ["question", "answer", "plan", "replan", "judgement", "usage", "memory_id", "used_memory_ids", "memories",
-            "tool_calls", "stop_reason", "warnings", "trajectory", "memory_text", "caption"]
+    keys = [
+        "question",
+        "answer",
+        "plan",
+        "replan",
+        "judgement",
+        "usage",
+        "memory_id",
+        "used_memory_ids",
+        "memories",
+        "tool_calls",
+        "stop_reason",
+        "warnings",
+        "trajectory",
+        "memory_text",
+        "caption",
+    ]
     assert list(out) == keys
     executor = result.usage["executor"]
-    assert out["usage"]["executor"] == {"calls": 2, "input_tokens": executor.input_tokens,
-                                        "output_tokens": executor.output_tokens, "cached_tokens": executor.cached_tokens,
-                                        "ms": executor.ms}
+    assert out["usage"]["executor"] == {
+        "calls": 2,
+        "input_tokens": executor.input_tokens,
+        "output_tokens": executor.output_tokens,
+        "cached_tokens": executor.cached_tokens,
+        "ms": executor.ms,
+    }

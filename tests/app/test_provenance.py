@@ -42,5 +42,8 @@ def test_a_frozen_copy_names_the_commit_it_was_archived_from(tmp_path: Path, mon
     """scripts/frozen_run.sh runs a `git archive` of one commit: no .git, a CODE_COMMIT file."""
     (tmp_path / provenance.FROZEN_MARKER).write_text("c41be4d8e14ba32efc3942cc3d62fe215ed5938f\n")
     monkeypatch.setattr(provenance, "_ROOT", tmp_path)
-    assert provenance.code_version() == {"version": __version__, "commit": "c41be4d8e14ba32efc3942cc3d62fe215ed5938f",
-                                         "dirty": False}
+    assert provenance.code_version() == {
+        "version": __version__,
+        "commit": "c41be4d8e14ba32efc3942cc3d62fe215ed5938f",
+        "dirty": False,
+    }

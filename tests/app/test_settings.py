@@ -13,10 +13,24 @@ import pytest
 from mia.app.settings import Settings, check_role_models
 
 ENV_KEYS = [
-    "MIA_DATA_DIR", "MIA_PLANNER_MODEL", "MIA_EXECUTOR_MODEL", "MIA_MANAGER_MODEL", "MIA_JUDGE_MODEL",
-    "MIA_DEVICE", "MIA_EMBEDDING_MODEL", "MIA_CHROMA_MODE", "MIA_CHROMA_HOST", "MIA_CHROMA_PORT",
-    "MIA_MEMORY_NAMESPACE", "OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "GOOGLE_API_KEY",
-    "TAVILY_API_KEY", "MIA_LLAMACPP_THREADS", "MIA_LLAMACPP_VERBOSE",
+    "MIA_DATA_DIR",
+    "MIA_PLANNER_MODEL",
+    "MIA_EXECUTOR_MODEL",
+    "MIA_MANAGER_MODEL",
+    "MIA_JUDGE_MODEL",
+    "MIA_DEVICE",
+    "MIA_EMBEDDING_MODEL",
+    "MIA_CHROMA_MODE",
+    "MIA_CHROMA_HOST",
+    "MIA_CHROMA_PORT",
+    "MIA_MEMORY_NAMESPACE",
+    "OPENAI_API_KEY",
+    "OPENAI_BASE_URL",
+    "ANTHROPIC_API_KEY",
+    "GOOGLE_API_KEY",
+    "TAVILY_API_KEY",
+    "MIA_LLAMACPP_THREADS",
+    "MIA_LLAMACPP_VERBOSE",
 ]
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -32,9 +46,18 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[pytes
 def test_defaults(clean_env: pytest.MonkeyPatch) -> None:
     s = Settings()
     assert s.data_dir == Path("~/.local/share/mia").expanduser()
-    assert s.role_models() == {"planner": "llamacpp:qwen-coder-1.5b", "executor": "llamacpp:qwen-coder-1.5b",
-                               "manager": "extractive", "judge": "llamacpp:qwen-coder-1.5b"}
-    assert (s.device, s.embedding_model, s.chroma_mode, s.memory_namespace) == ("auto", "minilm", "persistent", "default")
+    assert s.role_models() == {
+        "planner": "llamacpp:qwen-coder-1.5b",
+        "executor": "llamacpp:qwen-coder-1.5b",
+        "manager": "extractive",
+        "judge": "llamacpp:qwen-coder-1.5b",
+    }
+    assert (s.device, s.embedding_model, s.chroma_mode, s.memory_namespace) == (
+        "auto",
+        "minilm",
+        "persistent",
+        "default",
+    )
     assert s.openai_api_key is None and s.openai_base_url is None
     check_role_models(s)  # the offline default is usable
 
@@ -87,12 +110,15 @@ def test_validate_rejects_bad_specs_and_files(clean_env: pytest.MonkeyPatch, tmp
 
 
 def test_key_from_dotenv_reaches_the_lower_layers_without_touching_os_environ(
-        clean_env: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    clean_env: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     from mia.graph.models import check_model_spec, load_chat_model
     from mia.memory import config
 
-    (tmp_path / ".env").write_text("OPENAI_API_KEY=sk-from-dotenv\nMIA_PLANNER_MODEL=openai:gpt-4o-mini\n"
-                                   f"MIA_DATA_DIR={tmp_path / 'dotenv-data'}\nMIA_CHROMA_HOST=chroma.internal\n")
+    (tmp_path / ".env").write_text(
+        "OPENAI_API_KEY=sk-from-dotenv\nMIA_PLANNER_MODEL=openai:gpt-4o-mini\n"
+        f"MIA_DATA_DIR={tmp_path / 'dotenv-data'}\nMIA_CHROMA_HOST=chroma.internal\n"
+    )
     before = dict(os.environ)
     s = Settings()
     check_role_models(s, roles=("planner",))  # the key in .env counts

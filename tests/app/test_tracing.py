@@ -17,8 +17,13 @@ DOTENV = "LANGSMITH_TRACING=true\nLANGSMITH_PROJECT=from-dotenv\nLANGSMITH_ENDPO
 
 @pytest.fixture()
 def no_langsmith_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> pytest.MonkeyPatch:
-    for key in ("LANGSMITH_TRACING", "LANGSMITH_PROJECT", "LANGSMITH_ENDPOINT", "LANGSMITH_API_KEY",
-                "LANGCHAIN_TRACING_V2"):
+    for key in (
+        "LANGSMITH_TRACING",
+        "LANGSMITH_PROJECT",
+        "LANGSMITH_ENDPOINT",
+        "LANGSMITH_API_KEY",
+        "LANGCHAIN_TRACING_V2",
+    ):
         monkeypatch.delenv(key, raising=False)
     monkeypatch.chdir(tmp_path)
     import langsmith

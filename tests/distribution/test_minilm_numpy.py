@@ -58,5 +58,6 @@ def test_missing_module_names_its_extra() -> None:
     assert extra_for("numpy") is None
     err = ModuleNotFoundError("No module named 'trl'", name="trl")
     assert missing_extra_message(err) == (
-        "this needs the Python package 'trl', which the 'training' extra installs: pip install 'mia-agent[training]'")
+        "this needs the Python package 'trl', which the 'training' extra installs: pip install 'mia-agent[training]'"
+    )
     assert missing_extra_message(ModuleNotFoundError("x", name="nosuchthing")) is None

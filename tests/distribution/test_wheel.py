@@ -34,7 +34,9 @@ PARAGRAPHS = [
 
 def _run(cmd: list[str], timeout: int = 900, **kw) -> subprocess.CompletedProcess[str]:
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, check=False, **kw)
-    assert done.returncode == 0, f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    assert done.returncode == 0, (
+        f"{' '.join(map(str, cmd))} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+    )
     return done
 
 
@@ -95,9 +97,17 @@ def test_base_install_has_no_torch(venv: Path) -> None:
 
 
 def test_missing_extra_names_the_extra(venv: Path, fresh_env: dict[str, str]) -> None:
-    roles = [arg for role in ("planner", "executor", "manager", "judge") for arg in (f"--{role}-model", "local:smollm2")]
-    done = subprocess.run([str(venv / "bin" / "mia"), "ask", "q", *roles, "--json"],
-                          capture_output=True, text=True, env=fresh_env, timeout=300, check=False)
+    roles = [
+        arg for role in ("planner", "executor", "manager", "judge") for arg in (f"--{role}-model", "local:smollm2")
+    ]
+    done = subprocess.run(
+        [str(venv / "bin" / "mia"), "ask", "q", *roles, "--json"],
+        capture_output=True,
+        text=True,
+        env=fresh_env,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode != 0
     assert "mia-agent[local]" in done.stdout + done.stderr, done.stderr
 
@@ -105,8 +115,13 @@ def test_missing_extra_names_the_extra(venv: Path, fresh_env: dict[str, str]) ->
 @pytest.fixture(scope="module")
 def served(venv: Path, fresh_env: dict[str, str]) -> Iterator[str]:
     """`mia serve-model` of the fresh venv (llama.cpp is in the base install) on a free port."""
-    proc = subprocess.Popen([str(venv / "bin" / "mia"), "serve-model", "--model", "llamacpp:smollm2", "--port", "0"],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, env=fresh_env)
+    proc = subprocess.Popen(
+        [str(venv / "bin" / "mia"), "serve-model", "--model", "llamacpp:smollm2", "--port", "0"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=fresh_env,
+    )
     try:
         lines = []
         for line in proc.stdout:  # type: ignore[union-attr]
@@ -123,21 +138,46 @@ def served(venv: Path, fresh_env: dict[str, str]) -> Iterator[str]:
         proc.wait(timeout=60)
 
 
-def test_fresh_install_runs_the_graph_on_an_api_model(venv: Path, fresh_env: dict[str, str], served: str,
-                                                      tmp_path: Path) -> None:
+def test_fresh_install_runs_the_graph_on_an_api_model(
+    venv: Path, fresh_env: dict[str, str], served: str, tmp_path: Path
+) -> None:
     mia = str(venv / "bin" / "mia")
     spec = f"openai-compatible:smollm2@{served}"
     roles = [arg for role in ("planner", "executor", "manager", "judge") for arg in (f"--{role}-model", spec)]
     # memory is on or loudly off: before MiniLM is fetched, the run stops with the line that says so
-    off = subprocess.run([mia, "ask", QUESTION, *roles, "--json"], capture_output=True, text=True, env=fresh_env,
-                         timeout=300, check=False)
+    off = subprocess.run(
+        [mia, "ask", QUESTION, *roles, "--json"],
+        capture_output=True,
+        text=True,
+        env=fresh_env,
+        timeout=300,
+        check=False,
+    )
     assert off.returncode != 0 and "mia models fetch minilm" in off.stdout + off.stderr, off.stderr[-2000:]
     fetched = _run([mia, "models", "fetch", "minilm"], env=fresh_env)
     assert "minilm:" in fetched.stdout
     paragraphs = tmp_path / "paragraphs.json"
     paragraphs.write_text(json.dumps(PARAGRAPHS))
-    done = _run([mia, "ask", QUESTION, *roles, "--max-tool-calls", "1", "--max-replans", "0", "--max-tokens", "24",
-                 "--paragraphs", str(paragraphs), "--gold", "Arthur's Magazine", "--json"], env=fresh_env)
+    done = _run(
+        [
+            mia,
+            "ask",
+            QUESTION,
+            *roles,
+            "--max-tool-calls",
+            "1",
+            "--max-replans",
+            "0",
+            "--max-tokens",
+            "24",
+            "--paragraphs",
+            str(paragraphs),
+            "--gold",
+            "Arthur's Magazine",
+            "--json",
+        ],
+        env=fresh_env,
+    )
     result = json.loads(done.stdout)
     assert result["question"] == QUESTION
     assert result["usage"]["planner"]["calls"] >= 1 and result["usage"]["executor"]["calls"] >= 1

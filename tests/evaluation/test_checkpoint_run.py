@@ -17,8 +17,9 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 
-pytestmark = pytest.mark.skipif(shutil.which("git") is None or shutil.which("pgrep") is None,
-                                reason="needs git and pgrep")
+pytestmark = pytest.mark.skipif(
+    shutil.which("git") is None or shutil.which("pgrep") is None, reason="needs git and pgrep"
+)
 
 
 def git(repo: Path, *args: str) -> str:
@@ -48,15 +49,25 @@ def test_commits_the_run_without_ignored_files_and_once_more_at_the_end(tmp_path
     (store / "memory" / "chroma" / "chroma.sqlite3").write_bytes(b"db")
     (store / "memory" / "chroma" / "0a1b" / "data_level0.bin").write_bytes(b"hnsw")
     (store / "index").symlink_to(tmp_path, target_is_directory=True)
-    for ignored in (".lock", "store/memory/.mia-memory.lock", "store/memory/.mia-memory.owner",
-                    "store/adapters/v0001/adapter.0123abcd.gguf", "store/adapters/v0001/.adapter.gguf.lock"):
+    for ignored in (
+        ".lock",
+        "store/memory/.mia-memory.lock",
+        "store/memory/.mia-memory.owner",
+        "store/adapters/v0001/adapter.0123abcd.gguf",
+        "store/adapters/v0001/.adapter.gguf.lock",
+    ):
         (repo / run / ignored).write_text("x")
     (store / "adapters" / "v0001" / "adapter_model.safetensors").write_bytes(b"weights")
 
     # the "evaluation": any process whose command line has `--out RUN`
     writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(120)", "--out", run], cwd=repo)
-    checkpointer = subprocess.Popen(["bash", "scripts/checkpoint_run.sh", run, "10"], cwd=repo,
-                                    stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    checkpointer = subprocess.Popen(
+        ["bash", "scripts/checkpoint_run.sh", run, "10"],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     answers = 1
 
     def answer() -> None:
@@ -76,8 +87,11 @@ def test_commits_the_run_without_ignored_files_and_once_more_at_the_end(tmp_path
             time.sleep(2)
         assert "checkpoint at" in checkpoints(), checkpoints()
         committed = set(git(repo, "ls-files", run, f"{run}.log").split())
-        assert committed == {f"{run}/results.jsonl", f"{run}/store/memory/trajectories.jsonl",
-                             f"{run}/store/adapters/v0001/adapter_model.safetensors"}
+        assert committed == {
+            f"{run}/results.jsonl",
+            f"{run}/store/memory/trajectories.jsonl",
+            f"{run}/store/adapters/v0001/adapter_model.safetensors",
+        }
 
         answer()
         writer.terminate()

@@ -79,8 +79,19 @@ def test_user_file_errors_name_the_line(tmp_path: Path):
 
 def test_builder_reproduces_the_committed_files(shared_data: Path, tmp_path: Path):
     root = Path(__file__).resolve().parents[2]
-    subprocess.run([sys.executable, str(root / "scripts" / "build_eval_datasets.py"), "--src", str(shared_data),
-                    "--out", str(tmp_path), "--with-corpus"], check=True, capture_output=True)
+    subprocess.run(
+        [
+            sys.executable,
+            str(root / "scripts" / "build_eval_datasets.py"),
+            "--src",
+            str(shared_data),
+            "--out",
+            str(tmp_path),
+            "--with-corpus",
+        ],
+        check=True,
+        capture_output=True,
+    )
     for name in [*(info.file for info in DATASETS.values()), "2wiki-open-corpus.jsonl.gz"]:
         assert (tmp_path / name).read_bytes() == (HERE / name).read_bytes(), name
     first = json.loads(gzip.open(tmp_path / "hotpotqa.jsonl.gz", "rt").readline())

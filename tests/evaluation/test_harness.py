@@ -18,14 +18,22 @@ from .fakes import ScriptedGraph, SimulatedCrash, write_tiny
 
 def factory(graph: ScriptedGraph):
     def make(config, setting):
-        return GraphRunner(graph=graph, context={"namespace": config["namespace"]}, setting=setting, judge=config["judge"])
+        return GraphRunner(
+            graph=graph, context={"namespace": config["namespace"]}, setting=setting, judge=config["judge"]
+        )
 
     return make
 
 
 def cfg(dataset: Path, **kw) -> EvalConfig:
-    base = dict(dataset=str(dataset), seed=0, memory_mode="mia", models={r: "fake:scripted" for r in
-                ("planner", "executor", "manager", "judge")}, max_tool_calls=4, concurrency=1)
+    base = dict(
+        dataset=str(dataset),
+        seed=0,
+        memory_mode="mia",
+        models={r: "fake:scripted" for r in ("planner", "executor", "manager", "judge")},
+        max_tool_calls=4,
+        concurrency=1,
+    )
     base.update(kw)
     return EvalConfig(**base)
 
@@ -79,7 +87,9 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     q2 = next(r for r in rows if r["id"] == "q2")
     assert q2["plan"] == "plan for q2" and q2["memories_used"] == ["m-q2"] and q2["memory_id"] == "new-q2"
     assert q2["judge_grade"] == "CORRECT" and q2["f1"] == 0.5 and q2["stop_reason"] == "answered"
-    assert q2["memories"] == [{"id": "m-q2", "outcome": "correct", "question": "an older question", "score": 0.5, "similarity": 0.0}]
+    assert q2["memories"] == [
+        {"id": "m-q2", "outcome": "correct", "question": "an older question", "score": 0.5, "similarity": 0.0}
+    ]
     assert next(r for r in rows if r["id"] == "q3")["warnings"] == ["memorise failed: boom"]
     obs = [st for st in q2["trajectory"] if st["kind"] == "observation"]
     assert len(obs) == 2 and len(obs[0]["content"]) < 2100 and "chars cut" in obs[0]["content"]
@@ -105,7 +115,9 @@ def _order(tiny: Path):
 
 
 async def test_metrics_judge_makes_no_accuracy(tiny: Path, tmp_path: Path):
-    s = await run_evaluation(cfg(tiny, judge="metrics"), tmp_path / "m", runner_factory=factory(ScriptedGraph()), progress=False)
+    s = await run_evaluation(
+        cfg(tiny, judge="metrics"), tmp_path / "m", runner_factory=factory(ScriptedGraph()), progress=False
+    )
     assert s.accuracy.value is None and s.em.value == 0.25 and s.cover.value == 0.5
     assert s.judge_agrees_with_cover.value is None
     assert "—" in (tmp_path / "m" / "summary.md").read_text()
@@ -150,7 +162,9 @@ async def test_resume_refuses_a_different_config(tiny: Path, tmp_path: Path):
     out = tmp_path / "run"
     await run_evaluation(cfg(tiny, n=1), out, runner_factory=factory(ScriptedGraph()), progress=False)
     with pytest.raises(runlog.RunDirError, match="memory_mode"):
-        await run_evaluation(cfg(tiny, n=1, memory_mode="none"), out, runner_factory=factory(ScriptedGraph()), progress=False)
+        await run_evaluation(
+            cfg(tiny, n=1, memory_mode="none"), out, runner_factory=factory(ScriptedGraph()), progress=False
+        )
 
 
 async def test_failing_question_is_logged_and_retried(tiny: Path, tmp_path: Path):
@@ -190,8 +204,17 @@ async def test_bounded_concurrency(tiny: Path, tmp_path: Path):
     graph = ScriptedGraph(delay=0.05)
     s = await run_evaluation(cfg(tiny, concurrency=2), tmp_path / "c", runner_factory=factory(graph), progress=False)
     assert graph.max_in_flight == 2 and s.n == 4 and s.accuracy.value == 0.5
-    assert EvalConfig(models={"executor": "openai:gpt-4.1-mini", "planner": "openai:x", "manager": "openai:x",
-                              "judge": "openai:x"}).resolved_concurrency() == 4
+    assert (
+        EvalConfig(
+            models={
+                "executor": "openai:gpt-4.1-mini",
+                "planner": "openai:x",
+                "manager": "openai:x",
+                "judge": "openai:x",
+            }
+        ).resolved_concurrency()
+        == 4
+    )
     assert EvalConfig(models={"executor": "local:smollm2"}).resolved_concurrency() == 1
 
 
@@ -248,12 +271,14 @@ async def test_fresh_store_per_run_and_memory_from(tiny: Path, tmp_path: Path):
     assert (store_a / "memory" / "trajectories.jsonl").exists()  # the source is untouched
 
     with pytest.raises(runlog.RunDirError, match="neither an eval run folder"):
-        await run_evaluation(cfg(tiny, n=1, memory_from=str(b / "store")), tmp_path / "c", runner_factory=make,
-                             progress=False)
+        await run_evaluation(
+            cfg(tiny, n=1, memory_from=str(b / "store")), tmp_path / "c", runner_factory=make, progress=False
+        )
     await run_evaluation(cfg(tiny, n=1, memory_mode="none"), tmp_path / "n", runner_factory=make, progress=False)
     with pytest.raises(runlog.RunDirError, match="--memory none"):  # that run has no memory to start from
-        await run_evaluation(cfg(tiny, n=1, memory_from=str(tmp_path / "n")), tmp_path / "d", runner_factory=make,
-                             progress=False)
+        await run_evaluation(
+            cfg(tiny, n=1, memory_from=str(tmp_path / "n")), tmp_path / "d", runner_factory=make, progress=False
+        )
 
 
 async def test_memory_from_a_memory_folder(tiny: Path, tmp_path: Path, data_dir: Path):
@@ -293,8 +318,9 @@ async def test_memory_from_a_memory_folder(tiny: Path, tmp_path: Path, data_dir:
         await run_evaluation(cfg(tiny, n=1, memory_from=str(two)), tmp_path / "r2", runner_factory=make, progress=False)
     (tmp_path / "empty").mkdir()
     with pytest.raises(runlog.RunDirError, match="neither an eval run folder"):
-        await run_evaluation(cfg(tiny, n=1, memory_from=str(tmp_path / "empty")), tmp_path / "r3",
-                             runner_factory=make, progress=False)
+        await run_evaluation(
+            cfg(tiny, n=1, memory_from=str(tmp_path / "empty")), tmp_path / "r3", runner_factory=make, progress=False
+        )
 
 
 def test_per_role_table_gives_model_seconds_and_cache_hits() -> None:
@@ -306,12 +332,17 @@ def test_per_role_table_gives_model_seconds_and_cache_hits() -> None:
     def row(i: int, usage: dict[str, RoleUsage]) -> QuestionResult:
         return QuestionResult(id=f"q{i}", question="?", gold_answers=["a"], usage=usage)
 
-    new = summarise([
-        row(1, {"planner": RoleUsage(calls=2, input_tokens=1000, output_tokens=50, cached_tokens=300, ms=4000)}),
-        row(2, {"planner": RoleUsage(calls=1, input_tokens=600, output_tokens=30, cached_tokens=100, ms=2000)}),
-    ], {"label": "new"})
-    old = summarise([row(1, {"planner": RoleUsage.model_validate({"calls": 1, "input_tokens": 5, "output_tokens": 1})})],
-                    {"label": "old"})
+    new = summarise(
+        [
+            row(1, {"planner": RoleUsage(calls=2, input_tokens=1000, output_tokens=50, cached_tokens=300, ms=4000)}),
+            row(2, {"planner": RoleUsage(calls=1, input_tokens=600, output_tokens=30, cached_tokens=100, ms=2000)}),
+        ],
+        {"label": "new"},
+    )
+    old = summarise(
+        [row(1, {"planner": RoleUsage.model_validate({"calls": 1, "input_tokens": 5, "output_tokens": 1})})],
+        {"label": "old"},
+    )
     assert new.per_role["planner"].model_seconds == 3.0 and new.per_role["planner"].cached_prompt_tokens == 200
     assert old.per_role["planner"].model_seconds is None
     table = markdown_roles([new, old])
@@ -349,7 +380,11 @@ async def test_resume_refuses_when_the_memory_is_gone(tiny: Path, tmp_path: Path
     assert more.calls == [] and len(runlog.read_results(out)) == 2  # nothing answered, nothing lost
     # a memory-less run has nothing to lose: it resumes
     plain = tmp_path / "plain"
-    await run_evaluation(cfg(tiny, n=2, memory_mode="none"), plain, runner_factory=factory(ScriptedGraph()), progress=False)
+    await run_evaluation(
+        cfg(tiny, n=2, memory_mode="none"), plain, runner_factory=factory(ScriptedGraph()), progress=False
+    )
     shutil.rmtree(plain / "store")
-    s = await run_evaluation(cfg(tiny, n=4, memory_mode="none"), plain, runner_factory=factory(ScriptedGraph()), progress=False)
+    s = await run_evaluation(
+        cfg(tiny, n=4, memory_mode="none"), plain, runner_factory=factory(ScriptedGraph()), progress=False
+    )
     assert s.n == 4

@@ -12,8 +12,16 @@ import pytest
 from mia.app.evaluation.paired import compare_pair, markdown_paired
 from mia.app.evaluation.records import QuestionResult
 from mia.app.evaluation.report import compare
-from mia.app.evaluation.stats import (McNemar, binomial_two_sided, bootstrap_mean, mcnemar_exact, mean_ci,
-                                      paired_bootstrap, questions_needed_mcnemar, questions_needed_mean)
+from mia.app.evaluation.stats import (
+    McNemar,
+    binomial_two_sided,
+    bootstrap_mean,
+    mcnemar_exact,
+    mean_ci,
+    paired_bootstrap,
+    questions_needed_mcnemar,
+    questions_needed_mean,
+)
 
 from .test_report import _run
 from .fakes import write_tiny
@@ -70,8 +78,9 @@ def test_questions_needed_by_hand() -> None:
     # b = 4, c = 1 of 60: pd = 5/60, delta = 3/60;
     # n = (1.96 sqrt(pd) + 0.8416 sqrt(pd - delta^2))^2 / delta^2 = (0.56580 + 0.23928)^2 / 0.0025 = 259.3 -> 260
     pd, delta = 5 / 60, 3 / 60
-    expected = math.ceil((1.959963984540054 * math.sqrt(pd) + 0.8416212335729143 * math.sqrt(pd - delta**2)) ** 2
-                         / delta**2)
+    expected = math.ceil(
+        (1.959963984540054 * math.sqrt(pd) + 0.8416212335729143 * math.sqrt(pd - delta**2)) ** 2 / delta**2
+    )
     assert questions_needed_mcnemar(McNemar(n=60, b=4, c=1, p_value=0.375)) == expected == 260
     assert questions_needed_mcnemar(McNemar(n=60, b=2, c=2, p_value=1.0)) is None
     # differences 0.1, 0.3 (mean 0.2, sd sqrt(0.02)): n = ((1.96 + 0.8416) * sqrt(0.02) / 0.2)^2 = 3.92 -> 4

@@ -20,8 +20,14 @@ QUESTION = {
     "answer_aliases": [],
     "type": "comparison",
     "paragraphs": [
-        {"title": "Arthur's Magazine", "text": "Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia."},
-        {"title": "First for Women", "text": "First for Women is a woman's magazine published by Bauer Media Group in the USA. The magazine was started in 1989."},
+        {
+            "title": "Arthur's Magazine",
+            "text": "Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia.",
+        },
+        {
+            "title": "First for Women",
+            "text": "First for Women is a woman's magazine published by Bauer Media Group in the USA. The magazine was started in 1989.",
+        },
     ],
     "supporting_titles": ["Arthur's Magazine", "First for Women"],
 }
@@ -30,10 +36,20 @@ QUESTION = {
 async def test_one_question_through_the_real_graph(tmp_path: Path, data_dir: Path):
     dataset = tmp_path / "one.jsonl"
     dataset.write_text(json.dumps(QUESTION) + "\n")
-    cfg = EvalConfig(dataset=str(dataset), memory_mode="mia", models={r: "local:smollm2" for r in
-                     ("planner", "executor", "manager", "judge")}, max_tool_calls=1,
-                     context_overrides=dict(executor_max_tokens=48, planner_max_tokens=48, manager_max_tokens=48,
-                                            judge_max_tokens=8, max_replans=0, judge_method="llm"))
+    cfg = EvalConfig(
+        dataset=str(dataset),
+        memory_mode="mia",
+        models={r: "local:smollm2" for r in ("planner", "executor", "manager", "judge")},
+        max_tool_calls=1,
+        context_overrides=dict(
+            executor_max_tokens=48,
+            planner_max_tokens=48,
+            manager_max_tokens=48,
+            judge_max_tokens=8,
+            max_replans=0,
+            judge_method="llm",
+        ),
+    )
     out = tmp_path / "run"
     s = await run_evaluation(cfg, out, progress=False)
 

@@ -9,8 +9,10 @@ from mia.app.evaluation.summary import render_markdown, summarise
 
 
 def result(qid: str, first: str, decision: str | None, final: str, gold: str = "Paris") -> QuestionResult:
-    steps = [{"kind": "tool_call", "tool": "search", "args": {"query_list": ["q"]}, "content": ""},
-             {"kind": "answer", "content": first}]
+    steps = [
+        {"kind": "tool_call", "tool": "search", "args": {"query_list": ["q"]}, "content": ""},
+        {"kind": "answer", "content": first},
+    ]
     if decision is not None:
         steps.append({"kind": "reflection", "content": decision})
         if decision == "yes":
@@ -20,19 +22,28 @@ def result(qid: str, first: str, decision: str | None, final: str, gold: str = "
 
 def test_counts_replans_by_first_answer_and_outcome() -> None:
     rows = [
-        result("a", "Lyon", "yes", "Paris"),          # wrong, replanned, fixed
-        result("b", "Lyon", "yes", "Marseille"),      # wrong, replanned, still wrong
-        result("c", "Lyon", "no", "Lyon"),            # wrong, accepted
-        result("d", "Paris", "yes", "Lyon"),          # right, replanned, broken
+        result("a", "Lyon", "yes", "Paris"),  # wrong, replanned, fixed
+        result("b", "Lyon", "yes", "Marseille"),  # wrong, replanned, still wrong
+        result("c", "Lyon", "no", "Lyon"),  # wrong, accepted
+        result("d", "Paris", "yes", "Lyon"),  # right, replanned, broken
         result("e", "It is Paris.", "no", "It is Paris."),  # right (cover match), accepted
-        result("f", "Paris", None, "Paris"),          # no reflection (none mode): not counted
+        result("f", "Paris", None, "Paris"),  # no reflection (none mode): not counted
     ]
     s = summarise_reflection(rows)
     assert s is not None
-    assert (s.reflected, s.first_wrong, s.replanned_wrong, s.first_right, s.replanned_right, s.fixed, s.broken) == \
-        (5, 3, 2, 2, 1, 1, 1)
-    assert "replanned 2 of 3 wrong first answers and 1 of 2 right ones; replanning fixed 1 and broke 1" in \
-        reflection_lines([("mia", s)])
+    assert (s.reflected, s.first_wrong, s.replanned_wrong, s.first_right, s.replanned_right, s.fixed, s.broken) == (
+        5,
+        3,
+        2,
+        2,
+        1,
+        1,
+        1,
+    )
+    assert (
+        "replanned 2 of 3 wrong first answers and 1 of 2 right ones; replanning fixed 1 and broke 1"
+        in reflection_lines([("mia", s)])
+    )
 
 
 def test_runs_without_reflection_have_no_section() -> None:

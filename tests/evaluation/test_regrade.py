@@ -20,6 +20,7 @@ from mia.app.evaluation.runner import GraphRunner
 
 from .fakes import ScriptedGraph, write_tiny
 
+
 class RecordingGrader(FakeListChatModel):
     """Replies from a list and keeps every prompt it was sent."""
 
@@ -35,26 +36,35 @@ TOEWS = "Jonathan Toews is a Canadian professional ice hockey centre who plays f
 
 def record(qid: str, question: str, answer: str, gold: str, correct: bool | None, **extra: Any) -> str:
     grade = None if correct is None else ("CORRECT" if correct else "INCORRECT")
-    return QuestionResult(id=qid, question=question, gold_answers=[gold], answer=answer, judge_correct=correct,
-                          judge_grade=grade, **extra).model_dump_json()
+    return QuestionResult(
+        id=qid, question=question, gold_answers=[gold], answer=answer, judge_correct=correct, judge_grade=grade, **extra
+    ).model_dump_json()
 
 
 def write_run(folder: Path, judge: str, lines: list[str]) -> Path:
     folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({"dataset": "tiny", "memory_mode": "none", "judge": judge, "seed": 0}))
+    (folder / "config.json").write_text(
+        json.dumps({"dataset": "tiny", "memory_mode": "none", "judge": judge, "seed": 0})
+    )
     (folder / "results.jsonl").write_text("\n".join(lines) + "\n\n")
     return folder
 
 
 @pytest.fixture()
 def run_dir(tmp_path: Path) -> Path:
-    return write_run(tmp_path / "run", "llm", [
-        record("q1", "What nationality is the composer?", "American", "America", False),  # the grader's miss
-        record("q2", "In which city was the tower built?", "Paris Hilton", "Paris", True),  # the grader's false pass
-        record("q3", "What sport do they have in common?", TOEWS, "ice hockey", True),  # the matcher is unsure
-        record("q4", "Who wrote Hamlet?", "", "Shakespeare", False, error="RuntimeError: boom"),
-        record("q5", "Who wrote Hamlet?", "Shakespeare", "William Shakespeare", None),  # a --judge metrics line
-    ])
+    return write_run(
+        tmp_path / "run",
+        "llm",
+        [
+            record("q1", "What nationality is the composer?", "American", "America", False),  # the grader's miss
+            record(
+                "q2", "In which city was the tower built?", "Paris Hilton", "Paris", True
+            ),  # the grader's false pass
+            record("q3", "What sport do they have in common?", TOEWS, "ice hockey", True),  # the matcher is unsure
+            record("q4", "Who wrote Hamlet?", "", "Shakespeare", False, error="RuntimeError: boom"),
+            record("q5", "Who wrote Hamlet?", "Shakespeare", "William Shakespeare", None),  # a --judge metrics line
+        ],
+    )
 
 
 def rows(run: Path) -> dict[str, dict[str, Any]]:
@@ -80,11 +90,15 @@ def test_regrade_rewrites_grades_keeps_the_logged_ones_and_rebuilds_the_summary(
 @pytest.fixture()
 def metrics_run(tmp_path: Path) -> Path:
     """A `--judge metrics` run: no record carries a grade, one question raised."""
-    return write_run(tmp_path / "metrics", "metrics", [
-        record("m1", "What nationality is the composer?", "American", "America", None),
-        record("m2", "What sport do they have in common?", TOEWS, "ice hockey", None),  # the matcher is unsure
-        record("m3", "Who wrote Hamlet?", "", "Shakespeare", None, error="RuntimeError: boom"),
-    ])
+    return write_run(
+        tmp_path / "metrics",
+        "metrics",
+        [
+            record("m1", "What nationality is the composer?", "American", "America", None),
+            record("m2", "What sport do they have in common?", TOEWS, "ice hockey", None),  # the matcher is unsure
+            record("m3", "Who wrote Hamlet?", "", "Shakespeare", None, error="RuntimeError: boom"),
+        ],
+    )
 
 
 def test_a_metrics_run_is_graded_an_error_scores_incorrect_and_the_unsure_wait_for_the_model(metrics_run: Path) -> None:
@@ -99,7 +113,9 @@ def test_a_metrics_run_is_graded_an_error_scores_incorrect_and_the_unsure_wait_f
     report = regrade_run(metrics_run, model)
     got = rows(metrics_run)
     assert len(model.prompts) == 1 and "ice hockey centre" in model.prompts[0]
-    assert (got["m2"]["judge_correct"], got["m2"]["grader"]) == (True, "llm") and got["m2"]["judge_grade_logged"] is None
+    assert (got["m2"]["judge_correct"], got["m2"]["grader"]) == (True, "llm") and got["m2"][
+        "judge_grade_logged"
+    ] is None
     assert report.by == {"match": 1, "llm": 1, "error": 1} and "ungraded" not in report.line()
     summary = json.loads((metrics_run / "summary.json").read_text())
     assert summary["accuracy"]["value"] == pytest.approx(2 / 3) and summary["n"] == 3
@@ -151,9 +167,27 @@ def test_cli_eval_judge_options_reach_the_context_and_config(tmp_path: Path, mon
 
     monkeypatch.setattr(harness, "graph_runner_factory", fake_factory)
     out = tmp_path / "run"
-    res = CliRunner().invoke(app, ["eval", "--dataset", str(tiny), "--n", "1", "--memory", "none", "--executor-model",
-                                   "local:smollm2", "--judge-contradiction", "llm", "--judge-method", "llm",
-                                   "--out", str(out), "--no-progress"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(tiny),
+            "--n",
+            "1",
+            "--memory",
+            "none",
+            "--executor-model",
+            "local:smollm2",
+            "--judge-contradiction",
+            "llm",
+            "--judge-method",
+            "llm",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert (seen["ctx"].judge_contradiction, seen["ctx"].judge_method) == ("llm", "llm")
     assert seen["ctx"].judge_config().contradiction == "llm"

@@ -44,9 +44,18 @@ async def test_compare_merges_runs(tmp_path: Path):
 
 
 def test_context_of_each_configuration():
-    base = {"models": {"planner": "local:smollm2", "executor": "openai:gpt-4.1-mini", "manager": "local:smollm2",
-                       "judge": "local:smollm2"}, "namespace": "eval-x", "judge": "llm", "max_tool_calls": 4,
-            "context_overrides": {"executor_max_tokens": 64}}
+    base = {
+        "models": {
+            "planner": "local:smollm2",
+            "executor": "openai:gpt-4.1-mini",
+            "manager": "local:smollm2",
+            "judge": "local:smollm2",
+        },
+        "namespace": "eval-x",
+        "judge": "llm",
+        "max_tool_calls": 4,
+        "context_overrides": {"executor_max_tokens": 64},
+    }
     ctx = build_context({**base, "memory_mode": "mia"}, "distractor")
     assert (ctx.memory_mode, ctx.memorise, ctx.judge_mode, ctx.namespace) == ("mia", True, "ground_truth", "eval-x")
     assert ctx.executor_model == "openai:gpt-4.1-mini" and ctx.max_tool_calls == 4 and ctx.executor_max_tokens == 64
@@ -68,17 +77,59 @@ def test_cli_eval_and_report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setattr(harness, "graph_runner_factory", fake_factory)
     runner = CliRunner()
     out = tmp_path / "run"
-    res = runner.invoke(app, ["eval", "--dataset", str(tiny), "--n", "3", "--memory", "trajectory-rag",
-                              "--executor-model", "local:smollm2", "--max-tool-calls", "2", "--executor-max-tokens",
-                              "48", "--min-similarity", "0.4", "--out", str(out), "--no-progress"])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(tiny),
+            "--n",
+            "3",
+            "--memory",
+            "trajectory-rag",
+            "--executor-model",
+            "local:smollm2",
+            "--max-tool-calls",
+            "2",
+            "--executor-max-tokens",
+            "48",
+            "--min-similarity",
+            "0.4",
+            "--out",
+            str(out),
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert "judge accuracy" in res.output and (out / "summary.md").is_file()
-    assert (seen["ctx"].memory_mode, seen["ctx"].max_tool_calls, seen["ctx"].executor_max_tokens) == ("trajectory-rag", 2, 48)
+    assert (seen["ctx"].memory_mode, seen["ctx"].max_tool_calls, seen["ctx"].executor_max_tokens) == (
+        "trajectory-rag",
+        2,
+        48,
+    )
     assert seen["ctx"].min_similarity == 0.4
     # resuming with another memory mode is refused with a clear message, nothing is lost
-    res = runner.invoke(app, ["eval", "--dataset", str(tiny), "--n", "3", "--memory", "none", "--out", str(out),
-                              "--executor-model", "local:smollm2", "--max-tool-calls", "2", "--min-similarity", "0.4",
-                              "--no-progress"])
+    res = runner.invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(tiny),
+            "--n",
+            "3",
+            "--memory",
+            "none",
+            "--out",
+            str(out),
+            "--executor-model",
+            "local:smollm2",
+            "--max-tool-calls",
+            "2",
+            "--min-similarity",
+            "0.4",
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 1 and "different run" in res.output
     res = runner.invoke(app, ["eval", "--dataset", "nope", "--out", str(tmp_path / "x")])
     assert res.exit_code == 1 and "unknown dataset" in res.output
@@ -107,7 +158,9 @@ def test_real_verdict_objects_are_read():
     from mia.graph.judge import Verdict
     from mia.app.evaluation.runner import verdict_correct
 
-    v = Verdict(outcome="correct", score=1.0, mode="ground_truth", method="llm", prediction="Paris", grader_label="CORRECT")
+    v = Verdict(
+        outcome="correct", score=1.0, mode="ground_truth", method="llm", prediction="Paris", grader_label="CORRECT"
+    )
     assert verdict_correct(v) == (True, "CORRECT")
     bad = Verdict(outcome="unknown", score=0.0, mode="ground_truth", method="fallback", prediction="")
     assert verdict_correct(bad) == (False, "fallback")
@@ -120,9 +173,23 @@ def test_cli_fails_fast_on_a_missing_api_key(tmp_path: Path, monkeypatch: pytest
     monkeypatch.delenv("OPENAI_API_KEY", raising=False)
     monkeypatch.setenv("OPENAI_API_KEY", "")
     tiny = write_tiny(tmp_path / "tiny.jsonl")
-    res = CliRunner().invoke(app, ["eval", "--dataset", str(tiny), "--memory", "none", "--executor-model",
-                                   "openai:gpt-4.1-mini", "--judge", "metrics", "--out", str(tmp_path / "r"),
-                                   "--no-progress"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "eval",
+            "--dataset",
+            str(tiny),
+            "--memory",
+            "none",
+            "--executor-model",
+            "openai:gpt-4.1-mini",
+            "--judge",
+            "metrics",
+            "--out",
+            str(tmp_path / "r"),
+            "--no-progress",
+        ],
+    )
     assert res.exit_code == 1 and "OPENAI_API_KEY" in res.output and "--executor-model" in res.output
     assert (tmp_path / "r" / "results.jsonl").exists() is False
 

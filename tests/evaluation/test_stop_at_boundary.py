@@ -49,8 +49,9 @@ def stop_a_running_eval(repo: Path, run: str) -> subprocess.CompletedProcess[str
     """Start the fake eval writing `run`, stop it with the script; the script must succeed."""
     writer = subprocess.Popen([sys.executable, "-c", FAKE_EVAL, "--out", run], cwd=repo)
     try:
-        stop = subprocess.run(["bash", "scripts/stop_at_boundary.sh", run, "60"], cwd=repo,
-                              capture_output=True, text=True, timeout=180)
+        stop = subprocess.run(
+            ["bash", "scripts/stop_at_boundary.sh", run, "60"], cwd=repo, capture_output=True, text=True, timeout=180
+        )
         writer.wait(10)  # it has ended (the script said so), so this only reaps it
     finally:
         writer.kill()
@@ -81,7 +82,8 @@ def test_counts_a_warmups_answers_too(repo: Path):
 
 def test_says_so_when_no_evaluation_writes_the_folder(repo: Path):
     run = f"results/r-{uuid.uuid4().hex[:8]}"
-    stop = subprocess.run(["bash", "scripts/stop_at_boundary.sh", run, "5"], cwd=repo,
-                          capture_output=True, text=True, timeout=60)
+    stop = subprocess.run(
+        ["bash", "scripts/stop_at_boundary.sh", run, "5"], cwd=repo, capture_output=True, text=True, timeout=60
+    )
     assert stop.returncode == 1
     assert f"no running eval writes {run}" in stop.stderr

@@ -46,19 +46,23 @@ async def test_warmup_runs_other_questions_first_and_is_not_scored(tiny: Path, t
 
 async def test_same_evaluated_questions_with_and_without_warmup(tiny: Path, tmp_path: Path) -> None:
     await run_evaluation(cfg(tiny, n=2), tmp_path / "plain", runner_factory=factory(ScriptedGraph()), progress=False)
-    await run_evaluation(cfg(tiny, n=2, warmup=2), tmp_path / "warm", runner_factory=factory(ScriptedGraph()),
-                         progress=False)
+    await run_evaluation(
+        cfg(tiny, n=2, warmup=2), tmp_path / "warm", runner_factory=factory(ScriptedGraph()), progress=False
+    )
     _, md = compare([tmp_path / "plain", tmp_path / "warm"])
     assert "| 2 |" in md.split("Paired comparisons")[1]  # paired over the same 2 questions
 
 
 async def test_warmup_larger_than_the_rest_is_refused(tiny: Path, tmp_path: Path) -> None:
     with pytest.raises(DatasetError, match="--warmup 3 with 2 evaluated questions needs 5"):
-        await run_evaluation(cfg(tiny, n=2, warmup=3), tmp_path / "x", runner_factory=factory(ScriptedGraph()),
-                             progress=False)
+        await run_evaluation(
+            cfg(tiny, n=2, warmup=3), tmp_path / "x", runner_factory=factory(ScriptedGraph()), progress=False
+        )
 
 
-async def test_warmup_only_builds_a_memory_that_later_runs_start_from(tiny: Path, tmp_path: Path, data_dir: Path) -> None:
+async def test_warmup_only_builds_a_memory_that_later_runs_start_from(
+    tiny: Path, tmp_path: Path, data_dir: Path
+) -> None:
     """`--n 0 --warmup N` answers the warm-up questions alone and scores nothing; its run folder is
     then a `--memory-from` source, so several configurations start from one memory. Real store."""
     from mia.memory import MemoryStore, Trajectory
@@ -79,8 +83,12 @@ async def test_warmup_only_builds_a_memory_that_later_runs_start_from(tiny: Path
     assert sorted(runlog.latest_by_id(runlog.read_results(tmp_path / "warm" / WARMUP_DIR))) == sorted(order[2:])
 
     later = ScriptedGraph()
-    await run_evaluation(cfg(tiny, n=2, memory_from=str(tmp_path / "warm")), tmp_path / "scored",
-                         runner_factory=factory(later), progress=False)
+    await run_evaluation(
+        cfg(tiny, n=2, memory_from=str(tmp_path / "warm")),
+        tmp_path / "scored",
+        runner_factory=factory(later),
+        progress=False,
+    )
     assert _asked(later) == order[:2]  # the scored questions, never the warm-up ones
     assert runlog.read_config(tmp_path / "scored")["namespace"] == seen["namespace"]
     with MemoryStore.open(tmp_path / "scored" / "store" / "memory", snapshot=True) as st:
@@ -95,13 +103,15 @@ async def test_start_gives_a_split_disjoint_from_the_first_and_from_the_warmup(t
     """`--start`: the final rows run on positions no tuning run (positions 0..n-1) or warm-up saw."""
     order = [ex.id for ex in load_examples(str(tiny), None, 0)[0]]
     graph = ScriptedGraph()
-    await run_evaluation(cfg(tiny, n=1, start=1, warmup=1), tmp_path / "s", runner_factory=factory(graph),
-                         progress=False)
+    await run_evaluation(
+        cfg(tiny, n=1, start=1, warmup=1), tmp_path / "s", runner_factory=factory(graph), progress=False
+    )
     assert _asked(graph) == [order[-1], order[1]]
     assert runlog.read_config(tmp_path / "s")["start"] == 1
     with pytest.raises(DatasetError, match="needs 5 from position 2"):
-        await run_evaluation(cfg(tiny, n=2, start=2, warmup=1), tmp_path / "t", runner_factory=factory(ScriptedGraph()),
-                             progress=False)
+        await run_evaluation(
+            cfg(tiny, n=2, start=2, warmup=1), tmp_path / "t", runner_factory=factory(ScriptedGraph()), progress=False
+        )
     with pytest.raises(DatasetError, match="past the end"):
         load_examples(str(tiny), None, 0, start=len(order))
 
@@ -117,29 +127,34 @@ async def test_a_run_folder_from_before_start_existed_resumes(tiny: Path, tmp_pa
     assert len(again.calls) == 1
 
 
-async def test_memory_from_a_folder_that_keeps_only_its_trajectory_log_is_rebuilt(tiny: Path, tmp_path: Path,
-                                                                                    data_dir: Path) -> None:
+async def test_memory_from_a_folder_that_keeps_only_its_trajectory_log_is_rebuilt(
+    tiny: Path, tmp_path: Path, data_dir: Path
+) -> None:
     """A committed study keeps its trajectory log, not its Chroma files: `--memory-from` such a folder
     rebuilds the memory from the log (real store) and leaves the source as it was."""
     from mia.memory import MemoryStore, Trajectory
 
     source = tmp_path / "study-memory"
     with MemoryStore.open(source) as st:
-        kept = st.memorise(Trajectory(question="Which river is longer?", answer="Nile", outcome="correct",
-                                      namespace="warm"))
+        kept = st.memorise(
+            Trajectory(question="Which river is longer?", answer="Nile", outcome="correct", namespace="warm")
+        )
     import shutil
 
     shutil.rmtree(source / "chroma")  # what git keeps of it
     before = sorted(p.name for p in source.iterdir())
-    await run_evaluation(cfg(tiny, n=1, memory_from=str(source)), tmp_path / "r", runner_factory=factory(ScriptedGraph()),
-                         progress=False)
+    await run_evaluation(
+        cfg(tiny, n=1, memory_from=str(source)), tmp_path / "r", runner_factory=factory(ScriptedGraph()), progress=False
+    )
     assert sorted(p.name for p in source.iterdir()) == before
     assert runlog.read_config(tmp_path / "r")["namespace"] == "warm"
     with MemoryStore.open(tmp_path / "r" / "store" / "memory", snapshot=True) as st:
         assert [r.id for r in st.list(namespace="warm")] == [kept.id]
 
 
-async def test_a_run_resumed_from_its_log_alone_gets_its_memories_back(tiny: Path, tmp_path: Path, data_dir: Path) -> None:
+async def test_a_run_resumed_from_its_log_alone_gets_its_memories_back(
+    tiny: Path, tmp_path: Path, data_dir: Path
+) -> None:
     """A run committed mid-way keeps its store's trajectory log, not its Chroma files: resuming it
     rebuilds the memories before the next question."""
     import shutil
@@ -151,8 +166,11 @@ async def test_a_run_resumed_from_its_log_alone_gets_its_memories_back(tiny: Pat
     def writes_memory(config, setting):
         with MemoryStore.open(Path(config["data_dir"]) / "memory") as st:
             seen.append(st.count(config["namespace"]))
-            st.memorise(Trajectory(question=f"question {len(seen)}?", answer="a", outcome="correct",
-                                   namespace=config["namespace"]))
+            st.memorise(
+                Trajectory(
+                    question=f"question {len(seen)}?", answer="a", outcome="correct", namespace=config["namespace"]
+                )
+            )
         return factory(ScriptedGraph())(config, setting)
 
     await run_evaluation(cfg(tiny, n=1), tmp_path / "r", runner_factory=writes_memory, progress=False)

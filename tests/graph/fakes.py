@@ -36,16 +36,21 @@ class ScriptedChatModel(BaseChatModel):
     def _llm_type(self) -> str:
         return "scripted-fake"
 
-    def _generate(self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None,
-                  **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: list[str] | None = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.prompts.append(list(messages))
         self.call_kwargs.append({"stop": stop, **kwargs})
         item = self.script.pop(0) if self.script else self.fallback
         if callable(item):
             item = item(messages)
         message = item if isinstance(item, AIMessage) else AIMessage(content=str(item))
-        message.usage_metadata = {"input_tokens": 10, "output_tokens": 5, "total_tokens": 15,
-                                  "input_token_details": {"cache_read": 4}}  # as llama.cpp and OpenAI report it
+        message.usage_metadata = {
+            "input_tokens": 10,
+            "output_tokens": 5,
+            "total_tokens": 15,
+            "input_token_details": {"cache_read": 4},
+        }  # as llama.cpp and OpenAI report it
         if self.delay_s:
             time.sleep(self.delay_s)
         return ChatResult(generations=[ChatGeneration(message=message)])
@@ -60,8 +65,9 @@ class FakeStore:
     """A scripted MemoryStore: retrieve returns the memories it was given (as the real store's
     `Retrieved`), memorise records the call and returns a real `MemoryRecord`."""
 
-    def __init__(self, positives: list[ScoredMemory] | None = None,
-                 negatives: list[ScoredMemory] | None = None) -> None:
+    def __init__(
+        self, positives: list[ScoredMemory] | None = None, negatives: list[ScoredMemory] | None = None
+    ) -> None:
         self.positives = positives or []
         self.negatives = negatives or []
         self.memorised: list[Any] = []
@@ -69,8 +75,17 @@ class FakeStore:
         self.stats: list[tuple[list[str], bool]] = []
         self.retrieve_calls: list[tuple] = []
 
-    def retrieve(self, question: str, namespace: str = "default", k_pos: int = 2, k_neg: int = 2, *,
-                 caption: str = "", caption_weight: float = 0.2, min_similarity: float | None = None) -> Retrieved:
+    def retrieve(
+        self,
+        question: str,
+        namespace: str = "default",
+        k_pos: int = 2,
+        k_neg: int = 2,
+        *,
+        caption: str = "",
+        caption_weight: float = 0.2,
+        min_similarity: float | None = None,
+    ) -> Retrieved:
         self.retrieve_calls.append((question, namespace, k_pos, k_neg))
         shown = [m for m in self.positives + self.negatives if min_similarity is None or m.similarity >= min_similarity]
         pos = [m for m in self.positives if m in shown][:k_pos]
@@ -79,15 +94,21 @@ class FakeStore:
 
     def memorise(self, trajectory: Trajectory, compressor: Any = None) -> MemoryRecord:
         self.memorised.append((trajectory, compressor))
-        return MemoryRecord(id=f"mem-{len(self.memorised)}", namespace=trajectory.namespace,
-                            question=trajectory.question, workflow="1. Fake workflow (question -> answer)",
-                            outcome=trajectory.outcome, trajectory_id=trajectory.id)
+        return MemoryRecord(
+            id=f"mem-{len(self.memorised)}",
+            namespace=trajectory.namespace,
+            question=trajectory.question,
+            workflow="1. Fake workflow (question -> answer)",
+            outcome=trajectory.outcome,
+            trajectory_id=trajectory.id,
+        )
 
     def log_trajectory(self, trajectory: Trajectory) -> None:
         self.logged.append(trajectory)
 
-    def search_trajectories(self, question: str, namespace: str, k: int,
-                            min_similarity: float | None = None) -> list[ScoredTrajectory]:
+    def search_trajectories(
+        self, question: str, namespace: str, k: int, min_similarity: float | None = None
+    ) -> list[ScoredTrajectory]:
         found = [ScoredTrajectory(trajectory=t, similarity=1.0) for t in self.logged[:k]]
         return found if min_similarity is None else [t for t in found if t.similarity >= min_similarity]
 
@@ -96,8 +117,13 @@ class FakeStore:
 
 
 def memory(id_: str, question: str, workflow: str, outcome: Outcome) -> ScoredMemory:
-    return ScoredMemory(record=MemoryRecord(id=id_, question=question, workflow=workflow, outcome=outcome),
-                        score=0.5, similarity=0.8, normalised_similarity=1.0, win_rate=0.5)
+    return ScoredMemory(
+        record=MemoryRecord(id=id_, question=question, workflow=workflow, outcome=outcome),
+        score=0.5,
+        similarity=0.8,
+        normalised_similarity=1.0,
+        win_rate=0.5,
+    )
 
 
 def search_tool(results: dict[str, str] | None = None, fail: bool = False) -> StructuredTool:
@@ -122,9 +148,14 @@ class FakeVerdict(Verdict):
     prediction: str = ""
 
 
-def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = None, tools: list[Any] | None = None,
-              judge_outcome: str = "correct", compressor_factory: Any = None,
-              store_factory: Any = None) -> tuple[Deps, dict[str, Any]]:
+def make_deps(
+    models: dict[str, ScriptedChatModel],
+    store: FakeStore | None = None,
+    tools: list[Any] | None = None,
+    judge_outcome: str = "correct",
+    compressor_factory: Any = None,
+    store_factory: Any = None,
+) -> tuple[Deps, dict[str, Any]]:
     """Deps over fakes; `seen` records judge and compressor calls. `compressor_factory` (e.g.
     mia.memory.Compressor) replaces the stand-in compressor, and `store_factory(data_dir)` the
     fake store, for a real store's memorise."""
@@ -138,15 +169,23 @@ def make_deps(models: dict[str, ScriptedChatModel], store: FakeStore | None = No
     def judge_fn(**kwargs: Any) -> Any:
         seen["judge"].append(kwargs)
         kwargs["model"].invoke("grade this")  # counted as judge usage
-        return FakeVerdict(outcome=judge_outcome, score=1.0 if judge_outcome == "correct" else 0.0,
-                           feedback="fake judge", mode=kwargs["mode"])
+        return FakeVerdict(
+            outcome=judge_outcome,
+            score=1.0 if judge_outcome == "correct" else 0.0,
+            feedback="fake judge",
+            mode=kwargs["mode"],
+        )
 
     def compressor(model: BaseChatModel) -> Any:
         seen["compressor"].append(model)
         return compressor_factory(model) if compressor_factory is not None else SimpleNamespace(model=model)
 
-    deps = Deps(model_factory=model_factory, store_factory=store_factory or (lambda path: store),
-                tools_factory=lambda ctx, paragraphs: tools, judge_fn=judge_fn,
-                compressor_factory=compressor)
+    deps = Deps(
+        model_factory=model_factory,
+        store_factory=store_factory or (lambda path: store),
+        tools_factory=lambda ctx, paragraphs: tools,
+        judge_fn=judge_fn,
+        compressor_factory=compressor,
+    )
     seen["store"] = store
     return deps, seen

@@ -35,8 +35,11 @@ def fake_models(monkeypatch: pytest.MonkeyPatch) -> dict[str, Any]:
 
 
 def test_ask_json_and_thread_reopen(fake_models: dict[str, Any], tmp_path: Path) -> None:
-    fake_models["model"].script = ["1. Search.", '<tool_call>{"name": "search", "arguments": {"query_list": ["Paris"]}}',
-                                   "<answer>Paris</answer>"]
+    fake_models["model"].script = [
+        "1. Search.",
+        '<tool_call>{"name": "search", "arguments": {"query_list": ["Paris"]}}',
+        "<answer>Paris</answer>",
+    ]
     args = ["ask", "Capital of France?", "--json", "--data-dir", str(tmp_path), "--gold", "Paris", "--thread", "t-1"]
     res = runner.invoke(app, args)
     assert res.exit_code == 0, res.output
@@ -49,8 +52,11 @@ def test_ask_json_and_thread_reopen(fake_models: dict[str, Any], tmp_path: Path)
 
 
 def test_ask_streams_events(fake_models: dict[str, Any], tmp_path: Path) -> None:
-    fake_models["model"].script = ["1. Search the capital.", '<tool_call>{"name": "search", "arguments": {"query_list": ["capital Paris"]}}',
-                                   "<answer>Paris</answer>"]
+    fake_models["model"].script = [
+        "1. Search the capital.",
+        '<tool_call>{"name": "search", "arguments": {"query_list": ["capital Paris"]}}',
+        "<answer>Paris</answer>",
+    ]
     res = runner.invoke(app, ["ask", "Capital of France?", "--data-dir", str(tmp_path), "--judge-mode", "off"])
     assert res.exit_code == 0, res.output
     for text in ("1. Search the capital.", "search", "Doc 1 about capital", "answer", "Paris", "memorised", "usage"):
@@ -75,18 +81,30 @@ def test_failed_run_resumes_from_its_checkpoint(fake_models: dict[str, Any], tmp
 
 
 def test_chat_keeps_one_thread(fake_models: dict[str, Any], tmp_path: Path) -> None:
-    fake_models["model"].script = ["1.", SEARCH.format("one"), "<answer>one</answer>", "1.", SEARCH.format("two"),
-                                   "<answer>two</answer>"]
-    res = runner.invoke(app, ["chat", "--data-dir", str(tmp_path), "--judge-mode", "off", "--no-memorise"],
-                        input="first?\nsecond?\nexit\n")
+    fake_models["model"].script = [
+        "1.",
+        SEARCH.format("one"),
+        "<answer>one</answer>",
+        "1.",
+        SEARCH.format("two"),
+        "<answer>two</answer>",
+    ]
+    res = runner.invoke(
+        app,
+        ["chat", "--data-dir", str(tmp_path), "--judge-mode", "off", "--no-memorise"],
+        input="first?\nsecond?\nexit\n",
+    )
     assert res.exit_code == 0, res.output
     assert "one" in res.output and "two" in res.output and res.output.count("thread ") >= 2
 
 
-@pytest.mark.parametrize("option, spec, needle", [
-    ("--planner-model", "nonsense:model", "no backend named"),
-    ("--executor-model", "openai:gpt-4o-mini", "OPENAI_API_KEY"),
-])
+@pytest.mark.parametrize(
+    "option, spec, needle",
+    [
+        ("--planner-model", "nonsense:model", "no backend named"),
+        ("--executor-model", "openai:gpt-4o-mini", "OPENAI_API_KEY"),
+    ],
+)
 def test_bad_model_spec_is_a_one_line_error(option: str, spec: str, needle: str, tmp_path: Path) -> None:
     res = runner.invoke(app, ["ask", "Q?", option, spec, "--data-dir", str(tmp_path)])
     assert res.exit_code == 2

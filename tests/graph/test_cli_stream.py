@@ -30,11 +30,13 @@ class StreamingModel(ScriptedChatModel):
 
     streamed: int = 0
 
-    def _stream(self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any) -> Iterator[ChatGenerationChunk]:
+    def _stream(
+        self, messages: Any, stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> Iterator[ChatGenerationChunk]:
         text = self._generate(messages, stop=stop, **kwargs).generations[0].message.content
         for start in range(0, len(text), 3):
             self.streamed += 1
-            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text[start:start + 3]))
+            chunk = ChatGenerationChunk(message=AIMessageChunk(content=text[start : start + 3]))
             if run_manager:
                 run_manager.on_llm_new_token(chunk.text, chunk=chunk)
             yield chunk
@@ -57,14 +59,20 @@ def test_ask_streams_the_reply_without_tags(streaming: StreamingModel, tmp_path:
     out = res.output
     for tag in TAGS:
         assert tag not in out, out
-    thought, call, second, answer = (out.index("I need the capital first."), out.index("tool search("),
-                                     out.index("The search says Paris."), out.index("final answer"))
+    thought, call, second, answer = (
+        out.index("I need the capital first."),
+        out.index("tool search("),
+        out.index("The search says Paris."),
+        out.index("final answer"),
+    )
     assert thought < call < second < answer  # each streamed reply comes before its node's summary
     assert out.count("I need the capital first.") == 1 and out.count("The search says Paris.") == 1  # no repeats
 
 
 def test_json_output_streams_nothing(streaming: StreamingModel, tmp_path: Path) -> None:
-    res = runner.invoke(app, ["ask", "Capital of France?", "--json", "--data-dir", str(tmp_path), "--judge-mode", "off"])
+    res = runner.invoke(
+        app, ["ask", "Capital of France?", "--json", "--data-dir", str(tmp_path), "--judge-mode", "off"]
+    )
     assert res.exit_code == 0, res.output
     lines = res.stdout.strip().splitlines()
     assert len(lines) == 1 and json.loads(lines[0])["answer"] == "Paris"  # the JSON line only
@@ -84,10 +92,32 @@ def test_real_model_ask_streams_without_tags_or_bars(tmp_path: Path, monkeypatch
     paragraphs = tmp_path / "paragraphs.json"
     paragraphs.write_text(json.dumps(record["paragraphs"]))
     spec = "llamacpp:smollm2"
-    res = runner.invoke(app, ["ask", record["question"], "--paragraphs", str(paragraphs), "--data-dir", str(tmp_path),
-                              "--planner-model", spec, "--executor-model", spec, "--manager-model", spec,
-                              "--memory-mode", "none", "--judge-mode", "off", "--no-memorise",
-                              "--max-tool-calls", "1", "--max-tokens", "24"])
+    res = runner.invoke(
+        app,
+        [
+            "ask",
+            record["question"],
+            "--paragraphs",
+            str(paragraphs),
+            "--data-dir",
+            str(tmp_path),
+            "--planner-model",
+            spec,
+            "--executor-model",
+            spec,
+            "--manager-model",
+            spec,
+            "--memory-mode",
+            "none",
+            "--judge-mode",
+            "off",
+            "--no-memorise",
+            "--max-tool-calls",
+            "1",
+            "--max-tokens",
+            "24",
+        ],
+    )
     assert res.exit_code == 0, res.output
     for tag in TAGS[:-1]:
         assert tag not in res.output, res.output

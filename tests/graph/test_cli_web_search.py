@@ -39,8 +39,9 @@ def seen_contexts(monkeypatch: pytest.MonkeyPatch) -> list[Context]:
     return contexts
 
 
-def test_web_search_without_a_key_is_a_one_line_error(seen_contexts: list[Context], tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_web_search_without_a_key_is_a_one_line_error(
+    seen_contexts: list[Context], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.delenv("TAVILY_API_KEY", raising=False)
     monkeypatch.chdir(tmp_path)  # no .env here
     res = runner.invoke(app, ["ask", "Q?", "--web-search", "--data-dir", str(tmp_path)])
@@ -49,11 +50,24 @@ def test_web_search_without_a_key_is_a_one_line_error(seen_contexts: list[Contex
     assert seen_contexts == []
 
 
-def test_web_search_flag_reaches_the_context(seen_contexts: list[Context], tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_web_search_flag_reaches_the_context(
+    seen_contexts: list[Context], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("TAVILY_API_KEY", "tvly-test")
-    res = runner.invoke(app, ["ask", "Capital of France?", "--web-search", "--json", "--judge-mode", "off",
-                              "--no-memorise", "--data-dir", str(tmp_path)])
+    res = runner.invoke(
+        app,
+        [
+            "ask",
+            "Capital of France?",
+            "--web-search",
+            "--json",
+            "--judge-mode",
+            "off",
+            "--no-memorise",
+            "--data-dir",
+            str(tmp_path),
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert json.loads(res.stdout.strip().splitlines()[-1])["answer"] == "Paris"
     assert seen_contexts and all(c.web_search for c in seen_contexts)

@@ -23,9 +23,13 @@ def fake_deps(*answers: str) -> tuple[Deps, ScriptedChatModel, FakeStore]:
     """Every role is one scripted model answering in turn (memory mode none, judge off)."""
     model = ScriptedChatModel(script=[f"<answer>{a}</answer>" for a in answers])
     store = FakeStore()
-    deps = Deps(model_factory=lambda spec, t, n: model, store_factory=lambda path: store,
-                tools_factory=lambda ctx, paragraphs: [], judge_fn=lambda **kw: None,
-                compressor_factory=lambda m: None)
+    deps = Deps(
+        model_factory=lambda spec, t, n: model,
+        store_factory=lambda path: store,
+        tools_factory=lambda ctx, paragraphs: [],
+        judge_fn=lambda **kw: None,
+        compressor_factory=lambda m: None,
+    )
     return deps, model, store
 
 
@@ -76,8 +80,9 @@ def test_mia_called_from_a_node_with_an_explicit_context() -> None:
     parent.add_node("research", research)
     parent.add_edge(START, "research")
     parent.add_edge("research", END)
-    out = parent.compile().invoke({"question": "Capital of Italy?"},
-                                  context=AppCtx(user_id="ada", memory_mode="mia", judge_mode="auto"))
+    out = parent.compile().invoke(
+        {"question": "Capital of Italy?"}, context=AppCtx(user_id="ada", memory_mode="mia", judge_mode="auto")
+    )
     assert out["answer"] == "Rome"
     assert store.retrieve_calls == [] and len(model.prompts) == 1  # MIA's own context won
 
@@ -91,8 +96,11 @@ def test_chat_graph_takes_messages_and_keeps_the_conversation() -> None:
     out = chat.invoke({"messages": [HumanMessage("And of Germany?")]}, cfg, context=ctx)
 
     assert [(type(m).__name__, m.content) for m in out["messages"]] == [
-        ("HumanMessage", "Capital of France?"), ("AIMessage", "Paris"),
-        ("HumanMessage", "And of Germany?"), ("AIMessage", "Berlin")]
+        ("HumanMessage", "Capital of France?"),
+        ("AIMessage", "Paris"),
+        ("HumanMessage", "And of Germany?"),
+        ("AIMessage", "Berlin"),
+    ]
     assert out["question"] == "And of Germany?" and out["answer"] == "Berlin"
     assert "And of Germany?" in model.prompts[1][-1].content
 
@@ -127,9 +135,13 @@ def test_as_tool_runs_past_an_agents_default_recursion_limit() -> None:
 
     call = '<tool_call>{"name": "search", "arguments": {"query_list": ["France"]}}</tool_call>'
     model = ScriptedChatModel(script=[call] * 15 + ["<answer>Paris</answer>"])
-    deps = Deps(model_factory=lambda spec, t, n: model, store_factory=lambda path: FakeStore(),
-                tools_factory=lambda ctx, paragraphs: [search_tool()], judge_fn=lambda **kw: None,
-                compressor_factory=lambda m: None)
+    deps = Deps(
+        model_factory=lambda spec, t, n: model,
+        store_factory=lambda path: FakeStore(),
+        tools_factory=lambda ctx, paragraphs: [search_tool()],
+        judge_fn=lambda **kw: None,
+        compressor_factory=lambda m: None,
+    )
     tool = build_graph(deps=deps).as_tool()
     parent = StateGraph(Parent, context_schema=AppCtx)
     parent.add_node("ask", lambda s: {"answer": tool.invoke({"question": s["question"]})})
@@ -144,9 +156,13 @@ def test_a_plain_invoke_runs_past_langgraphs_default_recursion_limit() -> None:
 
     call = '<tool_call>{"name": "search", "arguments": {"query_list": ["France"]}}</tool_call>'
     model = ScriptedChatModel(script=[call] * 15 + ["<answer>Paris</answer>"] * 2)
-    deps = Deps(model_factory=lambda spec, t, n: model, store_factory=lambda path: FakeStore(),
-                tools_factory=lambda ctx, paragraphs: [search_tool()], judge_fn=lambda **kw: None,
-                compressor_factory=lambda m: None)
+    deps = Deps(
+        model_factory=lambda spec, t, n: model,
+        store_factory=lambda path: FakeStore(),
+        tools_factory=lambda ctx, paragraphs: [search_tool()],
+        judge_fn=lambda **kw: None,
+        compressor_factory=lambda m: None,
+    )
     ctx = Context(memory_mode="none", judge_mode="off", memorise=False, tool_protocol="text")
     assert build_graph(deps=deps).invoke({"question": "Capital of France?"}, context=ctx)["answer"] == "Paris"
     model.script = [call] * 15 + ["<answer>Paris</answer>"]

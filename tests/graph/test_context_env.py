@@ -13,8 +13,14 @@ from mia.graph.context import Context
 from .fakes import ScriptedChatModel, make_deps
 
 CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Hamlet author Shakespeare"]}}</tool_call>'
-ROLE_VARS = ("MIA_PLANNER_MODEL", "MIA_EXECUTOR_MODEL", "MIA_MANAGER_MODEL", "MIA_JUDGE_MODEL",
-             "MIA_MEMORY_NAMESPACE", "MIA_DATA_DIR")
+ROLE_VARS = (
+    "MIA_PLANNER_MODEL",
+    "MIA_EXECUTOR_MODEL",
+    "MIA_MANAGER_MODEL",
+    "MIA_JUDGE_MODEL",
+    "MIA_MEMORY_NAMESPACE",
+    "MIA_DATA_DIR",
+)
 
 
 @pytest.fixture
@@ -25,14 +31,19 @@ def dotenv(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     (tmp_path / ".env").write_text(
         "MIA_PLANNER_MODEL=fake:env-planner\nMIA_EXECUTOR_MODEL=fake:env-executor\n"
         "MIA_MANAGER_MODEL=fake:env-manager\nMIA_JUDGE_MODEL=fake:env-judge\n"
-        f"MIA_MEMORY_NAMESPACE=from-dotenv\nMIA_DATA_DIR={tmp_path / 'data'}\n")
+        f"MIA_MEMORY_NAMESPACE=from-dotenv\nMIA_DATA_DIR={tmp_path / 'data'}\n"
+    )
     return tmp_path
 
 
 def test_blank_context_fields_take_dotenv(dotenv: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     c = Context()
     assert (c.planner_model, c.executor_model, c.manager_model, c.judge_model) == (
-        "fake:env-planner", "fake:env-executor", "fake:env-manager", "fake:env-judge")
+        "fake:env-planner",
+        "fake:env-executor",
+        "fake:env-manager",
+        "fake:env-judge",
+    )
     assert c.namespace == "from-dotenv" and c.resolved_data_dir() == dotenv / "data"
     assert Context.coerce({"planner_model": "fake:given"}).planner_model == "fake:given"  # given values win
     monkeypatch.setenv("MIA_PLANNER_MODEL", "fake:real-env")  # the environment wins over .env

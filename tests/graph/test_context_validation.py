@@ -11,21 +11,24 @@ import pytest
 from mia.graph.context import Context
 
 
-@pytest.mark.parametrize("kwargs,message", [
-    ({"memory_mode": "bogus"}, "memory_mode must be one of mia, none, trajectory-rag, not 'bogus'"),
-    ({"judge_mode": "maybe"}, "judge_mode must be one of"),
-    ({"plan_style": "free"}, "plan_style must be one of hops, paper"),
-    ({"max_tool_calls": -5}, "max_tool_calls must be at least 0, not -5"),
-    ({"search_top_k": 0}, "search_top_k must be at least 1"),
-    ({"executor_max_tokens": 0}, "executor_max_tokens must be at least 1"),
-    ({"planner_temperature": -0.1}, "planner_temperature must be at least 0"),
-    ({"k_pos": "two"}, "k_pos must be a number, not 'two'"),
-    ({"max_replans": True}, "max_replans must be a number"),
-    ({"planner_model": "not a spec"}, "planner_model 'not a spec' is not a model spec"),
-    ({"judge_model": ":judge"}, "judge_model ':judge' is not a model spec"),
-    ({"caption_weight": 1.5}, "caption_weight must be between 0 and 1, not 1.5"),
-    ({"min_similarity": -2}, "min_similarity must be between -1 and 1, not -2"),
-])
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"memory_mode": "bogus"}, "memory_mode must be one of mia, none, trajectory-rag, not 'bogus'"),
+        ({"judge_mode": "maybe"}, "judge_mode must be one of"),
+        ({"plan_style": "free"}, "plan_style must be one of hops, paper"),
+        ({"max_tool_calls": -5}, "max_tool_calls must be at least 0, not -5"),
+        ({"search_top_k": 0}, "search_top_k must be at least 1"),
+        ({"executor_max_tokens": 0}, "executor_max_tokens must be at least 1"),
+        ({"planner_temperature": -0.1}, "planner_temperature must be at least 0"),
+        ({"k_pos": "two"}, "k_pos must be a number, not 'two'"),
+        ({"max_replans": True}, "max_replans must be a number"),
+        ({"planner_model": "not a spec"}, "planner_model 'not a spec' is not a model spec"),
+        ({"judge_model": ":judge"}, "judge_model ':judge' is not a model spec"),
+        ({"caption_weight": 1.5}, "caption_weight must be between 0 and 1, not 1.5"),
+        ({"min_similarity": -2}, "min_similarity must be between -1 and 1, not -2"),
+    ],
+)
 def test_a_bad_value_is_one_error_naming_its_field(kwargs: dict, message: str) -> None:
     with pytest.raises(ValueError, match="^" + message.replace("(", r"\(").replace(")", r"\)")) as info:
         Context(**kwargs)
@@ -33,8 +36,14 @@ def test_a_bad_value_is_one_error_naming_its_field(kwargs: dict, message: str) -
 
 
 def test_good_values_and_any_backend_name_pass() -> None:
-    ctx = Context(planner_model="fake:planner", manager_model="extractive", max_tool_calls=0, min_similarity=None,
-                  executor_model="openai-compatible:Qwen/Qwen2.5-7B@http://host:8000/v1", judge_model="hf:/my models/x")
+    ctx = Context(
+        planner_model="fake:planner",
+        manager_model="extractive",
+        max_tool_calls=0,
+        min_similarity=None,
+        executor_model="openai-compatible:Qwen/Qwen2.5-7B@http://host:8000/v1",
+        judge_model="hf:/my models/x",
+    )
     assert ctx.max_tool_calls == 0 and ctx.manager_model == "extractive"
 
 

@@ -19,8 +19,12 @@ from .fakes import FakeStore, ScriptedChatModel, make_deps, memory, search_tool
 CALL = '<think>I need facts</think><tool_call>{{"name": "search", "arguments": {{"query_list": ["{q}"]}}}}</tool_call>'
 
 
-def models(planner: list[Any] | None = None, executor: list[Any] | None = None, manager: list[Any] | None = None,
-           judge: list[Any] | None = None) -> dict[str, ScriptedChatModel]:
+def models(
+    planner: list[Any] | None = None,
+    executor: list[Any] | None = None,
+    manager: list[Any] | None = None,
+    judge: list[Any] | None = None,
+) -> dict[str, ScriptedChatModel]:
     return {
         "fake:planner": ScriptedChatModel(script=list(planner or [])),
         "fake:executor": ScriptedChatModel(script=list(executor or [])),
@@ -32,9 +36,15 @@ def models(planner: list[Any] | None = None, executor: list[Any] | None = None, 
 def ctx(**kw: Any) -> Context:
     """The paper's settings (PAPER): these scripts hold the planner's yes/no reflection turn;
     tests/graph/test_ladder_fixes.py covers the defaults that differ."""
-    base = dict(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                judge_model="fake:judge", tool_protocol="text", min_tool_calls=0,  # search policy: test_search_policy
-                **PAPER)
+    base = dict(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_model="fake:judge",
+        tool_protocol="text",
+        min_tool_calls=0,  # search policy: test_search_policy
+        **PAPER,
+    )
     base.update(kw)
     return Context(**base)
 
@@ -50,10 +60,14 @@ def kinds(out: dict[str, Any]) -> list[str]:
 
 
 def test_tool_call_then_answer_and_no_replan() -> None:
-    store = FakeStore(positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play (play -> author)", "correct")],
-                      negatives=[memory("n1", "Who painted X?", "1. Guessed without searching", "incorrect")])
-    m = models(planner=["<think>private</think>1. Search for the play's author.", "<think>fine</think>no"],
-               executor=[CALL.format(q="Hamlet author"), "<think>found it</think><answer>Shakespeare</answer>"])
+    store = FakeStore(
+        positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play (play -> author)", "correct")],
+        negatives=[memory("n1", "Who painted X?", "1. Guessed without searching", "incorrect")],
+    )
+    m = models(
+        planner=["<think>private</think>1. Search for the play's author.", "<think>fine</think>no"],
+        executor=[CALL.format(q="Hamlet author"), "<think>found it</think><answer>Shakespeare</answer>"],
+    )
     deps, seen = make_deps(m, store=store)
     out = run(deps, ctx(), gold_answers=["William Shakespeare"])
 
@@ -81,14 +95,20 @@ def test_tool_call_then_answer_and_no_replan() -> None:
     assert set(out["usage"]) == {"planner", "executor", "manager", "judge"}
     executor = out["usage"]["executor"]
     assert {k: executor[k] for k in ("calls", "input_tokens", "output_tokens", "cached_tokens")} == {
-        "calls": 2, "input_tokens": 20, "output_tokens": 10, "cached_tokens": 8}
+        "calls": 2,
+        "input_tokens": 20,
+        "output_tokens": 10,
+        "cached_tokens": 8,
+    }
     assert executor["ms"] >= 0
     assert out["usage"]["planner"]["calls"] == 2 and out["usage"]["judge"]["calls"] == 1
 
 
 def test_reflection_yes_replans_once_and_continues_the_same_history() -> None:
-    m = models(planner=["1. Search.", "yes", "<think>missed the year</think>1. Search the year.", "unused"],
-               executor=["<answer>guess</answer>", CALL.format(q="year"), "<answer>1603</answer>"])
+    m = models(
+        planner=["1. Search.", "yes", "<think>missed the year</think>1. Search the year.", "unused"],
+        executor=["<answer>guess</answer>", CALL.format(q="year"), "<answer>1603</answer>"],
+    )
     deps, seen = make_deps(m, judge_outcome="incorrect")
     store = seen["store"]
     store.positives = [memory("p1", "q", "w", "correct")]
@@ -100,8 +120,14 @@ def test_reflection_yes_replans_once_and_continues_the_same_history() -> None:
     # only one reflection although max_replans=1 was used up: the planner got plan, reflect, replan
     assert len(m["fake:planner"].prompts) == 3
     replan_prompt = m["fake:planner"].prompts[2]
-    assert [type(x).__name__ for x in replan_prompt] == ["SystemMessage", "HumanMessage", "AIMessage", "HumanMessage",
-                                                         "AIMessage", "HumanMessage"]
+    assert [type(x).__name__ for x in replan_prompt] == [
+        "SystemMessage",
+        "HumanMessage",
+        "AIMessage",
+        "HumanMessage",
+        "AIMessage",
+        "HumanMessage",
+    ]
     assert "Revised plan" not in replan_prompt[3].content and "Answer: guess" in replan_prompt[3].content
     # the executor continued: its last turn was cut before <answer> and the revised plan appended
     second = m["fake:executor"].prompts[1]
@@ -119,8 +145,7 @@ def test_reflection_unparseable_counts_as_no() -> None:
 
 
 def test_budget_exhausted_forces_an_answer() -> None:
-    m = models(planner=["1. Search a lot."],
-               executor=[CALL.format(q="a"), CALL.format(q="b"), "Answer: forced one"])
+    m = models(planner=["1. Search a lot."], executor=[CALL.format(q="a"), CALL.format(q="b"), "Answer: forced one"])
     deps, _ = make_deps(m)
     out = run(deps, ctx(max_tool_calls=2, max_replans=0))
     assert out["tool_calls"] == 2
@@ -140,8 +165,15 @@ def test_context_budget_forces_an_answer() -> None:
 
 
 def test_malformed_output_is_asked_again_then_forced() -> None:
-    m = models(planner=["1."], executor=["<think>only thinking", "<tool_call>nonsense</tool_call>",
-                                         "", "<think>ok</think>still no tags? Answer: 42"])
+    m = models(
+        planner=["1."],
+        executor=[
+            "<think>only thinking",
+            "<tool_call>nonsense</tool_call>",
+            "",
+            "<think>ok</think>still no tags? Answer: 42",
+        ],
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx(max_replans=0, max_format_retries=2))
     assert out["answer"] == "42"
@@ -159,10 +191,14 @@ def test_malformed_once_then_recovers() -> None:
 
 
 def test_failing_and_unknown_tools_become_observations() -> None:
-    m = models(planner=["1."], executor=[
-        CALL.format(q="x"),
-        '<tool_call>{"name": "calculator", "arguments": {"x": 1}}</tool_call>',
-        "<answer>done</answer>"])
+    m = models(
+        planner=["1."],
+        executor=[
+            CALL.format(q="x"),
+            '<tool_call>{"name": "calculator", "arguments": {"x": 1}}</tool_call>',
+            "<answer>done</answer>",
+        ],
+    )
     deps, _ = make_deps(m, tools=[search_tool(fail=True)])
     out = run(deps, ctx(max_replans=0))
     obs = [s["content"] for s in out["trajectory"]["steps"] if s["kind"] == "observation"]
@@ -202,7 +238,9 @@ def test_trajectory_rag_pastes_raw_trajectories_and_logs_raw() -> None:
     assert "Who wrote Othello?" in m["fake:executor"].prompts[0][1].content
     assert len(store.logged) == 2 and store.memorised == []
     # the output says which trajectories were pasted, without crediting them as workflows
-    assert [(x["question"], x["outcome"], x["similarity"]) for x in out["memories"]] == [("Who wrote Othello?", "correct", 1.0)]
+    assert [(x["question"], x["outcome"], x["similarity"]) for x in out["memories"]] == [
+        ("Who wrote Othello?", "correct", 1.0)
+    ]
     assert out["memories"][0]["id"] == store.logged[0].id and out["used_memory_ids"] == [] and store.stats == []
 
 
@@ -273,15 +311,25 @@ def test_context_schema_has_descriptions() -> None:
 def test_a_second_question_in_a_thread_does_not_inherit_the_first_ones_inputs() -> None:
     """Defect 12.1: "Capital of Italy?" after "Capital of France?" was planned as "1. Search Paris."
     and graded against ["Paris"]: plan, gold answers, paragraphs and caption leaked."""
-    m = models(planner=["1. Search Paris.", "no", "1. Search Rome.", "no"],
-               executor=["<answer>Paris</answer>", "<answer>Rome</answer>"])
+    m = models(
+        planner=["1. Search Paris.", "no", "1. Search Rome.", "no"],
+        executor=["<answer>Paris</answer>", "<answer>Rome</answer>"],
+    )
     deps, seen = make_deps(m)
     given: list[Any] = []
     deps._tools_factory = lambda ctx, paragraphs: given.append(paragraphs) or [search_tool()]
     graph = build_graph(checkpointer=InMemorySaver(), deps=deps)
     cfg = {"configurable": {"thread_id": "leak"}}
-    graph.invoke({"question": "Capital of France?", "gold_answers": ["Paris"], "caption": "a map of France",
-                  "paragraphs": [{"title": "France", "text": "Paris is the capital."}]}, cfg, context=ctx())
+    graph.invoke(
+        {
+            "question": "Capital of France?",
+            "gold_answers": ["Paris"],
+            "caption": "a map of France",
+            "paragraphs": [{"title": "France", "text": "Paris is the capital."}],
+        },
+        cfg,
+        context=ctx(),
+    )
     second = graph.invoke({"question": "Capital of Italy?"}, cfg, context=ctx())
     assert second["plan"] == "1. Search Rome."
     assert "Capital of Italy?" in m["fake:planner"].prompts[2][-1].content
@@ -290,15 +338,21 @@ def test_a_second_question_in_a_thread_does_not_inherit_the_first_ones_inputs() 
     assert second["trajectory"]["caption"] == "" and second["trajectory"]["gold_answers"] == []
     # a preset plan is used for its own question only
     graph.invoke({"question": "Q3", "plan": "1. Preset."}, cfg, context=ctx())
-    fourth = graph.invoke({"question": "Q4"}, cfg, context=ctx(), )
+    fourth = graph.invoke(
+        {"question": "Q4"},
+        cfg,
+        context=ctx(),
+    )
     assert fourth["plan"] != "1. Preset."
 
 
 def test_a_question_after_a_run_that_raised_inherits_nothing_from_it() -> None:
     """Issue 38: a run that raises never reaches `close_question`; the next question of the thread
     was graded against the failed one's gold answers, shown its caption and given its plan."""
-    m = models(planner=["1. Search Paris.", "1. Search Rome.", "no", "1. Search Bern.", "no"],
-               executor=["<answer>Rome</answer>", "<answer>Bern</answer>"])
+    m = models(
+        planner=["1. Search Paris.", "1. Search Rome.", "no", "1. Search Bern.", "no"],
+        executor=["<answer>Rome</answer>", "<answer>Bern</answer>"],
+    )
     deps, seen = make_deps(m)
     given: list[Any] = []
 
@@ -312,8 +366,16 @@ def test_a_question_after_a_run_that_raised_inherits_nothing_from_it() -> None:
     graph = build_graph(checkpointer=InMemorySaver(), deps=deps)
     cfg = {"configurable": {"thread_id": "failed"}}
     with pytest.raises(RuntimeError, match="backend is down"):
-        graph.invoke({"question": "Capital of France?", "gold_answers": ["Paris"], "caption": "a map of France",
-                      "paragraphs": [{"title": "France", "text": "Paris is the capital."}]}, cfg, context=ctx())
+        graph.invoke(
+            {
+                "question": "Capital of France?",
+                "gold_answers": ["Paris"],
+                "caption": "a map of France",
+                "paragraphs": [{"title": "France", "text": "Paris is the capital."}],
+            },
+            cfg,
+            context=ctx(),
+        )
     assert graph.get_state(cfg).values["plan"] == "1. Search Paris."  # the failed run stopped midway
     second = graph.invoke({"question": "Capital of Italy?"}, cfg, context=ctx())
     assert second["plan"] == "1. Search Rome." and given[-1] is None
@@ -331,14 +393,19 @@ def test_a_role_takes_a_chat_model_object_instead_of_a_spec() -> None:
     from mia.graph.models.spec import EXTRACTIVE
 
     m = models(planner=["unused"], executor=["unused"])
-    mine = {"planner": ScriptedChatModel(script=["1. Search the author.", "no"]),
-            "executor": ScriptedChatModel(script=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"]),
-            "manager": ScriptedChatModel(script=[])}
+    mine = {
+        "planner": ScriptedChatModel(script=["1. Search the author.", "no"]),
+        "executor": ScriptedChatModel(script=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"]),
+        "manager": ScriptedChatModel(script=[]),
+    }
     deps, seen = make_deps(m)
     graph = build_graph(deps=deps, models=mine)
     context = ctx(planner_model="nobody:has-this", manager_model=EXTRACTIVE)
-    out = graph.invoke({"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]}, context=context,
-                       config={"recursion_limit": recursion_limit(context)})
+    out = graph.invoke(
+        {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
     assert out["answer"] == "Shakespeare" and out["plan"] == "1. Search the author."
     assert not m["fake:planner"].prompts and not m["fake:executor"].prompts  # the specs' models were never asked
     assert len(mine["executor"].prompts) == 2 and seen["compressor"] == [mine["manager"]]
@@ -379,10 +446,18 @@ def test_the_graphs_store_flags_copies_of_its_own_prompt_examples(tmp_path, monk
     monkeypatch.setenv("MIA_CHROMA_MODE", "persistent")
     store = Deps().memory_store(Context(data_dir=str(tmp_path)))
     try:
-        copied = MemoryRecord(namespace="n", question="Which river is longer, the Po or the Rhine?", outcome="correct",
-                              workflow='1. Search "river A length".\n2. Search "river B length".\n3. Compare the two search results.')
-        clean = MemoryRecord(namespace="n", question="Which river is longer, the Elbe or the Oder?", outcome="correct",
-                             workflow='1. Search "Elbe length".\n2. Search "Oder length".\n3. Compare the lengths.')
+        copied = MemoryRecord(
+            namespace="n",
+            question="Which river is longer, the Po or the Rhine?",
+            outcome="correct",
+            workflow='1. Search "river A length".\n2. Search "river B length".\n3. Compare the two search results.',
+        )
+        clean = MemoryRecord(
+            namespace="n",
+            question="Which river is longer, the Elbe or the Oder?",
+            outcome="correct",
+            workflow='1. Search "Elbe length".\n2. Search "Oder length".\n3. Compare the lengths.',
+        )
         store.add_many([copied, clean])
         assert store.get(copied.id, "n").flags and not store.get(clean.id, "n").flags
         got = store.retrieve("Which river is longer, the Po or the Rhine?", namespace="n", k_pos=2, k_neg=0)
@@ -397,7 +472,10 @@ def test_the_extractive_manager_stores_a_workflow_without_a_model_call() -> None
     summarising: bench/memory/manager*.md)."""
     from mia.memory import Compressor
 
-    m = models(planner=["1. Search the author.", "no"], executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=["1. Search the author.", "no"],
+        executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"],
+    )
     del m["fake:manager"]  # building it would fail the test
     deps, seen = make_deps(m, compressor_factory=Compressor)
     out = run(deps, ctx(manager_model="extractive"), question="Who wrote Hamlet?", gold_answers=["Shakespeare"])
@@ -411,8 +489,10 @@ def test_an_answer_that_loops_is_cut_before_it_is_judged_and_stored() -> None:
     """Qwen-1.5B looped inside its answer until the token limit (1,467 characters on HotpotQA); the
     graph's answer, the trajectory the manager stores and the judge's input keep the first pass."""
     loop = "Dracula has more species. Crowea has three species. "
-    m = models(planner=["1. Search both genera.", "no"],
-               executor=[CALL.format(q="Dracula genus"), "<answer>" + loop * 5 + "Dracula has</answer>"])
+    m = models(
+        planner=["1. Search both genera.", "no"],
+        executor=[CALL.format(q="Dracula genus"), "<answer>" + loop * 5 + "Dracula has</answer>"],
+    )
     deps, seen = make_deps(m)
     out = run(deps, ctx(), gold_answers=["Dracula"])
     assert out["answer"] == loop.strip()
@@ -423,9 +503,14 @@ def test_an_answer_that_loops_is_cut_before_it_is_judged_and_stored() -> None:
 
 @pytest.mark.parametrize("floor, shown", [(None, ["p1", "n1"]), (0.5, ["p1", "n1"]), (0.9, [])])
 def test_the_similarity_floor_decides_which_memories_reach_the_planner(floor: float | None, shown: list[str]) -> None:
-    store = FakeStore(positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play's author", "correct")],
-                      negatives=[memory("n1", "Who painted X?", "1. Guessed without searching", "incorrect")])
-    m = models(planner=["1. Search the author.", "no"], executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    store = FakeStore(
+        positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play's author", "correct")],
+        negatives=[memory("n1", "Who painted X?", "1. Guessed without searching", "incorrect")],
+    )
+    m = models(
+        planner=["1. Search the author.", "no"],
+        executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"],
+    )
     deps, seen = make_deps(m, store=store)
     out = run(deps, ctx(min_similarity=floor))
     assert out["used_memory_ids"] == shown
@@ -444,8 +529,10 @@ def test_a_replan_that_only_repeats_the_plan_is_not_followed_and_the_answer_stan
     and answer again, so with `drop_repeated_replan` the first answer stands and the replan is
     recorded as dropped."""
     plan = '1. Search "Hamlet author".\n2. Answer with the author.'
-    m = models(planner=[plan, "yes", '1. **Search "Hamlet author"**\n2. Answer with the author.', "unused"],
-               executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>", "<answer>unused</answer>"])
+    m = models(
+        planner=[plan, "yes", '1. **Search "Hamlet author"**\n2. Answer with the author.', "unused"],
+        executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>", "<answer>unused</answer>"],
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx(drop_repeated_replan=True))
 
@@ -460,8 +547,10 @@ def test_a_replan_that_only_repeats_the_plan_is_not_followed_and_the_answer_stan
 
 def test_a_repeated_replan_is_followed_with_the_papers_settings() -> None:
     plan = '1. Search "Hamlet author".'
-    m = models(planner=[plan, "yes", plan],
-               executor=[CALL.format(q="Hamlet author"), "<answer>Marlowe</answer>", "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=[plan, "yes", plan],
+        executor=[CALL.format(q="Hamlet author"), "<answer>Marlowe</answer>", "<answer>Shakespeare</answer>"],
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx())
     assert out["answer"] == "Shakespeare" and out["replan"] == plan

@@ -57,33 +57,52 @@ def models(vision_executor: bool) -> dict[str, ScriptedChatModel]:
     return {
         "fake:captioner": ScriptedChatModel(script=[CAPTION] * 3, profile=vision),
         "fake:planner": ScriptedChatModel(script=["1. Search the temple in the image.", "no"] * 3),
-        "fake:executor": ScriptedChatModel(script=[CALL, "<answer>Jiangxi</answer>"] * 3,
-                                           profile=vision if vision_executor else None),
+        "fake:executor": ScriptedChatModel(
+            script=[CALL, "<answer>Jiangxi</answer>"] * 3, profile=vision if vision_executor else None
+        ),
         "fake:manager": ScriptedChatModel(),
         "fake:judge": ScriptedChatModel(fallback="A"),
     }
 
 
 def deps_for(m: dict[str, ScriptedChatModel], store: Any) -> Deps:
-    return Deps(model_factory=lambda spec, t, n: m[spec], store_factory=lambda path: store,
-                tools_factory=lambda ctx, paragraphs: [search_tool()], compressor_factory=lambda model: None)
+    return Deps(
+        model_factory=lambda spec, t, n: m[spec],
+        store_factory=lambda path: store,
+        tools_factory=lambda ctx, paragraphs: [search_tool()],
+        compressor_factory=lambda model: None,
+    )
 
 
 def ctx(tmp_path, **kw: Any) -> Context:
-    return Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                   judge_model="fake:judge", captioner_model=kw.pop("captioner_model", "fake:captioner"),
-                   tool_protocol="text", min_tool_calls=0, namespace="images", data_dir=str(tmp_path), **kw)
+    return Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_model="fake:judge",
+        captioner_model=kw.pop("captioner_model", "fake:captioner"),
+        tool_protocol="text",
+        min_tool_calls=0,
+        namespace="images",
+        data_dir=str(tmp_path),
+        **kw,
+    )
 
 
 def run(m, store, context, **inputs) -> dict[str, Any]:
     graph = build_graph(deps=deps_for(m, store))
-    return graph.invoke({"question": "In which province is this temple?", "gold_answers": ["Jiangxi"], **inputs},
-                        context=context, config={"recursion_limit": recursion_limit(context)})
+    return graph.invoke(
+        {"question": "In which province is this temple?", "gold_answers": ["Jiangxi"], **inputs},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
 
 
 def human_text(message: Any) -> str:
     content = message.content
-    return content if isinstance(content, str) else " ".join(b.get("text", "") for b in content if b.get("type") == "text")
+    return (
+        content if isinstance(content, str) else " ".join(b.get("text", "") for b in content if b.get("type") == "text")
+    )
 
 
 def test_image_question_end_to_end(tmp_path, minilm) -> None:
@@ -169,8 +188,9 @@ def test_image_does_not_leak_to_the_next_question_of_a_thread(tmp_path, store) -
     context = ctx(tmp_path, memory_mode="none")
     graph = build_graph(checkpointer=InMemorySaver(), deps=deps_for(m, store))
     config = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(context)}
-    first = graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)},
-                         context=context, config=config)
+    first = graph.invoke(
+        {"question": "In which province is this temple?", "image": str(CHINA)}, context=context, config=config
+    )
     second = graph.invoke({"question": "Who wrote Hamlet?"}, context=context, config=config)
     assert first["trajectory"]["caption"] == CAPTION and second["trajectory"]["caption"] == ""
     assert len(m["fake:captioner"].prompts) == 1  # the second question was not captioned again
@@ -188,7 +208,9 @@ def test_an_image_question_that_raised_does_not_fail_the_next_question_of_the_th
     graph = build_graph(checkpointer=InMemorySaver(), deps=deps_for(m, store))
     config = {"configurable": {"thread_id": "t"}, "recursion_limit": recursion_limit(context)}
     with pytest.raises(ImageQuestionError, match="no vision model is configured"):
-        graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)}, context=context, config=config)
+        graph.invoke(
+            {"question": "In which province is this temple?", "image": str(CHINA)}, context=context, config=config
+        )
     second = graph.invoke({"question": "Who wrote Hamlet?"}, context=context, config=config)
     assert second["answer"] and second["trajectory"]["caption"] == ""
     question = next(x for x in m["fake:executor"].prompts[-1] if isinstance(x, HumanMessage))
@@ -200,6 +222,9 @@ def test_a_captioner_object_captions_without_a_captioner_spec(tmp_path, store) -
     m = models(vision_executor=False)
     context = ctx(tmp_path, captioner_model="", memory_mode="none")
     graph = build_graph(deps=deps_for(m, store), models={"captioner": m["fake:captioner"]})
-    out = graph.invoke({"question": "In which province is this temple?", "image": str(CHINA)}, context=context,
-                       config={"recursion_limit": recursion_limit(context)})
+    out = graph.invoke(
+        {"question": "In which province is this temple?", "image": str(CHINA)},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
     assert out["trajectory"]["caption"] == CAPTION and len(m["fake:captioner"].prompts) == 1

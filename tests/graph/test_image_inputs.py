@@ -29,16 +29,19 @@ def test_remote_url_is_passed_through_not_downloaded() -> None:
     assert img.is_remote and img.content_block() == {"type": "image", "url": "https://example.org/cat.png"}
 
 
-@pytest.mark.parametrize("value, message", [
-    ("/no/such/picture.png", "cannot read image"),
-    ("ftp://example.org/x.png", "unsupported image URL scheme"),
-    ("data:image/png,notbase64", "must be base64"),
-    ("data:image/png;base64,@@@", "not valid base64"),
-    (b"", "is empty"),
-    (b"GIF89a but not really", "not a readable image"),
-    ("", "must be a path"),
-    (42, "must be a path"),
-])
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ("/no/such/picture.png", "cannot read image"),
+        ("ftp://example.org/x.png", "unsupported image URL scheme"),
+        ("data:image/png,notbase64", "must be base64"),
+        ("data:image/png;base64,@@@", "not valid base64"),
+        (b"", "is empty"),
+        (b"GIF89a but not really", "not a readable image"),
+        ("", "must be a path"),
+        (42, "must be a path"),
+    ],
+)
 def test_bad_inputs_give_one_line_errors(value, message) -> None:
     with pytest.raises(ImageError, match=message) as err:
         load_image(value)
@@ -82,8 +85,10 @@ def test_cli_refuses_bad_images_in_one_line(tmp_path: Path, monkeypatch: pytest.
     monkeypatch.delenv("MIA_CAPTIONER_MODEL", raising=False)
     runner = CliRunner()
     base = ["ask", "Where is this?", "--data-dir", str(tmp_path)]
-    cases = [(["--image", str(tmp_path / "missing.png")], "cannot read image"),
-             (["--image", str(CHINA)], "--image needs --caption or a vision model")]
+    cases = [
+        (["--image", str(tmp_path / "missing.png")], "cannot read image"),
+        (["--image", str(CHINA)], "--image needs --caption or a vision model"),
+    ]
     big = tmp_path / "huge.png"
     with big.open("wb") as fh:
         fh.truncate(MAX_IMAGE_BYTES + 1)
@@ -103,10 +108,17 @@ def test_dataset_image_fields_reach_the_graph_input(tmp_path: Path) -> None:
 
     (tmp_path / "pics").mkdir()
     (tmp_path / "pics" / "temple.jpg").write_bytes(CHINA.read_bytes())
-    rows = [{"id": "1", "question": "Where is this temple?", "answer": "Jiangxi", "image": "pics/temple.jpg"},
-            {"id": "2", "question": "What is shown?", "answer": "a flower", "caption": "A red flower.",
-             "image": "https://example.org/flower.jpg"},
-            {"id": "3", "question": "Text only?", "answer": "yes"}]
+    rows = [
+        {"id": "1", "question": "Where is this temple?", "answer": "Jiangxi", "image": "pics/temple.jpg"},
+        {
+            "id": "2",
+            "question": "What is shown?",
+            "answer": "a flower",
+            "caption": "A red flower.",
+            "image": "https://example.org/flower.jpg",
+        },
+        {"id": "3", "question": "Text only?", "answer": "yes"},
+    ]
     data = tmp_path / "vqa.jsonl"
     data.write_text("".join(json.dumps(r) + "\n" for r in rows))
     examples = read_examples(data)

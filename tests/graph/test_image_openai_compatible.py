@@ -25,10 +25,14 @@ class VisionServer(BaseHTTPRequestHandler):
     def do_POST(self) -> None:  # noqa: N802 - http.server's name
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
         type(self).bodies.append(body)
-        reply = {"id": "c1", "object": "chat.completion", "created": 0, "model": body["model"],
-                 "choices": [{"index": 0, "finish_reason": "stop",
-                              "message": {"role": "assistant", "content": CAPTION}}],
-                 "usage": {"prompt_tokens": 1200, "completion_tokens": 7, "total_tokens": 1207}}
+        reply = {
+            "id": "c1",
+            "object": "chat.completion",
+            "created": 0,
+            "model": body["model"],
+            "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": CAPTION}}],
+            "usage": {"prompt_tokens": 1200, "completion_tokens": 7, "total_tokens": 1207},
+        }
         data = json.dumps(reply).encode()
         self.send_response(200)
         self.send_header("Content-Type", "application/json")
@@ -45,8 +49,10 @@ def test_captioner_sends_the_image_to_an_openai_compatible_server(tmp_path, monk
     threading.Thread(target=server.serve_forever, daemon=True).start()
     url = f"http://127.0.0.1:{server.server_address[1]}/v1"
     monkeypatch.setenv("OPENAI_API_KEY", "sk-local")
-    fakes = {"fake:planner": ScriptedChatModel(script=["1. Search the temple."]),
-             "fake:executor": ScriptedChatModel(script=["<answer>Jiangxi</answer>"])}
+    fakes = {
+        "fake:planner": ScriptedChatModel(script=["1. Search the temple."]),
+        "fake:executor": ScriptedChatModel(script=["<answer>Jiangxi</answer>"]),
+    }
 
     def model_factory(spec: str, temperature: float, max_tokens: int) -> Any:
         if spec in fakes:
@@ -56,13 +62,25 @@ def test_captioner_sends_the_image_to_an_openai_compatible_server(tmp_path, monk
         return load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
 
     deps = Deps(model_factory=model_factory, tools_factory=lambda ctx, p: [search_tool()])
-    ctx = Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:planner",
-                  judge_model="fake:planner", captioner_model=f"openai-compatible:Qwen/Qwen2.5-VL-7B-Instruct@{url}",
-                  memory_mode="none", judge_mode="off", memorise=False, min_tool_calls=0, tool_protocol="text",
-                  data_dir=str(tmp_path))
+    ctx = Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:planner",
+        judge_model="fake:planner",
+        captioner_model=f"openai-compatible:Qwen/Qwen2.5-VL-7B-Instruct@{url}",
+        memory_mode="none",
+        judge_mode="off",
+        memorise=False,
+        min_tool_calls=0,
+        tool_protocol="text",
+        data_dir=str(tmp_path),
+    )
     try:
-        out = build_graph(deps=deps).invoke({"question": "Where is this temple?", "image": str(CHINA)}, context=ctx,
-                                            config={"recursion_limit": recursion_limit(ctx)})
+        out = build_graph(deps=deps).invoke(
+            {"question": "Where is this temple?", "image": str(CHINA)},
+            context=ctx,
+            config={"recursion_limit": recursion_limit(ctx)},
+        )
     finally:
         server.shutdown()
     assert out["trajectory"]["caption"] == CAPTION and out["answer"] == "Jiangxi"

@@ -29,25 +29,39 @@ def store():
 def test_a_memorised_workflow_is_retrieved_by_the_next_question(store: MemoryStore) -> None:
     models = {
         "fake:planner": ScriptedChatModel(script=["1. Search for the author.", "no"] * 2),
-        "fake:executor": ScriptedChatModel(script=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>",
-                                                   CALL.format(q="Macbeth author"), "<answer>Shakespeare</answer>"]),
+        "fake:executor": ScriptedChatModel(
+            script=[
+                CALL.format(q="Hamlet author"),
+                "<answer>Shakespeare</answer>",
+                CALL.format(q="Macbeth author"),
+                "<answer>Shakespeare</answer>",
+            ]
+        ),
         "fake:manager": ScriptedChatModel(script=[WORKFLOW, WORKFLOW]),
         "fake:judge": ScriptedChatModel(fallback="A"),
     }
     deps, _ = make_deps(models, store=store, compressor_factory=Compressor)
-    context = Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                      judge_model="fake:judge", tool_protocol="text", min_tool_calls=0)
+    context = Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_model="fake:judge",
+        tool_protocol="text",
+        min_tool_calls=0,
+    )
     graph = build_graph(deps=deps)
     config: Any = {"recursion_limit": recursion_limit(context)}
 
-    first = graph.invoke({"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]}, context=context,
-                         config=config)
+    first = graph.invoke(
+        {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]}, context=context, config=config
+    )
     assert first["used_memory_ids"] == [] and first["memory_id"]
     stored = store.get(first["memory_id"])
     assert stored is not None and stored.outcome == "correct" and stored.workflow.startswith("1. Search the play")
 
-    second = graph.invoke({"question": "Who wrote the play Hamlet?", "gold_answers": ["Shakespeare"]},
-                          context=context, config=config)
+    second = graph.invoke(
+        {"question": "Who wrote the play Hamlet?", "gold_answers": ["Shakespeare"]}, context=context, config=config
+    )
     assert second["used_memory_ids"] == [first["memory_id"]]
     assert "Search the play's author" in models["fake:planner"].prompts[2][1].content  # the second plan's prompt
     assert (store.get(first["memory_id"]).usage_count, store.get(first["memory_id"]).success_count) == (1, 1)

@@ -15,20 +15,32 @@ CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Hamlet autho
 
 
 def models() -> dict[str, ScriptedChatModel]:
-    return {"fake:planner": ScriptedChatModel(script=["1. Search for the author.", "no"]),
-            "fake:executor": ScriptedChatModel(script=[CALL, "<answer>Shakespeare</answer>"]),
-            "fake:manager": ScriptedChatModel(script=[]),
-            "fake:judge": ScriptedChatModel(script=[], fallback="A")}
+    return {
+        "fake:planner": ScriptedChatModel(script=["1. Search for the author.", "no"]),
+        "fake:executor": ScriptedChatModel(script=[CALL, "<answer>Shakespeare</answer>"]),
+        "fake:manager": ScriptedChatModel(script=[]),
+        "fake:judge": ScriptedChatModel(script=[], fallback="A"),
+    }
 
 
 def ctx(**kw: Any) -> Context:
-    return Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                   judge_model="fake:judge", tool_protocol="text", min_tool_calls=0, **kw)
+    return Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_model="fake:judge",
+        tool_protocol="text",
+        min_tool_calls=0,
+        **kw,
+    )
 
 
 def run(deps: Any, context: Context) -> dict[str, Any]:
-    return build_graph(deps=deps).invoke({"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
-                                         context=context, config={"recursion_limit": recursion_limit(context)})
+    return build_graph(deps=deps).invoke(
+        {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
 
 
 def test_reviewer_feedback_on_a_failed_workflow_reaches_the_planner() -> None:
@@ -65,9 +77,14 @@ def test_the_numeric_rule_is_labelled_weighted() -> None:
     model = ScriptedChatModel(script=[], fallback=review)
     weighted = judge(model, "Who wrote Hamlet?", "Shakespeare", trace_text="searched", mode="reviewers")
     assert weighted.method == "weighted"  # before: "llm", though no model decided it
-    by_llm = judge(ScriptedChatModel(script=[review, review, review, "correct"], fallback="correct"),
-                   "Who wrote Hamlet?", "Shakespeare", trace_text="searched", mode="reviewers",
-                   config=JudgeConfig(arbiter="llm"))
+    by_llm = judge(
+        ScriptedChatModel(script=[review, review, review, "correct"], fallback="correct"),
+        "Who wrote Hamlet?",
+        "Shakespeare",
+        trace_text="searched",
+        mode="reviewers",
+        config=JudgeConfig(arbiter="llm"),
+    )
     assert by_llm.method == "llm" and by_llm.outcome == "correct"  # the arbiter model decided
 
 
@@ -79,23 +96,31 @@ def real_judge_deps(m: dict[str, ScriptedChatModel], store: FakeStore) -> Any:
 
     from .fakes import search_tool
 
-    return Deps(model_factory=lambda spec, temperature, max_tokens: m[spec], store_factory=lambda path: store,
-                tools_factory=lambda context, paragraphs: [search_tool()],
-                compressor_factory=lambda model: SimpleNamespace(model=model))
+    return Deps(
+        model_factory=lambda spec, temperature, max_tokens: m[spec],
+        store_factory=lambda path: store,
+        tools_factory=lambda context, paragraphs: [search_tool()],
+        compressor_factory=lambda model: SimpleNamespace(model=model),
+    )
 
 
 def test_the_judge_node_grades_by_the_matcher_and_its_verdict_is_the_label() -> None:
-    """"Shakespeare" for "William Shakespeare" (a surname, rule 6): the matcher decides, the judge model is
+    """ "Shakespeare" for "William Shakespeare" (a surname, rule 6): the matcher decides, the judge model is
     not called, and the verdict is the trajectory's and the shown memories' outcome."""
     m = models()
     m["fake:judge"] = ScriptedChatModel(script=[], fallback="B")  # would grade it INCORRECT if asked
     store = FakeStore(positives=[memory("p1", "Who wrote Othello?", "1. Searched.", "correct")])
     context = ctx(max_replans=0)
     out = build_graph(deps=real_judge_deps(m, store)).invoke(
-        {"question": "Who wrote Hamlet?", "gold_answers": ["William Shakespeare"]}, context=context,
-        config={"recursion_limit": recursion_limit(context)})
+        {"question": "Who wrote Hamlet?", "gold_answers": ["William Shakespeare"]},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
     assert (out["judgement"]["method"], out["judgement"]["outcome"], out["judgement"]["grader_label"]) == (
-        "match", "correct", "CORRECT")
+        "match",
+        "correct",
+        "CORRECT",
+    )
     assert m["fake:judge"].prompts == [] and out["trajectory"]["outcome"] == "correct"
     assert store.memorised[0][0].outcome == "correct" and store.stats == [(["p1"], True)]
 
@@ -106,14 +131,17 @@ def test_judge_method_llm_in_the_context_sends_every_answer_to_the_judge_model()
     store = FakeStore()
     context = ctx(judge_method="llm", max_replans=0)
     out = build_graph(deps=real_judge_deps(m, store)).invoke(
-        {"question": "Who wrote Hamlet?", "gold_answers": ["William Shakespeare"]}, context=context,
-        config={"recursion_limit": recursion_limit(context)})
+        {"question": "Who wrote Hamlet?", "gold_answers": ["William Shakespeare"]},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
     assert (out["judgement"]["method"], out["judgement"]["outcome"]) == ("llm", "incorrect")
-    assert len(m["fake:judge"].prompts) == 1 and "Gold target: William Shakespeare" in str(m["fake:judge"].prompts[0][0].content)
+    assert len(m["fake:judge"].prompts) == 1 and "Gold target: William Shakespeare" in str(
+        m["fake:judge"].prompts[0][0].content
+    )
 
 
-def test_ask_judge_contradiction_reaches_the_judge_and_a_bad_value_is_refused(tmp_path: Any,
-                                                                             monkeypatch: Any) -> None:
+def test_ask_judge_contradiction_reaches_the_judge_and_a_bad_value_is_refused(tmp_path: Any, monkeypatch: Any) -> None:
     from typer.testing import CliRunner
 
     from mia.app.cli import app
@@ -125,8 +153,20 @@ def test_ask_judge_contradiction_reaches_the_judge_and_a_bad_value_is_refused(tm
     monkeypatch.setattr(deps_module, "_DEFAULT", deps)
     for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
         monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
-    res = CliRunner().invoke(app, ["ask", "Who wrote Hamlet?", "--gold", "Shakespeare", "--json", "--data-dir",
-                                   str(tmp_path), "--judge-contradiction", "unknown"])
+    res = CliRunner().invoke(
+        app,
+        [
+            "ask",
+            "Who wrote Hamlet?",
+            "--gold",
+            "Shakespeare",
+            "--json",
+            "--data-dir",
+            str(tmp_path),
+            "--judge-contradiction",
+            "unknown",
+        ],
+    )
     assert res.exit_code == 0, res.output
     assert seen["judge"][0]["config"].contradiction == "unknown"
     bad = CliRunner().invoke(app, ["ask", "Q?", "--judge-contradiction", "maybe", "--data-dir", str(tmp_path)])

@@ -22,28 +22,42 @@ DEFAULTS = {f.name: f.default for f in fields(Context)}
 
 
 def ctx(**kw: Any) -> Context:
-    base = dict(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                judge_model="fake:judge", tool_protocol="text", min_tool_calls=0)
+    base = dict(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_model="fake:judge",
+        tool_protocol="text",
+        min_tool_calls=0,
+    )
     return Context(**{**base, **kw})
 
 
 # ---- the failure rule (pure)
 
+
 def obs(text: str) -> dict[str, Any]:
     return {"kind": "observation", "content": text}
 
 
-@pytest.mark.parametrize("steps, answer, stop, expected", [
-    ([obs("Paris is the capital of France.")], "Paris", "answered", None),
-    ([obs("Paris is the capital of France.")], "Lyon", "answered", "no search result supports"),
-    ([obs("Paris is the capital of France.")], "", "answered", "no answer"),
-    ([obs("Paris is the capital of France.")], "I don't know", "answered", "no answer"),
-    ([obs("Paris is the capital of France.")], "Paris", "forced:budget", "ran out of tool calls"),
-    ([obs("Error: the tool 'search' failed (boom).")], "Paris", "answered", "a search failed"),
-    # an earlier attempt's tool error is not this attempt's failure
-    ([obs("Error: failed"), {"kind": "replan", "content": "1. Search again"}, obs("Paris is the capital.")],
-     "Paris", "answered", None),
-])
+@pytest.mark.parametrize(
+    "steps, answer, stop, expected",
+    [
+        ([obs("Paris is the capital of France.")], "Paris", "answered", None),
+        ([obs("Paris is the capital of France.")], "Lyon", "answered", "no search result supports"),
+        ([obs("Paris is the capital of France.")], "", "answered", "no answer"),
+        ([obs("Paris is the capital of France.")], "I don't know", "answered", "no answer"),
+        ([obs("Paris is the capital of France.")], "Paris", "forced:budget", "ran out of tool calls"),
+        ([obs("Error: the tool 'search' failed (boom).")], "Paris", "answered", "a search failed"),
+        # an earlier attempt's tool error is not this attempt's failure
+        (
+            [obs("Error: failed"), {"kind": "replan", "content": "1. Search again"}, obs("Paris is the capital.")],
+            "Paris",
+            "answered",
+            None,
+        ),
+    ],
+)
 def test_shown_failure(steps: list[dict[str, Any]], answer: str, stop: str, expected: str | None) -> None:
     got = shown_failure(steps, answer, stop, "What is the capital of France?")
     assert (got is None) if expected is None else (got is not None and expected in got)
@@ -56,17 +70,20 @@ def test_yes_no_and_a_named_candidate_are_never_unsupported() -> None:
     assert unsupported("the director Ben Verbong", "Who directed the film?", ["The film was shot in 1990."])
 
 
-@pytest.mark.parametrize("answer, question, expected", [
-    ("Ruston & Hornsby", "The English company Ruston & Hornsby is now a part of what German company?", True),
-    ("ruston and hornsby.", "The English company Ruston & Hornsby is now a part of what German company?", True),
-    ("Siemens", "The English company Ruston & Hornsby is now a part of what German company?", False),
-    ("Siemens and Ruston & Hornsby", "Ruston & Hornsby is now a part of what German company?", False),
-    # the question's own words are the right answer where it offers alternatives
-    ("Dracula", "Which genus has more species, Crowea or Dracula?", False),
-    ("Hellogoodbye", "Did Franki Valli sing with Hellogoodbye or The Four Seasons?", False),
-    ("yes", "Are Paris and Lyon in the same country?", False),
-    ("", "Who founded Ruston & Hornsby?", False),
-])
+@pytest.mark.parametrize(
+    "answer, question, expected",
+    [
+        ("Ruston & Hornsby", "The English company Ruston & Hornsby is now a part of what German company?", True),
+        ("ruston and hornsby.", "The English company Ruston & Hornsby is now a part of what German company?", True),
+        ("Siemens", "The English company Ruston & Hornsby is now a part of what German company?", False),
+        ("Siemens and Ruston & Hornsby", "Ruston & Hornsby is now a part of what German company?", False),
+        # the question's own words are the right answer where it offers alternatives
+        ("Dracula", "Which genus has more species, Crowea or Dracula?", False),
+        ("Hellogoodbye", "Did Franki Valli sing with Hellogoodbye or The Four Seasons?", False),
+        ("yes", "Are Paris and Lyon in the same country?", False),
+        ("", "Who founded Ruston & Hornsby?", False),
+    ],
+)
 def test_an_answer_that_only_repeats_the_question(answer: str, question: str, expected: bool) -> None:
     assert restates_question(answer, question) is expected
     failure = shown_failure([obs(f"{answer} Siemens")], answer, "answered", question)
@@ -75,9 +92,12 @@ def test_an_answer_that_only_repeats_the_question(answer: str, question: str, ex
 
 # ---- the graph with the new defaults
 
+
 def test_a_supported_answer_is_accepted_without_a_reflection_call() -> None:
-    m = models(planner=["1. Search \"Who wrote Hamlet?\"\n2. Search \"Hamlet author\" -> #1\n3. Answer with #1."],
-               executor=[CALL.format(q="Hamlet author Shakespeare"), "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=['1. Search "Who wrote Hamlet?"\n2. Search "Hamlet author" -> #1\n3. Answer with #1.'],
+        executor=[CALL.format(q="Hamlet author Shakespeare"), "<answer>Shakespeare</answer>"],
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx(), gold_answers=["Shakespeare"])
     assert out["answer"] == "Shakespeare"
@@ -86,16 +106,22 @@ def test_a_supported_answer_is_accepted_without_a_reflection_call() -> None:
     plan_prompt = m["fake:planner"].prompts[0][1].content
     assert "chain of hops" in plan_prompt and "-> #1" in plan_prompt  # plan_style hops
     exec_prompt = m["fake:executor"].prompts[0][1].content
-    assert "never with \"#1\"" in exec_prompt and "skip or change that step" in exec_prompt
+    assert 'never with "#1"' in exec_prompt and "skip or change that step" in exec_prompt
 
 
 def test_an_unsupported_answer_is_replanned_with_its_failure_and_the_replan_is_followed() -> None:
-    m = models(planner=["1. Search \"Hamlet author\" -> #1", "1. Search \"Hamlet playwright\" -> #1"],
-               executor=[CALL.format(q="Hamlet author"), "<answer>Marlowe</answer>",
-                         CALL.format(q="Hamlet playwright Shakespeare"), "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=['1. Search "Hamlet author" -> #1', '1. Search "Hamlet playwright" -> #1'],
+        executor=[
+            CALL.format(q="Hamlet author"),
+            "<answer>Marlowe</answer>",
+            CALL.format(q="Hamlet playwright Shakespeare"),
+            "<answer>Shakespeare</answer>",
+        ],
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx())
-    assert out["answer"] == "Shakespeare" and out["replan"].startswith("1. Search \"Hamlet playwright\"")
+    assert out["answer"] == "Shakespeare" and out["replan"].startswith('1. Search "Hamlet playwright"')
     replan_prompt = m["fake:planner"].prompts[1][-1].content
     assert 'no search result supports its answer "Marlowe"' in replan_prompt and "<trajectory>" in replan_prompt
     assert [s["content"] for s in out["trajectory"]["steps"] if s["kind"] == "reflection"] == ["yes"]
@@ -103,10 +129,18 @@ def test_an_unsupported_answer_is_replanned_with_its_failure_and_the_replan_is_f
 
 def test_an_answer_that_repeats_the_question_is_replanned_to_the_next_hop() -> None:
     question = "Ruston & Hornsby is now a part of what German company?"
-    m = models(planner=[f"1. Search \"{question}\"\n2. Answer with #1.",
-                        "1. Search \"Ruston & Hornsby German owner\" -> #1\n2. Answer with #1."],
-               executor=[CALL.format(q=question), "<answer>Ruston & Hornsby</answer>",
-                         CALL.format(q="Ruston & Hornsby German owner"), "<answer>Siemens</answer>"])
+    m = models(
+        planner=[
+            f'1. Search "{question}"\n2. Answer with #1.',
+            '1. Search "Ruston & Hornsby German owner" -> #1\n2. Answer with #1.',
+        ],
+        executor=[
+            CALL.format(q=question),
+            "<answer>Ruston & Hornsby</answer>",
+            CALL.format(q="Ruston & Hornsby German owner"),
+            "<answer>Siemens</answer>",
+        ],
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx(), question=question)
     assert out["answer"] == "Siemens"
@@ -114,9 +148,10 @@ def test_an_answer_that_repeats_the_question_is_replanned_to_the_next_hop() -> N
 
 
 def test_a_repeated_search_is_served_from_the_episode() -> None:
-    m = models(planner=["1. Search \"Hamlet author\" -> #1"],
-               executor=[CALL.format(q="Hamlet author"), CALL.format(q="hamlet author?"),
-                         "<answer>Hamlet author</answer>"])
+    m = models(
+        planner=['1. Search "Hamlet author" -> #1'],
+        executor=[CALL.format(q="Hamlet author"), CALL.format(q="hamlet author?"), "<answer>Hamlet author</answer>"],
+    )
     deps, _ = make_deps(m)
     tool = deps.tools(ctx(), None)[0]
     out = run(deps, ctx())
@@ -124,8 +159,10 @@ def test_a_repeated_search_is_served_from_the_episode() -> None:
     second = [s for s in out["trajectory"]["steps"] if s["kind"] == "observation"][1]
     assert second["content"].startswith("Already searched above") and '"hamlet author?"' in second["content"]
     # with the paper's settings it runs again
-    m = models(planner=["1. Search", "no"], executor=[CALL.format(q="Hamlet author"), CALL.format(q="Hamlet author"),
-                                                       "<answer>x</answer>"])
+    m = models(
+        planner=["1. Search", "no"],
+        executor=[CALL.format(q="Hamlet author"), CALL.format(q="Hamlet author"), "<answer>x</answer>"],
+    )
     deps, _ = make_deps(m)
     tool = deps.tools(ctx(), None)[0]
     run(deps, ctx(**PAPER))
@@ -133,13 +170,21 @@ def test_a_repeated_search_is_served_from_the_episode() -> None:
 
 
 def test_memories_below_the_floor_are_not_shown_and_the_rest_are_strategies() -> None:
-    store = FakeStore(positives=[memory("p1", "Who is the father of the director of film Gang Of Four?",
-                                        '1. Search for evidence (query "Gang Of Four director" -> found Jacques '
-                                        'Rivette (director))\n2. Search for evidence (query "Jacques Rivette father")\n'
-                                        '3. Answer from the gathered evidence (evidence -> "Andre"; judged correct)',
-                                        "correct"),
-                                 memory("p2", "Which magazine was started first?", "1. Unrelated", "correct")
-                                 .model_copy(update={"similarity": 0.3})])
+    store = FakeStore(
+        positives=[
+            memory(
+                "p1",
+                "Who is the father of the director of film Gang Of Four?",
+                '1. Search for evidence (query "Gang Of Four director" -> found Jacques '
+                'Rivette (director))\n2. Search for evidence (query "Jacques Rivette father")\n'
+                '3. Answer from the gathered evidence (evidence -> "Andre"; judged correct)',
+                "correct",
+            ),
+            memory("p2", "Which magazine was started first?", "1. Unrelated", "correct").model_copy(
+                update={"similarity": 0.3}
+            ),
+        ]
+    )
     m = models(planner=["1. Search"], executor=["<answer>x</answer>"])
     deps, _ = make_deps(m, store=store)
     run(deps, ctx(min_tool_calls=0))
@@ -152,16 +197,25 @@ def test_memories_below_the_floor_are_not_shown_and_the_rest_are_strategies() ->
 def test_strategy_view_keeps_the_shape_and_drops_the_names() -> None:
     q = 'Which film came out first, "The Iron Giant" or Toy Story 2?'
     assert question_names(q) == ["The Iron Giant", "Toy Story 2"]
-    question, steps = strategy_view('1. Search for evidence (query "The Iron Giant release" -> found The Iron Giant)\n'
-                                    '2. Answer from the gathered evidence (evidence -> "1999"; judged correct)', q)
+    question, steps = strategy_view(
+        '1. Search for evidence (query "The Iron Giant release" -> found The Iron Giant)\n'
+        '2. Answer from the gathered evidence (evidence -> "1999"; judged correct)',
+        q,
+    )
     assert question == 'Which film came out first, "[A]" or [B]?'
     assert steps == '1. Search for evidence (query "[A] release")\n2. Answer from the gathered evidence'
 
 
 def test_the_paper_is_one_call_away_and_the_builder_defaults_are_the_contexts() -> None:
     paper = Context.paper()
-    assert (paper.plan_style, paper.replan_when, paper.drop_repeated_replan, paper.min_similarity,
-            paper.memory_style, paper.repeated_search) == ("paper", "planner", False, None, "paper", "run")
+    assert (
+        paper.plan_style,
+        paper.replan_when,
+        paper.drop_repeated_replan,
+        paper.min_similarity,
+        paper.memory_style,
+        paper.repeated_search,
+    ) == ("paper", "planner", False, None, "paper", "run")
     assert all(DEFAULTS[k] != v for k, v in PAPER.items())  # PAPER lists only what differs
     assert builder.PLAN_STYLE == DEFAULTS["plan_style"] and builder.MEMORY_STYLE == DEFAULTS["memory_style"]
     assert "chain of hops" not in builder.planner_messages("Q?", style="paper")[1]["content"]
@@ -182,8 +236,12 @@ def test_ask_paper_and_drop_repeated_replan_reach_the_context(monkeypatch: pytes
     assert runner.invoke(app, base + ["--paper", "--drop-repeated-replan"]).exit_code == 0
     default, paper, mixed = seen
     assert (default.replan_when, default.drop_repeated_replan, default.min_similarity) == ("failure", True, 0.5)
-    assert (paper.replan_when, paper.drop_repeated_replan, paper.min_similarity, paper.plan_style) == \
-        ("planner", False, None, "paper")
+    assert (paper.replan_when, paper.drop_repeated_replan, paper.min_similarity, paper.plan_style) == (
+        "planner",
+        False,
+        None,
+        "paper",
+    )
     assert mixed.drop_repeated_replan is True and mixed.replan_when == "planner"
 
 
@@ -210,7 +268,10 @@ def test_eval_paper_records_the_papers_settings(monkeypatch: pytest.MonkeyPatch,
     assert overrides["plan_style"] == "hops"
     bad = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), "--replan-when", "always"])
     assert bad.exit_code == 1 and "--replan-when must be failure or planner" in bad.output
-    for flag, value, allowed in (("--memory", "all", "mia or none or trajectory-rag"), ("--judge", "gpt", "llm or metrics")):
+    for flag, value, allowed in (
+        ("--memory", "all", "mia or none or trajectory-rag"),
+        ("--judge", "gpt", "llm or metrics"),
+    ):
         bad = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), flag, value])
         assert bad.exit_code == 1 and f"{flag} must be {allowed}, not '{value}'" in bad.output.replace("\n", "")
     assert len(captured) == 1  # no bad option reached a run
@@ -229,10 +290,19 @@ def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, mon
     for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
         monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
     record = json.loads((Path(__file__).parent / "data" / "hotpotqa_sample.json").read_text())[0]
-    context = Context(data_dir=str(tmp_path), max_tool_calls=2, judge_mode="off", memorise=False,
-                      planner_max_tokens=96, executor_max_tokens=96)
-    out = build_graph().invoke({"question": record["question"], "paragraphs": record["paragraphs"]}, context=context,
-                               config={"recursion_limit": recursion_limit(context)})
+    context = Context(
+        data_dir=str(tmp_path),
+        max_tool_calls=2,
+        judge_mode="off",
+        memorise=False,
+        planner_max_tokens=96,
+        executor_max_tokens=96,
+    )
+    out = build_graph().invoke(
+        {"question": record["question"], "paragraphs": record["paragraphs"]},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
     reflection = [s for s in out["trajectory"]["steps"] if s["kind"] == "reflection"]
     assert out["plan"] and len(reflection) == 1 and "failure" in reflection[0]["args"]
     replanned = reflection[0]["content"] == "yes"
@@ -261,10 +331,16 @@ def test_only_the_repeated_queries_of_a_search_are_dropped() -> None:
 
 
 def test_a_query_with_an_unfilled_hop_is_not_run_and_the_executor_is_told_to_fill_it() -> None:
-    m = models(planner=['1. Search "Who wrote Hamlet?"\n2. Search "#1 birthplace" -> #2\n3. Answer with #2.'],
-               executor=['<tool_call>{"name": "search", "arguments": {"query_list": ["Who wrote Hamlet?", "#1 birthplace"]}}'
-                         '</tool_call>', CALL.format(q="#2"), CALL.format(q="Shakespeare birthplace"),
-                         "<answer>Shakespeare birthplace</answer>"])
+    m = models(
+        planner=['1. Search "Who wrote Hamlet?"\n2. Search "#1 birthplace" -> #2\n3. Answer with #2.'],
+        executor=[
+            '<tool_call>{"name": "search", "arguments": {"query_list": ["Who wrote Hamlet?", "#1 birthplace"]}}'
+            "</tool_call>",
+            CALL.format(q="#2"),
+            CALL.format(q="Shakespeare birthplace"),
+            "<answer>Shakespeare birthplace</answer>",
+        ],
+    )
     deps, _ = make_deps(m)
     tool = deps.tools(ctx(), None)[0]
     out = run(deps, ctx())
@@ -286,9 +362,45 @@ def test_a_query_with_an_unfilled_hop_is_not_run_and_the_executor_is_told_to_fil
     assert tool.metadata["calls"] == [["#1 birthplace"]]
 
 
-@pytest.mark.parametrize("query, expected", [("#1 father", True), ("father of #12", True), ("#1's birthplace", True),
-                                             ("C# language", False), ("Apollo #1a", False), ("number 1 hit", False)])
+@pytest.mark.parametrize(
+    "query, expected",
+    [
+        ("#1 father", True),
+        ("father of #12", True),
+        ("#1's birthplace", True),
+        ("C# language", False),
+        ("Apollo #1a", False),
+        ("number 1 hit", False),
+    ],
+)
 def test_unfilled_hop(query: str, expected: bool) -> None:
     from mia.graph.protocol import unfilled_hop
 
     assert unfilled_hop(query) is expected
+
+
+def test_the_graph_makes_the_plans_searches_before_the_executors_first_turn() -> None:
+    question = "Which film has the director born earlier, A Film or B Film?"
+    plan = (
+        f'1. Search "{question}"\n2. Search "A Film director" -> #1\n3. Search "B Film director" -> #2\n'
+        '4. Search "#1 birth date" -> #3\n5. Answer: A Film has the director born earlier.'
+    )
+    m = models(planner=[plan], executor=[CALL.format(q="Ann Lee birth date"), "<answer>A Film</answer>"])
+    deps, _ = make_deps(m)
+    tool = deps.tools(ctx(), None)[0]
+    out = run(deps, ctx(plan_searches="first", plan_in_prompt=False), question=question)
+    # the question with the whole result budget, then the plan's concrete queries in one call
+    assert tool.metadata["calls"] == [[question], ["A Film director", "B Film director"], ["Ann Lee birth date"]]
+    calls = [s for s in out["trajectory"]["steps"] if s["kind"] == "tool_call"]
+    assert [c["content"] for c in calls] == ["planned", "planned", ""] and out["tool_calls"] == 3
+    assert len(m["fake:executor"].prompts) == 2  # no model call for the planned searches
+    first = m["fake:executor"].prompts[0]
+    assert "born earlier." not in first[1].content  # the plan's guess is not shown
+    assert '"A Film director"' in first[-2].content and "Doc 1 about B Film director" in first[-1].content
+    assert out["answer"] == "A Film"
+    # the executor's own turn first when the plan has no search steps (the question is still searched)
+    m = models(planner=["1. Answer from memory."], executor=["<answer>B Film</answer>"])
+    deps, _ = make_deps(m)
+    tool = deps.tools(ctx(), None)[0]
+    run(deps, ctx(plan_searches="first"), question=question)
+    assert tool.metadata["calls"] == [[question]]

@@ -31,10 +31,12 @@ def test_a_removed_memory_folder_is_made_again_and_no_later_episode_is_lost(tmp_
     executor = []
     for _ in QUESTIONS:
         executor += [CALL.format(q="author"), "<answer>Shakespeare</answer>"]
-    m = {"fake:planner": ScriptedChatModel(script=[], fallback="1. Search the author."),
-         "fake:executor": ScriptedChatModel(script=executor),
-         "fake:manager": ScriptedChatModel(script=[]),
-         "fake:judge": ScriptedChatModel(script=[], fallback="A")}
+    m = {
+        "fake:planner": ScriptedChatModel(script=[], fallback="1. Search the author."),
+        "fake:executor": ScriptedChatModel(script=executor),
+        "fake:manager": ScriptedChatModel(script=[]),
+        "fake:judge": ScriptedChatModel(script=[], fallback="A"),
+    }
     opened: list[MemoryStore] = []
 
     def store_factory(data_dir):
@@ -46,8 +48,11 @@ def test_a_removed_memory_folder_is_made_again_and_no_later_episode_is_lost(tmp_
     context = ctx(data_dir=str(tmp_path), manager_model="extractive", max_replans=0, namespace="chat")
 
     def ask(question: str) -> dict:
-        return graph.invoke({"question": question, "gold_answers": ["Shakespeare"]}, context=context,
-                            config={"recursion_limit": recursion_limit(context)})
+        return graph.invoke(
+            {"question": question, "gold_answers": ["Shakespeare"]},
+            context=context,
+            config={"recursion_limit": recursion_limit(context)},
+        )
 
     first = ask(QUESTIONS[0])
     assert first["memory_id"] and not first.get("warnings")

@@ -17,7 +17,9 @@ def test_quickstart_notebook_runs(tmp_path: Path) -> None:
 
     nb = nbformat.read(NOTEBOOK, as_version=4)
     NotebookClient(nb, timeout=900, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
-    text = "\n".join(out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", []))
+    text = "\n".join(
+        out.get("text", "") for cell in nb.cells if cell.cell_type == "code" for out in cell.get("outputs", [])
+    )
     assert "ANSWER:" in text and "JUDGED:" in text
     assert "memories used: ['" in text  # the second question retrieved the first episode
     assert "plain ReAct answer:" in text and "planner calls: 0" in text

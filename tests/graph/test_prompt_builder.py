@@ -17,8 +17,10 @@ from .test_ladder_fixes import ctx as default_ctx
 from .test_graph_logic import CALL, ctx, models
 
 QUESTION = "Which magazine was started first, Arthur's Magazine or First for Women?"
-PARAGRAPHS = [{"title": "Arthur's Magazine", "text": "Arthur's Magazine was an American literary periodical (1844)."},
-              {"title": "First for Women", "text": "First for Women is a woman's magazine started in 1989."}]
+PARAGRAPHS = [
+    {"title": "Arthur's Magazine", "text": "Arthur's Magazine was an American literary periodical (1844)."},
+    {"title": "First for Women", "text": "First for Women is a woman's magazine started in 1989."},
+]
 
 
 def as_dicts(messages: list[BaseMessage]) -> list[dict[str, str]]:
@@ -27,13 +29,16 @@ def as_dicts(messages: list[BaseMessage]) -> list[dict[str, str]]:
 
 
 def serve(store: FakeStore) -> dict[str, Any]:
-    m = models(planner=["1. Search both magazines.", "no"],
-               executor=[CALL.format(q="Arthur's Magazine"), "<answer>Arthur's Magazine</answer>"])
+    m = models(
+        planner=["1. Search both magazines.", "no"],
+        executor=[CALL.format(q="Arthur's Magazine"), "<answer>Arthur's Magazine</answer>"],
+    )
     tool = SearchTool(corpus_from_paragraphs(PARAGRAPHS), top_k=2)
     deps, _ = make_deps(m, store=store, tools=[tool])
     context = default_ctx()  # the defaults: training's prompts are the default served ones
-    out = build_graph(deps=deps).invoke({"question": QUESTION}, context=context,
-                                        config={"recursion_limit": recursion_limit(context)})
+    out = build_graph(deps=deps).invoke(
+        {"question": QUESTION}, context=context, config={"recursion_limit": recursion_limit(context)}
+    )
     return {"models": m, "out": out}
 
 
@@ -41,8 +46,10 @@ def serve(store: FakeStore) -> dict[str, Any]:
 def test_training_prompts_equal_the_served_prompts(memories: str) -> None:
     store = FakeStore()
     if memories == "with memories":
-        store = FakeStore(positives=[memory("p1", "Which came first, X or Y?", "1. Search X (X -> year)", "correct")],
-                          negatives=[memory("n1", "Who is older, A or B?", "1. Guessed", "incorrect")])
+        store = FakeStore(
+            positives=[memory("p1", "Which came first, X or Y?", "1. Search X (X -> year)", "correct")],
+            negatives=[memory("n1", "Who is older, A or B?", "1. Guessed", "incorrect")],
+        )
     served = serve(store)
     planner_served = as_dicts(served["models"]["fake:planner"].prompts[0])
     retrieved = SimpleNamespace(positives=store.positives, negatives=store.negatives) if store.positives else None
@@ -70,12 +77,15 @@ def test_the_served_plan_holds_no_guessed_answer() -> None:
     """The plan node keeps the plan without the sentence that decides a comparison question, and
     that cleaned plan is what the executor is shown."""
     question = "Which magazine was started first, Arthur's Magazine or First for Women?"
-    m = models(planner=["1. Search both magazines.\n2. Compare. The magazine started first is Arthur's Magazine.", "no"],
-               executor=[CALL.format(q="Arthur's Magazine"), "<answer>Arthur's Magazine</answer>"])
+    m = models(
+        planner=["1. Search both magazines.\n2. Compare. The magazine started first is Arthur's Magazine.", "no"],
+        executor=[CALL.format(q="Arthur's Magazine"), "<answer>Arthur's Magazine</answer>"],
+    )
     deps, _ = make_deps(m, store=FakeStore(), tools=[SearchTool(corpus_from_paragraphs(PARAGRAPHS), top_k=2)])
     context = ctx()
-    out = build_graph(deps=deps).invoke({"question": question}, context=context,
-                                        config={"recursion_limit": recursion_limit(context)})
+    out = build_graph(deps=deps).invoke(
+        {"question": question}, context=context, config={"recursion_limit": recursion_limit(context)}
+    )
     assert out["plan"] == "1. Search both magazines.\n2. Compare."
     executor_prompt = "\n".join(str(message.content) for message in m["fake:executor"].prompts[0])
     assert "1. Search both magazines.\n2. Compare." in executor_prompt and "started first is" not in executor_prompt
@@ -85,8 +95,7 @@ def test_the_executor_is_told_the_candidates_of_a_comparison_question() -> None:
     """A comparison question's candidates reach the served executor prompt (Qwen-1.5B answered
     the director for "Which film has the director born later, A or B?"); other questions get no such line."""
     served = as_dicts(serve(FakeStore())["models"]["fake:executor"].prompts[0])
-    assert ('answer with that name as written: "Arthur\'s Magazine" or "First for Women".'
-            in served[1]["content"])
+    assert 'answer with that name as written: "Arthur\'s Magazine" or "First for Women".' in served[1]["content"]
     plain = training_prompts.executor_messages("Who founded Arthur's Magazine?", "1. Search it.")
     assert "answer with that name" not in plain[1]["content"]
 
@@ -98,5 +107,8 @@ def test_the_executor_is_told_a_yes_no_question_is_answered_yes_or_no() -> None:
     polar = training_prompts.executor_messages("Are Heat and Ronin both from the same country?", "1. Search both.")
     assert line in polar[1]["content"]
     choice = training_prompts.executor_messages("Which film came out first, Heat or Ronin?", "1. Search both.")
-    assert line not in choice[1]["content"] and 'answer with that name as written: "Heat" or "Ronin".' in choice[1]["content"]
+    assert (
+        line not in choice[1]["content"]
+        and 'answer with that name as written: "Heat" or "Ronin".' in choice[1]["content"]
+    )
     assert line not in training_prompts.executor_messages("Who directed Heat?", "1. Search it.")[1]["content"]

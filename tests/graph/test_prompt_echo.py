@@ -39,18 +39,28 @@ def test_fragments_come_from_the_prompt_files() -> None:
 def test_graph_answer_drops_an_echoed_instruction() -> None:
     models = {
         "fake:planner": ScriptedChatModel(script=["1. Search the magazines.", "yes", "1. Search founding years."]),
-        "fake:executor": ScriptedChatModel(script=[
-            "<answer>Arthur's Magazine</answer>",
-            "<answer>Arthur's Magazine. Continue from where you are with this guidance.</answer>",
-        ]),
+        "fake:executor": ScriptedChatModel(
+            script=[
+                "<answer>Arthur's Magazine</answer>",
+                "<answer>Arthur's Magazine. Continue from where you are with this guidance.</answer>",
+            ]
+        ),
         "fake:manager": ScriptedChatModel(script=[]),
         "fake:judge": ScriptedChatModel(script=[], fallback="A"),
     }
     deps, seen = make_deps(models)
-    ctx = Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:manager",
-                  judge_model="fake:judge", tool_protocol="text", min_tool_calls=0, replan_when="planner")
-    out = build_graph(deps=deps).invoke({"question": "Which magazine was started first?"}, context=ctx,
-                                        config={"recursion_limit": recursion_limit(ctx)})
+    ctx = Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:manager",
+        judge_model="fake:judge",
+        tool_protocol="text",
+        min_tool_calls=0,
+        replan_when="planner",
+    )
+    out = build_graph(deps=deps).invoke(
+        {"question": "Which magazine was started first?"}, context=ctx, config={"recursion_limit": recursion_limit(ctx)}
+    )
     assert out["replan"]  # the second answer came after the replan message
     assert out["answer"] == "Arthur's Magazine."
     assert seen["judge"][0]["answer"] == "Arthur's Magazine."

@@ -29,8 +29,22 @@ def test_ask_real_model_memorises_then_retrieves(tmp_path: Path, monkeypatch: py
     paragraphs.write_text(json.dumps(record["paragraphs"]))
     runner = CliRunner()
 
-    first = runner.invoke(app, ["ask", record["question"], "--paragraphs", str(paragraphs), "--gold", record["answer"],
-                                "--data-dir", str(tmp_path), "--max-tool-calls", "1", *TIGHT])
+    first = runner.invoke(
+        app,
+        [
+            "ask",
+            record["question"],
+            "--paragraphs",
+            str(paragraphs),
+            "--gold",
+            record["answer"],
+            "--data-dir",
+            str(tmp_path),
+            "--max-tool-calls",
+            "1",
+            *TIGHT,
+        ],
+    )
     assert first.exit_code == 0, first.output
     out = _last_json(first.stdout)
     assert isinstance(out["answer"], str) and out["plan"]
@@ -51,9 +65,25 @@ def test_ask_real_model_memorises_then_retrieves(tmp_path: Path, monkeypatch: py
     assert log.is_file() and json.loads(log.read_text().splitlines()[0])["question"] == record["question"]
 
     similar = record["question"].replace("was published first", "came out earlier")
-    second = runner.invoke(app, ["ask", similar, "--paragraphs", str(paragraphs), "--data-dir", str(tmp_path),
-                                 "--judge-mode", "off", "--no-memorise",
-                                 "--max-tool-calls", "0", "--max-replans", "0", *TIGHT])
+    second = runner.invoke(
+        app,
+        [
+            "ask",
+            similar,
+            "--paragraphs",
+            str(paragraphs),
+            "--data-dir",
+            str(tmp_path),
+            "--judge-mode",
+            "off",
+            "--no-memorise",
+            "--max-tool-calls",
+            "0",
+            "--max-replans",
+            "0",
+            *TIGHT,
+        ],
+    )
     assert second.exit_code == 0, second.output
     out2 = _last_json(second.stdout)
     assert out2["used_memory_ids"] == [out["memory_id"]]

@@ -27,13 +27,15 @@ RECORD: dict[str, Any] = json.loads(SAMPLE.read_text())[0]
 def _run(tmp_path: Path, **context: Any) -> dict[str, Any]:
     """The real graph on the sample question (no judge, nothing memorised)."""
     ctx = Context(judge_mode="off", memorise=False, data_dir=str(tmp_path), **context)
-    return build_graph().invoke({"question": RECORD["question"], "paragraphs": RECORD["paragraphs"]}, context=ctx,
-                                config={"recursion_limit": recursion_limit(ctx)})
+    return build_graph().invoke(
+        {"question": RECORD["question"], "paragraphs": RECORD["paragraphs"]},
+        context=ctx,
+        config={"recursion_limit": recursion_limit(ctx)},
+    )
 
 
 def test_real_executor_searches_before_answering(tmp_path: Path) -> None:
-    out = _run(tmp_path, memory_mode="none", max_tool_calls=1, min_tool_calls=1, executor_max_tokens=32,
-               search_top_k=2)
+    out = _run(tmp_path, memory_mode="none", max_tool_calls=1, min_tool_calls=1, executor_max_tokens=32, search_top_k=2)
     steps = out["trajectory"]["steps"]
     calls = [s for s in steps if s["kind"] == "tool_call"]
     observations = [s["content"] for s in steps if s["kind"] == "observation"]
@@ -47,8 +49,9 @@ def test_real_executor_searches_before_answering(tmp_path: Path) -> None:
 
 
 def test_real_plan_has_search_steps_and_no_loop(tmp_path: Path) -> None:
-    out = _run(tmp_path, memory_mode="mia", max_tool_calls=0, max_replans=0, planner_max_tokens=80,
-               executor_max_tokens=8)
+    out = _run(
+        tmp_path, memory_mode="mia", max_tool_calls=0, max_replans=0, planner_max_tokens=80, executor_max_tokens=8
+    )
     plan = out["plan"]
     assert re.search(r"(?im)^\s*1\.\s*search\b", plan), plan
     lines = [line.strip() for line in plan.splitlines() if line.strip()]
@@ -60,8 +63,17 @@ def test_real_replan_is_followed_only_when_it_adds_something(tmp_path: Path) -> 
     """The real planner reflects on a comparison question and, on yes, replans; with
     `drop_repeated_replan` a replan that repeats the plan or its searches is recorded and dropped
     (the first answer stands), any other one is followed by the executor."""
-    out = _run(tmp_path, memory_mode="mia", max_tool_calls=2, max_replans=1, planner_max_tokens=96,
-               executor_max_tokens=64, search_top_k=2, drop_repeated_replan=True, replan_when="planner")
+    out = _run(
+        tmp_path,
+        memory_mode="mia",
+        max_tool_calls=2,
+        max_replans=1,
+        planner_max_tokens=96,
+        executor_max_tokens=64,
+        search_top_k=2,
+        drop_repeated_replan=True,
+        replan_when="planner",
+    )
     steps = [TrajectoryStep.model_validate(s) for s in out["trajectory"]["steps"]]
     kinds = [s.kind for s in steps]
     assert kinds.count("reflection") == 1 and kinds.count("replan") <= 1, kinds
@@ -75,4 +87,4 @@ def test_real_replan_is_followed_only_when_it_adds_something(tmp_path: Path) -> 
     if steps[at].dropped:
         assert at == len(steps) - 1 and out["answer"] == first and out["replan"] == ""
     else:
-        assert kinds[at + 1:] and out["replan"] == steps[at].content
+        assert kinds[at + 1 :] and out["replan"] == steps[at].content

@@ -15,16 +15,19 @@ from .test_graph_logic import CALL, ctx, models
 
 def test_a_run_returns_the_trajectory_verdict_memory_block_and_usage() -> None:
     store = FakeStore(positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play", "correct")])
-    m = models(planner=["1. Search the author.", "no"],
-               executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=["1. Search the author.", "no"],
+        executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"],
+    )
     deps, _ = make_deps(m, store=store)
 
     def judge_fn(**kwargs: Any) -> Verdict:
         return Verdict(outcome="correct", score=1.0, mode="ground_truth", method="llm", prediction=kwargs["answer"])
 
     deps._judge = judge_fn
-    result = run_question(build_graph(deps=deps), {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
-                          ctx())
+    result = run_question(
+        build_graph(deps=deps), {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]}, ctx()
+    )
     assert isinstance(result, RunResult) and isinstance(result.trajectory, Trajectory)
     assert result.answer == "Shakespeare" and result.trajectory.answer == "Shakespeare"
     assert isinstance(result.verdict, Verdict) and result.verdict.outcome == "correct"
@@ -41,8 +44,10 @@ def test_a_run_returns_the_trajectory_verdict_memory_block_and_usage() -> None:
 def test_usage_keeps_each_roles_model_time_and_prompt_cache_hits() -> None:
     """Where a question's seconds go: the counter times every model call of a role and sums the
     prompt tokens the backend's cache served (LangChain's input_token_details.cache_read)."""
-    m = models(planner=["1. Search the author.", "no"],
-               executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=["1. Search the author.", "no"],
+        executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"],
+    )
     m["fake:executor"].delay_s = 0.06
     deps, _ = make_deps(m)
     result = run_question(build_graph(deps=deps), {"question": "Who wrote Hamlet?"}, ctx(judge_mode="off"))

@@ -43,8 +43,10 @@ def test_with_query_falls_back_to_the_question() -> None:
 
 
 def test_prefill_forces_a_search_with_the_models_query() -> None:
-    m = models(planner=["1. Search the author."],
-               executor=["1. Search the author.", 'Hamlet author"]}}', "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=["1. Search the author."],
+        executor=["1. Search the author.", 'Hamlet author"]}}', "<answer>Shakespeare</answer>"],
+    )
     m["fake:executor"].supports_prefill = True
     tool = search_tool()
     deps, _ = make_deps(m, tools=[tool])
@@ -108,7 +110,9 @@ def test_text_protocol_api_model_gets_a_corrective_message() -> None:
 
 
 def test_text_protocol_message_ignored_falls_back_to_the_question() -> None:
-    m = models(planner=["1."], executor=["<answer>guess</answer>", "<answer>still guessing</answer>", "<answer>ok</answer>"])
+    m = models(
+        planner=["1."], executor=["<answer>guess</answer>", "<answer>still guessing</answer>", "<answer>ok</answer>"]
+    )
     tool = search_tool()
     deps, _ = make_deps(m, tools=[tool])
     out = run(deps, policy_ctx(), question="Who is older?")
@@ -138,8 +142,9 @@ def test_native_without_a_call_uses_the_question_and_a_tool_message() -> None:
 
 
 def test_two_required_searches() -> None:
-    m = models(planner=["1."], executor=[CALL.format(q="a"), "<answer>early</answer>", 'b"]}}',
-                                         "<answer>late</answer>"])
+    m = models(
+        planner=["1."], executor=[CALL.format(q="a"), "<answer>early</answer>", 'b"]}}', "<answer>late</answer>"]
+    )
     m["fake:executor"].supports_prefill = True
     tool = search_tool()
     deps, _ = make_deps(m, tools=[tool])
@@ -168,21 +173,26 @@ def test_empty_query_in_a_normal_call_uses_the_question() -> None:
 
 
 def test_invented_question_is_cut_from_plan_and_replan() -> None:
-    invented = "1. Search \"A\".\n2. Answer.\n\nQuestion: Which city is bigger?\nPlan:"
-    m = models(planner=[invented, "yes", invented], executor=[CALL.format(q="a"), "<answer>x</answer>",
-                                                             "<answer>y</answer>"])
+    invented = '1. Search "A".\n2. Answer.\n\nQuestion: Which city is bigger?\nPlan:'
+    m = models(
+        planner=[invented, "yes", invented], executor=[CALL.format(q="a"), "<answer>x</answer>", "<answer>y</answer>"]
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx(max_replans=1))
-    assert out["plan"] == out["replan"] == "1. Search \"A\".\n2. Answer."
+    assert out["plan"] == out["replan"] == '1. Search "A".\n2. Answer.'
 
 
 def test_a_replan_that_replays_the_transcript_is_cut_and_the_planner_is_told_to_stop_there() -> None:
     # the shape of a real Qwen-1.5B replan (bench/e2e, 593 tokens): the plan again, then the trace
-    replay = ('1. Search "Isabel Macedo telenovela".\n2. Answer with the name of the show.\n\nRound 1\n'
-              'Tool call: search({"query_list": ["Isabel Macedo telenovela"]})\n'
-              'Tool result: Results for "Isabel Macedo telenovela": Doc 1 (Title: Patricia Longo) ...')
-    m = models(planner=["1. Search the show.", "yes", replay],
-               executor=[CALL.format(q="a"), "<answer>x</answer>", "<answer>Graduados</answer>"])
+    replay = (
+        '1. Search "Isabel Macedo telenovela".\n2. Answer with the name of the show.\n\nRound 1\n'
+        'Tool call: search({"query_list": ["Isabel Macedo telenovela"]})\n'
+        'Tool result: Results for "Isabel Macedo telenovela": Doc 1 (Title: Patricia Longo) ...'
+    )
+    m = models(
+        planner=["1. Search the show.", "yes", replay],
+        executor=[CALL.format(q="a"), "<answer>x</answer>", "<answer>Graduados</answer>"],
+    )
     deps, _ = make_deps(m)
     out = run(deps, ctx(max_replans=1))
     assert out["replan"] == '1. Search "Isabel Macedo telenovela".\n2. Answer with the name of the show.'
@@ -203,8 +213,9 @@ def test_unclear_reflection_is_recorded_in_the_step() -> None:
 def test_grammar_allows_only_a_search_until_the_required_searches_are_made() -> None:
     """On a backend that constrains decoding, the executor's turn is bound to the protocol's
     grammar: call-only before the required search, call-or-answer after it; off with the context."""
-    m = models(planner=["1. Search the author."],
-               executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    m = models(
+        planner=["1. Search the author."], executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"]
+    )
     m["fake:executor"].supports_grammar = True
     deps, _ = make_deps(m, tools=[search_tool()])
     out = run(deps, policy_ctx())

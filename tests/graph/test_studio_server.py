@@ -41,8 +41,14 @@ def test_studio_serves_the_graph(tmp_path: Path, data_dir: Path) -> None:
     log = tmp_path / "server.log"
     mia = Path(sys.executable).with_name("mia")
     with log.open("w") as fh:
-        proc = subprocess.Popen([str(mia), "studio", "--port", str(port)], cwd=tmp_path, env=env, stdout=fh,
-                                stderr=subprocess.STDOUT, start_new_session=True)
+        proc = subprocess.Popen(
+            [str(mia), "studio", "--port", str(port)],
+            cwd=tmp_path,
+            env=env,
+            stdout=fh,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
     url = f"http://127.0.0.1:{port}"
     try:
         _wait_ok(url, proc, log)
@@ -53,16 +59,34 @@ def test_studio_serves_the_graph(tmp_path: Path, data_dir: Path) -> None:
         assert props["max_tool_calls"]["default"] == 30 and props["memory_mode"]["description"]
         assert "question" in schemas["input_schema"]["properties"]
         thread = client.threads.create()
-        out = client.runs.wait(thread["thread_id"], "mia", input={"question": "What is the capital of France?"},
-                               context={"memory_mode": "none", "max_tool_calls": 0, "executor_max_tokens": 8,
-                                        "judge_mode": "off", "memorise": False})
+        out = client.runs.wait(
+            thread["thread_id"],
+            "mia",
+            input={"question": "What is the capital of France?"},
+            context={
+                "memory_mode": "none",
+                "max_tool_calls": 0,
+                "executor_max_tokens": 8,
+                "judge_mode": "off",
+                "memorise": False,
+            },
+        )
         assert isinstance(out, dict) and "answer" in out, out
         assert out["stop_reason"] == "forced:budget" and out["usage"]["executor"]["calls"] == 1
         state = client.threads.get_state(thread["thread_id"])
         assert state["values"]["answer"] == out["answer"]
-        chat = client.runs.wait(None, "mia-chat", input={"messages": [{"type": "human", "content": "Capital of France?"}]},
-                                context={"memory_mode": "none", "max_tool_calls": 0, "executor_max_tokens": 8,
-                                         "judge_mode": "off", "memorise": False})
+        chat = client.runs.wait(
+            None,
+            "mia-chat",
+            input={"messages": [{"type": "human", "content": "Capital of France?"}]},
+            context={
+                "memory_mode": "none",
+                "max_tool_calls": 0,
+                "executor_max_tokens": 8,
+                "judge_mode": "off",
+                "memorise": False,
+            },
+        )
         assert [m["type"] for m in chat["messages"]] == ["human", "ai"], chat  # Studio's chat view: Q and A only
         assert chat["messages"][-1]["content"] == chat["answer"] and chat["question"] == "Capital of France?"
         assert "BlockingError" not in log.read_text()

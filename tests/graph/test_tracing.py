@@ -19,14 +19,23 @@ class Calls(BaseCallbackHandler):
     def __init__(self) -> None:
         self.seen: list[tuple[str, list[str], dict[str, Any]]] = []
 
-    def on_chat_model_start(self, serialized: Any, messages: Any, *, tags: list[str] | None = None,
-                            metadata: dict[str, Any] | None = None, **kwargs: Any) -> None:
+    def on_chat_model_start(
+        self,
+        serialized: Any,
+        messages: Any,
+        *,
+        tags: list[str] | None = None,
+        metadata: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
         self.seen.append(((metadata or {}).get("ls_model_type", ""), list(tags or []), dict(metadata or {})))
 
 
 def script() -> dict[str, Any]:
-    return models(planner=["1. Search the author.", "no"],
-                  executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"])
+    return models(
+        planner=["1. Search the author.", "no"],
+        executor=[CALL.format(q="Hamlet author"), "<answer>Shakespeare</answer>"],
+    )
 
 
 def roles(calls: Calls) -> list[str]:
@@ -37,9 +46,11 @@ def test_model_calls_are_tagged_with_their_role() -> None:
     deps, _ = make_deps(script())
     calls = Calls()
     context = ctx()
-    out = build_graph(deps=deps).invoke({"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
-                                        context=context, config={"callbacks": [calls], "tags": ["mine"],
-                                                                 "recursion_limit": recursion_limit(context)})
+    out = build_graph(deps=deps).invoke(
+        {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
+        context=context,
+        config={"callbacks": [calls], "tags": ["mine"], "recursion_limit": recursion_limit(context)},
+    )
     assert out["answer"] == "Shakespeare"
     assert roles(calls) == ["planner", "executor", "executor", "planner", "judge"]
     for _, tags, meta in calls.seen:
@@ -52,6 +63,11 @@ def test_async_runs_are_tagged_too() -> None:
     calls = Calls()
     context = ctx(judge_mode="off")
     graph = build_graph(deps=deps)
-    asyncio.run(graph.ainvoke({"question": "Who wrote Hamlet?"}, context=context,
-                              config={"callbacks": [calls], "recursion_limit": recursion_limit(context)}))
+    asyncio.run(
+        graph.ainvoke(
+            {"question": "Who wrote Hamlet?"},
+            context=context,
+            config={"callbacks": [calls], "recursion_limit": recursion_limit(context)},
+        )
+    )
     assert roles(calls) == ["planner", "executor", "executor", "planner"]

@@ -59,16 +59,27 @@ def test_local_vision_model_captions_an_image_question(tiny: Path, tmp_path: Pat
     def factory(spec: str, temperature: float, max_tokens: int):
         return fakes.get(spec) or load_chat_model(spec, temperature=temperature, max_tokens=max_tokens, device="cpu")
 
-    ctx = Context(planner_model="fake:planner", executor_model="fake:executor", manager_model="fake:planner",
-                  judge_model="fake:planner", captioner_model=f"hf:{tiny}", captioner_max_tokens=5,
-                  memory_mode="none", judge_mode="off", memorise=False, min_tool_calls=0, tool_protocol="text",
-                  data_dir=str(tmp_path))
+    ctx = Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        manager_model="fake:planner",
+        judge_model="fake:planner",
+        captioner_model=f"hf:{tiny}",
+        captioner_max_tokens=5,
+        memory_mode="none",
+        judge_mode="off",
+        memorise=False,
+        min_tool_calls=0,
+        tool_protocol="text",
+        data_dir=str(tmp_path),
+    )
     out = build_graph(deps=Deps(model_factory=factory, tools_factory=lambda c, p: [search_tool()])).invoke(
-        {"question": "What is shown?", "image": str(CHINA)}, context=ctx,
-        config={"recursion_limit": recursion_limit(ctx)})
+        {"question": "What is shown?", "image": str(CHINA)},
+        context=ctx,
+        config={"recursion_limit": recursion_limit(ctx)},
+    )
     caption = out["trajectory"]["caption"]
     assert caption and set(caption.split()) <= set(WORDS)  # the tiny model's own words
     assert out["usage"]["captioner"]["calls"] == 1 and out["usage"]["captioner"]["input_tokens"] > 25
     executor_turn = fakes["fake:executor"].prompts[0][1]
     assert caption in (executor_turn.content if isinstance(executor_turn.content, str) else str(executor_turn.content))
-

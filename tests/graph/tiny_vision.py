@@ -5,12 +5,25 @@ from __future__ import annotations
 
 from pathlib import Path
 
-WORDS = ["<unk>", "<pad>", "<s>", "</s>", "<image>", "user", "assistant", "system", ":", "\n",
-         *[f"w{i}" for i in range(200)]]
-TEMPLATE = ("{% for m in messages %}{{ m['role'] }} :"
-            "{% if m['content'] is string %} {{ m['content'] }}{% else %}{% for c in m['content'] %}"
-            "{% if c['type'] == 'image' %} <image>{% elif c['type'] == 'text' %} {{ c['text'] }}{% endif %}"
-            "{% endfor %}{% endif %} \n{% endfor %}{% if add_generation_prompt %}assistant :{% endif %}")
+WORDS = [
+    "<unk>",
+    "<pad>",
+    "<s>",
+    "</s>",
+    "<image>",
+    "user",
+    "assistant",
+    "system",
+    ":",
+    "\n",
+    *[f"w{i}" for i in range(200)],
+]
+TEMPLATE = (
+    "{% for m in messages %}{{ m['role'] }} :"
+    "{% if m['content'] is string %} {{ m['content'] }}{% else %}{% for c in m['content'] %}"
+    "{% if c['type'] == 'image' %} <image>{% elif c['type'] == 'text' %} {{ c['text'] }}{% endif %}"
+    "{% endfor %}{% endif %} \n{% endfor %}{% if add_generation_prompt %}assistant :{% endif %}"
+)
 
 
 def make_tiny_llava(folder: Path) -> Path:
@@ -30,19 +43,46 @@ def make_tiny_llava(folder: Path) -> Path:
     vocab = {w: i for i, w in enumerate(WORDS)}
     core = Tokenizer(models.WordLevel(vocab=vocab, unk_token="<unk>"))
     core.pre_tokenizer = pre_tokenizers.WhitespaceSplit()
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=core, unk_token="<unk>", pad_token="<pad>", bos_token="<s>",
-                                        eos_token="</s>", extra_special_tokens={"image_token": "<image>"})
+    tokenizer = PreTrainedTokenizerFast(
+        tokenizer_object=core,
+        unk_token="<unk>",
+        pad_token="<pad>",
+        bos_token="<s>",
+        eos_token="</s>",
+        extra_special_tokens={"image_token": "<image>"},
+    )
     tokenizer.chat_template = TEMPLATE
-    processor = LlavaProcessor(image_processor=CLIPImageProcessor(size={"shortest_edge": 30},
-                                                                  crop_size={"height": 30, "width": 30}),
-                               tokenizer=tokenizer, patch_size=6, vision_feature_select_strategy="default",
-                               chat_template=TEMPLATE, num_additional_image_tokens=1)
+    processor = LlavaProcessor(
+        image_processor=CLIPImageProcessor(size={"shortest_edge": 30}, crop_size={"height": 30, "width": 30}),
+        tokenizer=tokenizer,
+        patch_size=6,
+        vision_feature_select_strategy="default",
+        chat_template=TEMPLATE,
+        num_additional_image_tokens=1,
+    )
     config = LlavaConfig(
-        vision_config=CLIPVisionConfig(hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4,
-                                       image_size=30, patch_size=6, projection_dim=32),
-        text_config=LlamaConfig(vocab_size=len(WORDS), hidden_size=32, intermediate_size=37, num_hidden_layers=2,
-                                num_attention_heads=4, num_key_value_heads=4, max_position_embeddings=256),
-        image_token_index=vocab["<image>"], vision_feature_select_strategy="default", vision_feature_layer=-1)
+        vision_config=CLIPVisionConfig(
+            hidden_size=32,
+            intermediate_size=37,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            image_size=30,
+            patch_size=6,
+            projection_dim=32,
+        ),
+        text_config=LlamaConfig(
+            vocab_size=len(WORDS),
+            hidden_size=32,
+            intermediate_size=37,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            max_position_embeddings=256,
+        ),
+        image_token_index=vocab["<image>"],
+        vision_feature_select_strategy="default",
+        vision_feature_layer=-1,
+    )
     torch.manual_seed(0)
     model = LlavaForConditionalGeneration(config)
     model.generation_config.pad_token_id = vocab["<pad>"]

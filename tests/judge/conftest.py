@@ -20,7 +20,9 @@ class RecordingFake(GenericFakeChatModel):
     temperatures: list[float] = []
     delay: float = 0.0
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.prompts.append(list(messages))
         self.temperatures.append(self.temperature)
         if self.delay:
@@ -49,10 +51,14 @@ class AsyncRouter(GenericFakeChatModel):
                 return reply
         raise AssertionError(f"no route for prompt: {text[:200]}")
 
-    def _generate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    def _generate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         return ChatResult(generations=[ChatGeneration(message=AIMessage(content=self._reply(messages)))])
 
-    async def _agenerate(self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any) -> ChatResult:
+    async def _agenerate(
+        self, messages: list[BaseMessage], stop: Any = None, run_manager: Any = None, **kwargs: Any
+    ) -> ChatResult:
         self.in_flight += 1
         self.max_in_flight = max(self.max_in_flight, self.in_flight)
         await asyncio.sleep(0.05)
@@ -61,7 +67,9 @@ class AsyncRouter(GenericFakeChatModel):
 
 
 def with_usage(text: str, inp: int = 100, out: int = 3) -> AIMessage:
-    return AIMessage(content=text, usage_metadata={"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out})
+    return AIMessage(
+        content=text, usage_metadata={"input_tokens": inp, "output_tokens": out, "total_tokens": inp + out}
+    )
 
 
 @pytest.fixture

@@ -47,7 +47,9 @@ def test_bad_arguments_raise_clear_errors(scripted) -> None:
 
 
 def test_metrics_only_without_model() -> None:
-    verdict = judge(None, Q, "<think>1844 vs 1989</think><answer>Arthur's Magazine</answer>", gold_answers="Arthur's Magazine")
+    verdict = judge(
+        None, Q, "<think>1844 vs 1989</think><answer>Arthur's Magazine</answer>", gold_answers="Arthur's Magazine"
+    )
     assert (verdict.outcome, verdict.method, verdict.mode, verdict.score) == ("correct", "metrics", "ground_truth", 1.0)
     assert verdict.em == 1.0 and verdict.usage.calls == 0
     partial = judge(None, Q, "First for Women magazine", gold_answers="Arthur's Magazine")
@@ -75,8 +77,13 @@ def test_empty_answer_needs_no_call(scripted) -> None:
 
 def test_answer_tags_are_extracted_before_grading(scripted) -> None:
     model = scripted("A")
-    verdict = judge(model, Q, "<think>compare years</think>\n<answer> Arthur's   Magazine </answer>", gold_answers=["Arthur's Magazine"],
-                    config=JudgeConfig(method="llm"))  # the grader model's prompt is what this reads
+    verdict = judge(
+        model,
+        Q,
+        "<think>compare years</think>\n<answer> Arthur's   Magazine </answer>",
+        gold_answers=["Arthur's Magazine"],
+        config=JudgeConfig(method="llm"),
+    )  # the grader model's prompt is what this reads
     assert verdict.prediction == "Arthur's Magazine"
     assert "Predicted answer: Arthur's Magazine\n" in model.prompt_texts()[0]
     assert "compare years" not in model.prompt_texts()[0]
@@ -117,7 +124,9 @@ async def test_ajudge_native_async_runs_reviewers_concurrently() -> None:
 
 async def test_ajudge_ground_truth_and_reask_with_fake_list_model() -> None:
     model = FakeListChatModel(responses=["Let me think about it.", "B"])
-    verdict = await ajudge(model, Q, "First for Women", gold_answers=["Arthur's Magazine"], config=JudgeConfig(method="llm"))
+    verdict = await ajudge(
+        model, Q, "First for Women", gold_answers=["Arthur's Magazine"], config=JudgeConfig(method="llm")
+    )
     assert (verdict.outcome, verdict.method, verdict.usage.calls) == ("incorrect", "llm", 2)
     matched = await ajudge(FakeListChatModel(responses=[]), Q, "First for Women", gold_answers=["Arthur's Magazine"])
     assert (matched.outcome, matched.method, matched.usage.calls) == ("incorrect", "match", 0)  # the default method

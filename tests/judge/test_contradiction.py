@@ -18,19 +18,33 @@ def test_default_policy_trusts_the_metrics_and_llm_trusts_the_grader_on_paraphra
     contradictions were wrong answers); `llm` keeps a paraphrase a strong grader accepts."""
     assert JudgeConfig().contradiction == "metrics"
     for answer, gold in (("JFK", "John F. Kennedy"), ("two", "2"), ("USA", "United States")):
-        verdict = judge(scripted("A"), "Who?", answer, gold_answers=[gold], config=JudgeConfig(method="llm", contradiction="llm"))
+        verdict = judge(
+            scripted("A"), "Who?", answer, gold_answers=[gold], config=JudgeConfig(method="llm", contradiction="llm")
+        )
         assert (verdict.outcome, verdict.method) == ("correct", "llm"), answer
     # a verbatim case from results/hotpotqa-qwen-defaults/none: the grader said CORRECT
-    verdict = judge(scripted("A"), "The Kilby International Awards were named after the inventor who discovered "
-                    "what electronics phenomenon?", "Jack Kilby", gold_answers=["integrated circuit"], config=LLM)
+    verdict = judge(
+        scripted("A"),
+        "The Kilby International Awards were named after the inventor who discovered what electronics phenomenon?",
+        "Jack Kilby",
+        gold_answers=["integrated circuit"],
+        config=LLM,
+    )
     assert (verdict.outcome, verdict.method) == ("incorrect", "fallback")
     with pytest.raises(ValueError):
         JudgeConfig(contradiction="maybe")  # type: ignore[arg-type]
 
 
 def test_metrics_policy_overrides_a_baseless_correct(scripted) -> None:
-    verdict = judge(scripted("A"), Q, "1. 1.\n2. 2.", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="metrics"))
-    assert (verdict.outcome, verdict.method, verdict.grader_label, verdict.score) == ("incorrect", "fallback", "INCORRECT", 0.0)
+    verdict = judge(
+        scripted("A"), Q, "1. 1.\n2. 2.", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="metrics")
+    )
+    assert (verdict.outcome, verdict.method, verdict.grader_label, verdict.score) == (
+        "incorrect",
+        "fallback",
+        "INCORRECT",
+        0.0,
+    )
     assert verdict.f1 == 0.0 and verdict.raw_reply == "A"
     assert any("contradiction policy 'metrics'" in n for n in verdict.notes)
 
@@ -42,7 +56,9 @@ def test_llm_policy_keeps_the_grade_with_a_note(scripted) -> None:
 
 
 def test_unknown_policy(scripted) -> None:
-    verdict = judge(scripted("A"), Q, "1. 1.", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="unknown"))
+    verdict = judge(
+        scripted("A"), Q, "1. 1.", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="unknown")
+    )
     assert (verdict.outcome, verdict.score, verdict.grader_label) == ("unknown", 0.0, "CORRECT")
     assert any("unknown" in n for n in verdict.notes)
 
@@ -64,13 +80,31 @@ def test_an_incorrect_grade_is_kept_unless_the_answer_is_an_exact_match(scripted
 def test_an_exact_match_graded_incorrect_or_not_attempted_is_correct_by_the_metrics(scripted, letter: str) -> None:
     """Verbatim from results/2wiki-qwen-defaults/none: the Qwen grader said INCORRECT to "Hitler's Folly"
     for the gold answers "Hitler'S Folly" / "Hitler's Folly"."""
-    verdict = judge(scripted(letter), "Which film was released more recently, Shravana Banthu or Hitler'S Folly?",
-                    "Hitler's Folly", gold_answers=["Hitler'S Folly", "Hitler's Folly"], config=LLM)
-    assert (verdict.outcome, verdict.method, verdict.grader_label, verdict.score) == ("correct", "fallback", "CORRECT", 1.0)
+    verdict = judge(
+        scripted(letter),
+        "Which film was released more recently, Shravana Banthu or Hitler'S Folly?",
+        "Hitler's Folly",
+        gold_answers=["Hitler'S Folly", "Hitler's Folly"],
+        config=LLM,
+    )
+    assert (verdict.outcome, verdict.method, verdict.grader_label, verdict.score) == (
+        "correct",
+        "fallback",
+        "CORRECT",
+        1.0,
+    )
     assert any("exact match" in n and "policy 'metrics'" in n for n in verdict.notes)
-    kept = judge(scripted(letter), Q, "Home Monthly", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="llm"))
+    kept = judge(
+        scripted(letter), Q, "Home Monthly", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="llm")
+    )
     assert kept.outcome == "incorrect" and any("label was kept" in n for n in kept.notes)
-    unknown = judge(scripted(letter), Q, "Home Monthly", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="unknown"))
+    unknown = judge(
+        scripted(letter),
+        Q,
+        "Home Monthly",
+        gold_answers=GOLD,
+        config=JudgeConfig(method="llm", contradiction="unknown"),
+    )
     assert unknown.outcome == "unknown"
 
 
@@ -87,5 +121,7 @@ def test_the_gold_answer_in_another_word_order_graded_incorrect_is_correct_by_th
 async def test_async_path_applies_the_policy(scripted) -> None:
     from mia.graph.judge import ajudge
 
-    verdict = await ajudge(scripted("A"), Q, "Mirabella", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="metrics"))
+    verdict = await ajudge(
+        scripted("A"), Q, "Mirabella", gold_answers=GOLD, config=JudgeConfig(method="llm", contradiction="metrics")
+    )
     assert verdict.outcome == "incorrect" and verdict.method == "fallback"

@@ -34,7 +34,11 @@ def test_correct_with_usage(scripted) -> None:
 def test_incorrect(scripted) -> None:
     verdict = judge(scripted("B"), Q, "Malia, Sasha and Susan", gold_answers=GOLD, config=LLM)
     assert (verdict.outcome, verdict.score, verdict.grader_label, verdict.method) == (
-        "incorrect", 0.0, "INCORRECT", "llm")
+        "incorrect",
+        0.0,
+        "INCORRECT",
+        "llm",
+    )
 
 
 def test_not_attempted_is_stored_as_incorrect(scripted) -> None:
@@ -69,7 +73,9 @@ def test_malformed_hopeless_falls_back_to_cover_match(scripted) -> None:
 
 
 def test_malformed_hopeless_wrong_answer_gets_f1_score(scripted) -> None:
-    verdict = judge(scripted("?", "?"), "Who wrote Hamlet?", "Christopher Marlowe", gold_answers="William Shakespeare", config=LLM)
+    verdict = judge(
+        scripted("?", "?"), "Who wrote Hamlet?", "Christopher Marlowe", gold_answers="William Shakespeare", config=LLM
+    )
     assert (verdict.outcome, verdict.grader_label, verdict.method) == ("incorrect", "INCORRECT", "fallback")
     assert verdict.score == 0.0
 

@@ -39,8 +39,14 @@ def _well_formed(verdict: Verdict) -> None:
 
 
 def test_ground_truth_with_smollm2(smollm2) -> None:
-    verdict = judge(smollm2, Q, "<answer>Arthur's Magazine</answer>", trace_text=TRACE, gold_answers=["Arthur's Magazine"],
-                    config=JudgeConfig(method="llm"))  # every answer to the model: the grader's plumbing
+    verdict = judge(
+        smollm2,
+        Q,
+        "<answer>Arthur's Magazine</answer>",
+        trace_text=TRACE,
+        gold_answers=["Arthur's Magazine"],
+        config=JudgeConfig(method="llm"),
+    )  # every answer to the model: the grader's plumbing
     _well_formed(verdict)
     assert verdict.mode == "ground_truth" and verdict.em == 1.0
     assert verdict.grader_label in ("CORRECT", "INCORRECT", "NOT_ATTEMPTED")
@@ -54,8 +60,10 @@ def test_match_then_llm_with_smollm2(smollm2) -> None:
     gold only inside a longer passage) goes to the real model."""
     matched = judge(smollm2, Q, "Arthur's Magazine", gold_answers=["Arthur's Magazine"])
     assert (matched.method, matched.outcome, matched.usage.calls) == ("match", "correct", 0)
-    unsure = ("Arthur's Magazine (1844-1846) was an American literary periodical. First for Women is a woman's "
-              "magazine published by Bauer Media Group in the USA, started in 1989.")
+    unsure = (
+        "Arthur's Magazine (1844-1846) was an American literary periodical. First for Women is a woman's "
+        "magazine published by Bauer Media Group in the USA, started in 1989."
+    )
     verdict = judge(smollm2, Q, unsure, gold_answers=["Arthur's Magazine"])
     _well_formed(verdict)
     assert "answer matcher uncertain" in verdict.notes[0]

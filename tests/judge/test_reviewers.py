@@ -41,7 +41,9 @@ def test_low_scores_are_incorrect(scripted) -> None:
 def test_one_very_low_review_vetoes(scripted) -> None:
     verdict = judge(scripted(review(9), review(9), review(2, "gave up")), Q, "cannot find it", trace_text=TRACE)
     assert verdict.outcome == "incorrect" and "vetoed" in verdict.feedback  # mean 7.6, but 2 < 3
-    relaxed = judge(scripted(review(9), review(9), review(2)), Q, "x", trace_text=TRACE, config=JudgeConfig(veto_below=None))
+    relaxed = judge(
+        scripted(review(9), review(9), review(2)), Q, "x", trace_text=TRACE, config=JudgeConfig(veto_below=None)
+    )
     assert relaxed.outcome == "correct"
 
 
@@ -127,7 +129,15 @@ def test_custom_weights_and_threshold(scripted) -> None:
     verdict = judge(scripted(review(1), review(10), review(9)), Q, ANSWER, config=cfg, trace_text=TRACE)
     assert verdict.score == pytest.approx(8 / 9) and verdict.outcome == "correct"  # weight 0: no veto
     # min_reviews counts weighted reviews only: one is not enough for the default of 2
-    assert judge(scripted(review(1), review(10), review(9)), Q, ANSWER, trace_text=TRACE,
-                 config=cfg.model_copy(update={"min_reviews": 2})).outcome == "unknown"
+    assert (
+        judge(
+            scripted(review(1), review(10), review(9)),
+            Q,
+            ANSWER,
+            trace_text=TRACE,
+            config=cfg.model_copy(update={"min_reviews": 2}),
+        ).outcome
+        == "unknown"
+    )
     with pytest.raises(ValueError, match="unknown reviewer"):
         JudgeConfig(weights={"style": 1.0})

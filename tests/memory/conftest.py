@@ -47,8 +47,12 @@ def chroma_server(tmp_path_factory):
     path = tmp_path_factory.mktemp("chroma-server")
     port = free_port()
     env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
-    proc = subprocess.Popen([str(CHROMA if CHROMA.exists() else "chroma"), "run", "--path", str(path), "--port", str(port)],
-                            stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, env=env)
+    proc = subprocess.Popen(
+        [str(CHROMA if CHROMA.exists() else "chroma"), "run", "--path", str(path), "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.STDOUT,
+        env=env,
+    )
     import httpx
 
     deadline = time.monotonic() + 60
@@ -70,21 +74,38 @@ def chroma_server(tmp_path_factory):
         proc.kill()
 
 
-def make_trajectory(question: str, outcome: str = "correct", namespace: str = "default", answer: str = "42",
-                    queries: tuple[str, ...] = ("first query",), observation: str = "Some evidence text.") -> Trajectory:
+def make_trajectory(
+    question: str,
+    outcome: str = "correct",
+    namespace: str = "default",
+    answer: str = "42",
+    queries: tuple[str, ...] = ("first query",),
+    observation: str = "Some evidence text.",
+) -> Trajectory:
     steps = []
     for query in queries:
-        steps += [TrajectoryStep(kind="thought", content=f"I should search for {query}."),
-                  TrajectoryStep(kind="tool_call", tool="search", args={"query_list": [query]}),
-                  TrajectoryStep(kind="observation", content=observation)]
+        steps += [
+            TrajectoryStep(kind="thought", content=f"I should search for {query}."),
+            TrajectoryStep(kind="tool_call", tool="search", args={"query_list": [query]}),
+            TrajectoryStep(kind="observation", content=observation),
+        ]
     steps.append(TrajectoryStep(kind="answer", content=answer))
-    return Trajectory(question=question, namespace=namespace, plan="1. Search for the entities.\n2. Compare.",
-                      steps=steps, answer=answer, outcome=outcome,
-                      judge_feedback="matches the gold answer" if outcome == "correct" else "wrong entity",
-                      gold_answers=[answer], source="test-run", dataset="unit")
+    return Trajectory(
+        question=question,
+        namespace=namespace,
+        plan="1. Search for the entities.\n2. Compare.",
+        steps=steps,
+        answer=answer,
+        outcome=outcome,
+        judge_feedback="matches the gold answer" if outcome == "correct" else "wrong entity",
+        gold_answers=[answer],
+        source="test-run",
+        dataset="unit",
+    )
 
 
 def run_python(code: str, *args: str, timeout: float = 120) -> subprocess.CompletedProcess:
     """Run code in a fresh interpreter (another process) with the test environment."""
-    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ})
+    return subprocess.run(
+        [sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=timeout, env={**os.environ}
+    )

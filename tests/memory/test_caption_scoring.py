@@ -27,16 +27,25 @@ class TableEmbedder:
 def store(tmp_path):
     st = MemoryStore.open(tmp_path / "m", embedder=TableEmbedder())
     rows = [("A", [1.0, 0.0], "a temple roof"), ("B", [0.8, 0.6], "a red flower"), ("C", [0.6, 0.8], "")]
-    records = [MemoryRecord(id=rid, namespace="img", question=rid, caption=cap, workflow=f"1. {rid}", outcome="correct")
-               for rid, _, cap in rows]
+    records = [
+        MemoryRecord(id=rid, namespace="img", question=rid, caption=cap, workflow=f"1. {rid}", outcome="correct")
+        for rid, _, cap in rows
+    ]
     st.add_many(records, np.array([v for _, v, _ in rows], dtype=np.float32))
     yield st
     st.close()
 
 
 def test_captioned_query_matches_hand_computation(store: MemoryStore) -> None:
-    got = store.retrieve("q", namespace="img", k_pos=3, k_neg=0, query_embedding=np.array([1.0, 0.0]),
-                         caption="a red flower", caption_weight=0.2)
+    got = store.retrieve(
+        "q",
+        namespace="img",
+        k_pos=3,
+        k_neg=0,
+        query_embedding=np.array([1.0, 0.0]),
+        caption="a red flower",
+        caption_weight=0.2,
+    )
     # question cosines A 1, B .8, C .6; caption cosines (query [0, 1]) A 0, B 1, C 0 (no caption)
     # mixed: A .8, B .84, C .48 -> min-max (range .36): A .8889, B 1, C 0; win rates all 1/2
     mixed = {"A": 0.8, "B": 0.84, "C": 0.48}
@@ -55,13 +64,21 @@ def test_text_only_query_ignores_captions(store: MemoryStore) -> None:
 
 
 def test_weights_are_configurable_and_checked(store: MemoryStore) -> None:
-    only_caption = store.retrieve("q", namespace="img", k_pos=3, k_neg=0, query_embedding=np.array([1.0, 0.0]),
-                                  caption="a temple roof", caption_weight=1.0)
+    only_caption = store.retrieve(
+        "q",
+        namespace="img",
+        k_pos=3,
+        k_neg=0,
+        query_embedding=np.array([1.0, 0.0]),
+        caption="a temple roof",
+        caption_weight=1.0,
+    )
     assert [m.record.id for m in only_caption.positives][0] == "A"
     assert [round(m.similarity, 3) for m in only_caption.positives] == [1.0, 0.0, 0.0]
     with pytest.raises(ValueError, match="between 0 and 1"):
-        store.retrieve("q", namespace="img", query_embedding=np.array([1.0, 0.0]), caption="a red flower",
-                       caption_weight=1.5)
+        store.retrieve(
+            "q", namespace="img", query_embedding=np.array([1.0, 0.0]), caption="a red flower", caption_weight=1.5
+        )
 
 
 def test_records_keep_their_caption_vector(store: MemoryStore) -> None:

@@ -23,7 +23,9 @@ def data_dir(tmp_path, embedder):
 
 
 def run(data_dir, *args, input=None):
-    result = CliRunner().invoke(app, ["--data-dir", str(data_dir), *args], input=input, env={"MIA_CHROMA_MODE": "persistent", "COLUMNS": "200"})
+    result = CliRunner().invoke(
+        app, ["--data-dir", str(data_dir), *args], input=input, env={"MIA_CHROMA_MODE": "persistent", "COLUMNS": "200"}
+    )
     return result
 
 
@@ -31,7 +33,10 @@ def test_list_show_search_stats(data_dir):
     out = run(data_dir, "list", "--json")
     assert out.exit_code == 0, out.output
     rows = [json.loads(line) for line in out.output.splitlines()]
-    assert {r["question"] for r in rows} == {"Which river is longer, the Danube or the Rhine?", "Who wrote the novel Dracula?"}
+    assert {r["question"] for r in rows} == {
+        "Which river is longer, the Danube or the Rhine?",
+        "Who wrote the novel Dracula?",
+    }
     assert "Mona Lisa" in run(data_dir, "--namespace", "art", "list").output
     assert len(run(data_dir, "list", "-A", "--json").output.splitlines()) == 3
     river = next(r for r in rows if "Danube" in r["question"])
@@ -76,16 +81,26 @@ def test_export_never_replaces_what_it_was_not_asked_to(data_dir, tmp_path):
     target.write_text("linked\n")
     link = tmp_path / "link.jsonl"
     link.symlink_to(target)
-    for path, why in ((link, "symbolic link"), (tmp_path, "not a regular file"), ("/dev/full", "not a regular file"),
-                      (tmp_path / "no" / "such" / "x.jsonl", "not a folder")):
+    for path, why in (
+        (link, "symbolic link"),
+        (tmp_path, "not a regular file"),
+        ("/dev/full", "not a regular file"),
+        (tmp_path / "no" / "such" / "x.jsonl", "not a folder"),
+    ):
         out = run(data_dir, "export", str(path), "--force")
         assert out.exit_code == 1 and why in out.output, (path, out.output)
     assert link.is_symlink() and target.read_text() == "linked\n"
     assert not (tmp_path / "no").exists() and not list(tmp_path.glob(".*.tmp"))
 
 
-@pytest.mark.parametrize("args,why", [(["--limit", "-2"], "--limit"), (["--limit", "0"], "--limit"),
-                                      (["--outcome", "maybe"], "--outcome must be correct, incorrect, unknown")])
+@pytest.mark.parametrize(
+    "args,why",
+    [
+        (["--limit", "-2"], "--limit"),
+        (["--limit", "0"], "--limit"),
+        (["--outcome", "maybe"], "--outcome must be correct, incorrect, unknown"),
+    ],
+)
 def test_list_refuses_bad_bounds_and_outcomes(data_dir, args, why):
     out = run(data_dir, "list", *args)
     assert out.exit_code in (1, 2) and why in out.output, out.output

@@ -19,11 +19,20 @@ from mia.memory import MemoryStore, MemoryStoreError
 from .conftest import make_trajectory
 
 HEADER = json.dumps({"mia_memory_export": 1, "schema_version": 1})
-GOOD = json.dumps({"id": "good1", "question": "Who wrote the novel Dracula?", "workflow": "1. Search the author", "outcome": "correct"})
+GOOD = json.dumps(
+    {
+        "id": "good1",
+        "question": "Who wrote the novel Dracula?",
+        "workflow": "1. Search the author",
+        "outcome": "correct",
+    }
+)
 
 
 def record(**fields) -> str:
-    return json.dumps({"question": "Who painted the Mona Lisa?", "workflow": "1. Search the painter", "outcome": "correct", **fields})
+    return json.dumps(
+        {"question": "Who painted the Mona Lisa?", "workflow": "1. Search the painter", "outcome": "correct", **fields}
+    )
 
 
 HOSTILE = {  # one bad line each; the GOOD line after it must land
@@ -45,7 +54,9 @@ HOSTILE = {  # one bad line each; the GOOD line after it must land
 
 
 def cli(data_dir, *args):
-    return CliRunner().invoke(app, ["--data-dir", str(data_dir), *args], env={"MIA_CHROMA_MODE": "persistent", "COLUMNS": "200"})
+    return CliRunner().invoke(
+        app, ["--data-dir", str(data_dir), *args], env={"MIA_CHROMA_MODE": "persistent", "COLUMNS": "200"}
+    )
 
 
 @pytest.mark.parametrize("case", sorted(HOSTILE))
@@ -135,8 +146,9 @@ def _run_read_only(folder, args: list) -> subprocess.CompletedProcess:
     if shutil.which("unshare") is None:
         pytest.skip("no unshare to make a read-only mount")
     script = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
-    out = subprocess.run(["unshare", "-m", "sh", "-c", script, str(folder), *MIA, *args], capture_output=True,
-                         timeout=300, env=env)
+    out = subprocess.run(
+        ["unshare", "-m", "sh", "-c", script, str(folder), *MIA, *args], capture_output=True, timeout=300, env=env
+    )
     if b"mount:" in out.stderr[:200] or b"unshare:" in out.stderr[:200]:
         pytest.skip(f"cannot make a read-only mount here: {out.stderr[:200]!r}")
     return out
@@ -164,7 +176,11 @@ def test_invalid_utf8_arguments(tmp_path, embedder):
         st.memorise(make_trajectory("Who wrote the novel Dracula?"))
     base = [*MIA, "memory", "--data-dir", str(tmp_path)]
     bad_ns = subprocess.run([*base, "--namespace", b"team\xff", "list"], capture_output=True, timeout=300)
-    assert bad_ns.returncode == 1 and b"invalid namespace" in bad_ns.stderr and len(bad_ns.stderr.strip().splitlines()) == 1
+    assert (
+        bad_ns.returncode == 1
+        and b"invalid namespace" in bad_ns.stderr
+        and len(bad_ns.stderr.strip().splitlines()) == 1
+    )
     search = subprocess.run([*base, "search", b"who wrote \xff Dracula", "--json"], capture_output=True, timeout=300)
     assert search.returncode == 0 and b"Dracula" in search.stdout, search.stderr[-2000:]
     show = subprocess.run([*base, "show", b"\xff"], capture_output=True, timeout=300)
@@ -177,8 +193,9 @@ def test_mia_index_read_only_data_dir_and_a_non_utf8_folder_name(tmp_path):
     (docs / "a.txt").write_text("Mars has two moons, Phobos and Deimos.\n")
     data = tmp_path / "data"
     data.mkdir()
-    ok = subprocess.run([*MIA, "index", os.fsencode(docs), "--data-dir", str(tmp_path / "rw")], capture_output=True,
-                        timeout=300)
+    ok = subprocess.run(
+        [*MIA, "index", os.fsencode(docs), "--data-dir", str(tmp_path / "rw")], capture_output=True, timeout=300
+    )
     assert ok.returncode == 0 and b"Indexed for corpus" in ok.stdout, ok.stderr[-2000:]
     refused = _run_read_only(data, ["index", str(docs), "--data-dir", str(data)])
     lines = [line for line in refused.stderr.decode().splitlines() if line.startswith("Error")]
@@ -189,8 +206,11 @@ def test_mia_index_read_only_data_dir_and_a_non_utf8_folder_name(tmp_path):
 def _digest(folder) -> dict[str, str]:
     import hashlib
 
-    return {str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file()
+    }
 
 
 def test_a_snapshot_reader_leaves_the_folder_byte_for_byte_and_does_not_wait_for_the_writer(tmp_path, embedder):
@@ -201,8 +221,10 @@ def test_a_snapshot_reader_leaves_the_folder_byte_for_byte_and_does_not_wait_for
     with MemoryStore.open(folder, embedder=embedder) as st:
         for q in ("Which river is longer, the Danube or the Rhine?", "Who wrote the novel Dracula?"):
             st.memorise(make_trajectory(q))
-    holder = ("import sys, time; from pathlib import Path; from mia.memory.locking import FolderLock; "
-              "FolderLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(120)")
+    holder = (
+        "import sys, time; from pathlib import Path; from mia.memory.locking import FolderLock; "
+        "FolderLock(Path(sys.argv[1])).acquire(); print('held', flush=True); time.sleep(120)"
+    )
     writer = subprocess.Popen([sys.executable, "-c", holder, str(folder)], stdout=subprocess.PIPE)
     try:
         assert writer.stdout.readline().strip() == b"held"  # another process holds the folder's lock
@@ -211,7 +233,11 @@ def test_a_snapshot_reader_leaves_the_folder_byte_for_byte_and_does_not_wait_for
             MemoryStore.open(folder, embedder=embedder, read_only=True, lock_timeout=0.5)
         with MemoryStore.open(folder, embedder=embedder, read_only=True, snapshot=True, lock_timeout=0.5) as ro:
             assert ro.read_only and ro.count() == 2
-            assert ro.retrieve("Is the Rhine longer than the Danube?").positives[0].record.question.startswith("Which river")
+            assert (
+                ro.retrieve("Is the Rhine longer than the Danube?")
+                .positives[0]
+                .record.question.startswith("Which river")
+            )
             with pytest.raises(MemoryStoreError, match="read-only"):
                 ro.memorise(make_trajectory("What is the capital of Peru?"))
         assert _digest(folder) == before

@@ -35,9 +35,14 @@ def _chroma_client(kind: str, tmp_path, request):
     if kind == "chroma-embedded":
         return chromadb.PersistentClient(path=str(tmp_path / "chroma"), settings=settings)
     server = request.getfixturevalue("chroma_server")
-    admin = chromadb.AdminClient(Settings(anonymized_telemetry=False, chroma_api_impl="chromadb.api.fastapi.FastAPI",
-                                          chroma_server_host=server["host"],
-                                          chroma_server_http_port=server["port"]))
+    admin = chromadb.AdminClient(
+        Settings(
+            anonymized_telemetry=False,
+            chroma_api_impl="chromadb.api.fastapi.FastAPI",
+            chroma_server_host=server["host"],
+            chroma_server_http_port=server["port"],
+        )
+    )
     try:
         admin.get_database(CONFORMANCE_DB)
     except Exception:  # noqa: BLE001 - absent: the first test creates it
@@ -229,8 +234,12 @@ def test_chroma_reads_trajectory_entries_written_before_the_index(tmp_path, embe
     traj = make_trajectory("Who painted the Mona Lisa?", answer="Leonardo")
     (offset,) = st.trajectory_log.append_many([traj])
     col = st.index.collections.handle("default", "traj", create=True)
-    col.upsert(ids=[traj.id], embeddings=[embedder.embed_query(traj.question)], documents=[traj.question],
-               metadatas=[{"offset": offset, "outcome": "correct", "created_at": traj.created_at}])
+    col.upsert(
+        ids=[traj.id],
+        embeddings=[embedder.embed_query(traj.question)],
+        documents=[traj.question],
+        metadatas=[{"offset": offset, "outcome": "correct", "created_at": traj.created_at}],
+    )
     st.trajectories.mark_synced("default")  # the row above is the index, as an old store left it
     (found,) = st.search_trajectories("Mona Lisa painter", "default", k=1)
     assert found.trajectory.id == traj.id

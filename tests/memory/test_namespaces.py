@@ -7,7 +7,7 @@ import pytest
 
 from mia.memory import MemoryRecord, MemoryStore
 from mia.memory.errors import InvalidNamespaceError
-from mia.memory.namespaces import check_namespace, resolve_namespace
+from mia.memory.namespaces import check_namespace, namespace_folder, resolve_namespace
 
 from .conftest import make_trajectory, run_python
 
@@ -20,6 +20,20 @@ def test_invalid_namespaces_are_one_clear_error(bad):
         check_namespace(bad)
     assert "\n" not in str(info.value) and "namespace" in str(info.value)
     assert isinstance(info.value, ValueError)
+
+
+def test_every_valid_namespace_names_one_folder(tmp_path):
+    """The learner's queue and adapter history use the same rule as the store: `users:alice` (valid
+    for the store) once failed `mia ask --learn` with "cannot name a folder"."""
+    names = ["default", "users:alice", "users.alice", "alice@example.com", "a+b", "x" * 64]
+    folders = [namespace_folder(n) for n in names]
+    assert folders[:2] == ["default", "users%3Aalice"] and len(set(folders)) == len(names)  # '%' is no name's
+    for folder in folders:
+        assert "/" not in folder and folder not in (".", "..")
+        (tmp_path / folder).mkdir(exist_ok=True)
+    for bad in [*BAD, "users%3Aalice"]:
+        with pytest.raises(InvalidNamespaceError):
+            namespace_folder(bad)
 
 
 def test_valid_namespaces_and_the_default(monkeypatch):
@@ -37,13 +51,20 @@ def test_valid_namespaces_and_the_default(monkeypatch):
 def test_empty_namespace_neither_reads_default_nor_writes(store):
     """It used to read 'default' and write '': a silent cross-namespace read."""
     store.memorise(make_trajectory("Who wrote the novel Dracula?"))
-    calls = [lambda: store.retrieve("Who wrote Dracula?", namespace=""),
-             lambda: store.search_trajectories("Who wrote Dracula?", namespace=""),
-             lambda: store.memorise(make_trajectory("Who painted the Mona Lisa?", namespace="")),
-             lambda: store.log_trajectory(make_trajectory("Who painted the Mona Lisa?", namespace="")),
-             lambda: store.add_many([MemoryRecord(namespace="", question="q", workflow="1. w")]),
-             lambda: store.list(""), lambda: store.count(""), lambda: store.stats(""), lambda: store.reset(""),
-             lambda: store.prune("", max_size=1), lambda: store.consolidate(""), lambda: store.update_stats(["x"], True, "")]
+    calls = [
+        lambda: store.retrieve("Who wrote Dracula?", namespace=""),
+        lambda: store.search_trajectories("Who wrote Dracula?", namespace=""),
+        lambda: store.memorise(make_trajectory("Who painted the Mona Lisa?", namespace="")),
+        lambda: store.log_trajectory(make_trajectory("Who painted the Mona Lisa?", namespace="")),
+        lambda: store.add_many([MemoryRecord(namespace="", question="q", workflow="1. w")]),
+        lambda: store.list(""),
+        lambda: store.count(""),
+        lambda: store.stats(""),
+        lambda: store.reset(""),
+        lambda: store.prune("", max_size=1),
+        lambda: store.consolidate(""),
+        lambda: store.update_stats(["x"], True, ""),
+    ]
     for call in calls:
         with pytest.raises(InvalidNamespaceError):
             call()

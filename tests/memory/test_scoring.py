@@ -25,12 +25,32 @@ QUERY = np.array([1.0, 0.0])
 @pytest.fixture()
 def hand_store(tmp_path):
     st = MemoryStore.open(tmp_path / "m", embedder=PrecomputedEmbedder(2, "hand-2d"))
-    records = [MemoryRecord(id=name, namespace="hand", question=name, workflow=f"1. {name}", outcome=outcome,
-                            usage_count=usage, success_count=success) for name, outcome, _, usage, success in ROWS]
+    records = [
+        MemoryRecord(
+            id=name,
+            namespace="hand",
+            question=name,
+            workflow=f"1. {name}",
+            outcome=outcome,
+            usage_count=usage,
+            success_count=success,
+        )
+        for name, outcome, _, usage, success in ROWS
+    ]
     st.add_many(records, np.array([row[2] for row in ROWS], dtype=np.float32))
     # a memory in another namespace that would win everything if namespaces leaked
-    st.add(MemoryRecord(id="OTHER", namespace="elsewhere", question="o", workflow="1. o", outcome="correct",
-                        usage_count=9, success_count=9), np.array([1.0, 0.0]))
+    st.add(
+        MemoryRecord(
+            id="OTHER",
+            namespace="elsewhere",
+            question="o",
+            workflow="1. o",
+            outcome="correct",
+            usage_count=9,
+            success_count=9,
+        ),
+        np.array([1.0, 0.0]),
+    )
     yield st
     st.close()
 
@@ -39,8 +59,14 @@ def test_ranking_matches_hand_computation(hand_store):
     # cosines: P1 1, P2 .8, P3 0, N1 .6, N2 -1, N3 .96 -> min-max over all six candidates (range 2)
     # normalised: P1 1, P2 .9, P3 .5, N1 .8, N2 0, N3 .98
     # Laplace win rates: P1 1/2, P2 5/6, P3 3/4, N1 1/2, N2 9/10, N3 1/5
-    expected = {"P1": 0.7 * 1.0 + 0.3 * 0.5, "P2": 0.7 * 0.9 + 0.3 * 5 / 6, "P3": 0.7 * 0.5 + 0.3 * 0.75,
-                "N1": 0.7 * 0.8 + 0.3 * 0.5, "N2": 0.7 * 0.0 + 0.3 * 0.9, "N3": 0.7 * 0.98 + 0.3 * 0.2}
+    expected = {
+        "P1": 0.7 * 1.0 + 0.3 * 0.5,
+        "P2": 0.7 * 0.9 + 0.3 * 5 / 6,
+        "P3": 0.7 * 0.5 + 0.3 * 0.75,
+        "N1": 0.7 * 0.8 + 0.3 * 0.5,
+        "N2": 0.7 * 0.0 + 0.3 * 0.9,
+        "N3": 0.7 * 0.98 + 0.3 * 0.2,
+    }
     got = hand_store.retrieve("ignored", namespace="hand", k_pos=2, k_neg=2, query_embedding=QUERY)
     assert [m.record.id for m in got.positives] == ["P2", "P1"]  # win rate lifts P2 above the closer P1
     assert [m.record.id for m in got.negatives] == ["N3", "N1"]

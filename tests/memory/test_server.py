@@ -38,11 +38,22 @@ def test_two_processes_write_at_once_and_a_third_reads(chroma_server, tmp_path, 
     host, port = chroma_server["host"], chroma_server["port"]
     log_dir = tmp_path / "shared-log"
     main = MemoryStore.open_http(host, port, log_dir=log_dir, embedder=embedder)
-    seeds = [MemoryRecord(id=f"seed{i}", namespace="shared-ns", question=f"seed question {i}", workflow="1. w",
-                          outcome="correct") for i in range(3)]
+    seeds = [
+        MemoryRecord(
+            id=f"seed{i}", namespace="shared-ns", question=f"seed question {i}", workflow="1. w", outcome="correct"
+        )
+        for i in range(3)
+    ]
     main.add_many(seeds)
-    procs = [subprocess.Popen([sys.executable, "-c", WRITER, host, str(port), str(log_dir), tag, "seed0,seed1,seed2"],
-                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) for tag in ("alpha", "beta")]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", WRITER, host, str(port), str(log_dir), tag, "seed0,seed1,seed2"],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for tag in ("alpha", "beta")
+    ]
     for proc in procs:
         out, err = proc.communicate(timeout=240)
         assert proc.returncode == 0 and "done" in out, err[-2000:]

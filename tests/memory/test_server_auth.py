@@ -34,14 +34,20 @@ def proxy(chroma_server) -> Iterator[dict]:
     seen: list[str] = []
 
     async def forward(request: Request) -> Response:
-        given = request.headers.get("x-chroma-token") or request.headers.get("authorization", "").removeprefix("Bearer ")
+        given = request.headers.get("x-chroma-token") or request.headers.get("authorization", "").removeprefix(
+            "Bearer "
+        )
         seen.append(given)
         if given != TOKEN:
             return JSONResponse({"error": "Unauthorized"}, status_code=401)
         async with httpx.AsyncClient(base_url=upstream, timeout=60) as client:
-            reply = await client.request(request.method, request.url.path, params=request.query_params,
-                                         content=await request.body(),
-                                         headers={"content-type": request.headers.get("content-type", "application/json")})
+            reply = await client.request(
+                request.method,
+                request.url.path,
+                params=request.query_params,
+                content=await request.body(),
+                headers={"content-type": request.headers.get("content-type", "application/json")},
+            )
         return Response(reply.content, status_code=reply.status_code, media_type=reply.headers.get("content-type"))
 
     app = Starlette(routes=[Route("/{path:path}", forward, methods=["GET", "POST", "PUT", "DELETE", "PATCH"])])

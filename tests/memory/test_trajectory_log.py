@@ -14,15 +14,23 @@ from .conftest import make_trajectory
 
 def test_trace_text_truncates_observations_and_keeps_structure():
     long_obs = " ".join(f"w{i}" for i in range(1000))
-    traj = Trajectory(question="Who founded X?", caption="a red logo", plan="1. search X",
-                      steps=[TrajectoryStep(kind="thought", content="search it"),
-                             TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["X founder"]}),
-                             TrajectoryStep(kind="observation", content=long_obs),
-                             TrajectoryStep(kind="tool_call", tool="search", args={"query": "X history"}),
-                             TrajectoryStep(kind="observation", content="short"),
-                             TrajectoryStep(kind="replan", content="try the history page"),
-                             TrajectoryStep(kind="answer", content="Ann")],
-                      answer="Ann", outcome="incorrect", judge_feedback="gold is Bob")
+    traj = Trajectory(
+        question="Who founded X?",
+        caption="a red logo",
+        plan="1. search X",
+        steps=[
+            TrajectoryStep(kind="thought", content="search it"),
+            TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["X founder"]}),
+            TrajectoryStep(kind="observation", content=long_obs),
+            TrajectoryStep(kind="tool_call", tool="search", args={"query": "X history"}),
+            TrajectoryStep(kind="observation", content="short"),
+            TrajectoryStep(kind="replan", content="try the history page"),
+            TrajectoryStep(kind="answer", content="Ann"),
+        ],
+        answer="Ann",
+        outcome="incorrect",
+        judge_feedback="gold is Bob",
+    )
     text = traj.to_trace_text(max_words_per_observation=512)
     assert "w511" in text and "w512" not in text
     assert "[488 more words omitted]" in text

@@ -13,9 +13,15 @@ from .conftest import make_trajectory
 
 
 def test_a_lone_surrogate_through_the_library_is_stored_and_logged(store) -> None:
-    traj = Trajectory(question="Who wrote it?\x00", answer="bad \ud800 text", outcome="correct",
-                      steps=[TrajectoryStep(kind="observation", content="half a pair \udc00 and a NUL \x00"),
-                             {"kind": "answer", "content": "bad \ud800 text", "args": {"\ud83d": "\x07x"}}])
+    traj = Trajectory(
+        question="Who wrote it?\x00",
+        answer="bad \ud800 text",
+        outcome="correct",
+        steps=[
+            TrajectoryStep(kind="observation", content="half a pair \udc00 and a NUL \x00"),
+            {"kind": "answer", "content": "bad \ud800 text", "args": {"\ud83d": "\x07x"}},
+        ],
+    )
     record = store.memorise(traj)
     assert record.question == "Who wrote it?" and store.get(record.id) is not None
     (line,) = store.trajectory_log.path.read_text(encoding="utf-8").splitlines()
@@ -30,7 +36,7 @@ def test_text_set_after_construction_still_makes_a_log_line() -> None:
     traj.answer = "set later \ud800"  # no validation on assignment: to_json_line cleans it
     assert json.loads(traj.to_json_line())["answer"] == "set later \ufffd"
     pair = Trajectory(question="\ud83d\ude00?")  # a valid surrogate pair is joined, not replaced
-    assert pair.question == "\U0001F600?"
+    assert pair.question == "\U0001f600?"
 
 
 def test_a_memory_rebuilt_from_its_log_alone_searches_trajectories_read_only(tmp_path, embedder) -> None:
@@ -56,4 +62,4 @@ def test_the_fast_check_never_passes_text_the_cleaning_would_change() -> None:
         data = {"question": f"a{chr(code)}b", "steps": [{"args": {chr(code): "x"}}]}
         if clean_value(data) != data:
             assert needs_cleaning(data), hex(code)
-    assert not needs_cleaning({"question": "Who wrote Hamlet?\tTab\nnewline \U0001F600", "steps": []})
+    assert not needs_cleaning({"question": "Who wrote Hamlet?\tTab\nnewline \U0001f600", "steps": []})

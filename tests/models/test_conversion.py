@@ -32,6 +32,7 @@ def _fake_convert(calls: list[int]):
         time.sleep(0.2)  # long enough for the others to pile up on the lock
         (out / "config.json").write_text("{}")
         (out / "model.safetensors").write_bytes(b"x")
+
     return run
 
 
@@ -39,7 +40,9 @@ def test_concurrent_conversion_runs_once(tmp_path: Path, monkeypatch: pytest.Mon
     calls: list[int] = []
     monkeypatch.setattr(convert, "convert_gguf", _fake_convert(calls))
     results: list[Path] = []
-    threads = [threading.Thread(target=lambda: results.append(convert.ensure_converted("smollm2", tmp_path))) for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: results.append(convert.ensure_converted("smollm2", tmp_path))) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:

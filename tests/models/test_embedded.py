@@ -18,13 +18,18 @@ def _wheel(folder: Path, name: str, member: str, data: bytes) -> None:
 
 def _model(chunks: list[bytes], *, part_sha: list[str] | None = None, whole: str | None = None) -> EmbeddedModel:
     parts = tuple(
-        Part(f"fake-part{i}==1.0", f"fake_part{i}/data/part0{i}.bin", len(c),
-             (part_sha or [hashlib.sha256(c).hexdigest() for c in chunks])[i - 1])
+        Part(
+            f"fake-part{i}==1.0",
+            f"fake_part{i}/data/part0{i}.bin",
+            len(c),
+            (part_sha or [hashlib.sha256(c).hexdigest() for c in chunks])[i - 1],
+        )
         for i, c in enumerate(chunks, start=1)
     )
     joined = b"".join(chunks)
-    return EmbeddedModel("fake", "Fake", "fake.gguf", "MIT", len(joined),
-                         whole or hashlib.sha256(joined).hexdigest(), parts)
+    return EmbeddedModel(
+        "fake", "Fake", "fake.gguf", "MIT", len(joined), whole or hashlib.sha256(joined).hexdigest(), parts
+    )
 
 
 @pytest.fixture()

@@ -18,8 +18,11 @@ from mia.graph.models import (
 
 @pytest.mark.parametrize(
     ("spec", "var"),
-    [("openai:gpt-4o-mini", "OPENAI_API_KEY"), ("anthropic:claude-x", "ANTHROPIC_API_KEY"),
-     ("google_genai:gemini-2.5-flash", "GOOGLE_API_KEY")],
+    [
+        ("openai:gpt-4o-mini", "OPENAI_API_KEY"),
+        ("anthropic:claude-x", "ANTHROPIC_API_KEY"),
+        ("google_genai:gemini-2.5-flash", "GOOGLE_API_KEY"),
+    ],
 )
 def test_missing_key_names_the_variable(spec: str, var: str, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(var, raising=False)

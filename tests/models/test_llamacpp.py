@@ -52,7 +52,9 @@ def test_generates_with_usage_and_timings(cpp) -> None:
     assert again.response_metadata["timings"]["cache_n"] > 0
     # ... and says so in LangChain's standard field, which the graph's usage counter reads
     cached = again.usage_metadata["input_token_details"]["cache_read"]
-    assert cached == again.response_metadata["timings"]["cache_n"] and 0 < cached <= again.usage_metadata["input_tokens"]
+    assert (
+        cached == again.response_metadata["timings"]["cache_n"] and 0 < cached <= again.usage_metadata["input_tokens"]
+    )
     streamed = list(cpp.stream(QUESTION))[-1]
     assert streamed.usage_metadata["input_token_details"]["cache_read"] > 0
 
@@ -123,10 +125,13 @@ def test_turn_grammar_makes_the_executor_turn_well_formed(qwen) -> None:
     system, user = executor_messages("Who wrote Dracula?", "1. Search the author of Dracula.", [search])
     prompt = [SystemMessage(content=system["content"]), HumanMessage(content=user["content"])]
     free = parse_turn(qwen.invoke(prompt, max_tokens=96).content, ("search",))
-    call = parse_turn(qwen.invoke(prompt, max_tokens=96, grammar=turn_grammar(["search"], answer=False)).content,
-                      ("search",))
+    call = parse_turn(
+        qwen.invoke(prompt, max_tokens=96, grammar=turn_grammar(["search"], answer=False)).content, ("search",)
+    )
     assert call.kind == "tool_call" and call.tool == "search" and isinstance(call.arguments, dict), call
-    streamed = "".join(c.content for c in qwen.stream(prompt, max_tokens=96, grammar=turn_grammar(["search"], answer=False)))
+    streamed = "".join(
+        c.content for c in qwen.stream(prompt, max_tokens=96, grammar=turn_grammar(["search"], answer=False))
+    )
     assert parse_turn(streamed, ("search",)).kind == "tool_call"
     answer = parse_turn(qwen.invoke(prompt, max_tokens=160, grammar=turn_grammar([], call=False)).content, ("search",))
     assert answer.kind == "answer" and answer.answer, answer

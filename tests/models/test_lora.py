@@ -20,8 +20,9 @@ def _make_adapter(base_dir: Path, out: Path, seed: int) -> Path:
 
     torch.manual_seed(seed)
     base = AutoModelForCausalLM.from_pretrained(base_dir, dtype=torch.float32)
-    cfg = LoraConfig(r=4, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False,
-                     task_type="CAUSAL_LM")
+    cfg = LoraConfig(
+        r=4, lora_alpha=16, target_modules=["q_proj", "v_proj"], init_lora_weights=False, task_type="CAUSAL_LM"
+    )
     model = get_peft_model(base, cfg)
     b_norm = sum(p.abs().sum().item() for n, p in model.named_parameters() if "lora_B" in n)
     assert b_norm > 0

@@ -131,8 +131,8 @@ def _run_transformers(model: Any, tokenizer: Any, prompts_ids: list[list[int]]) 
             x = torch.tensor([ids])
             logprobs = model(input_ids=x).logits[0, -1].log_softmax(-1)
             out = model.generate(input_ids=x, attention_mask=torch.ones_like(x), max_new_tokens=8, do_sample=False)
-            run.texts.append(tokenizer.decode(out[0, len(ids):], skip_special_tokens=True))
-            run.tokens.append(out[0, len(ids):].tolist())
+            run.texts.append(tokenizer.decode(out[0, len(ids) :], skip_special_tokens=True))
+            run.tokens.append(out[0, len(ids) :].tolist())
             run.top.append(dict(enumerate(logprobs.tolist())))
     return run
 
@@ -285,8 +285,10 @@ def test_refuses_modules_without_a_gguf_tensor(setup: tuple[Setup, Any], tmp_pat
     files, _ = setup
     adapter = _edited_copy(files.adapter, tmp_path / "adapter")
     prefix = "base_model.model.model.layers.0.self_attn.rotary_emb"
-    save_file({f"{prefix}.lora_A.weight": torch.zeros(8, 576), f"{prefix}.lora_B.weight": torch.zeros(576, 8)},
-              str(adapter / "adapter_model.safetensors"))
+    save_file(
+        {f"{prefix}.lora_A.weight": torch.zeros(8, 576), f"{prefix}.lora_B.weight": torch.zeros(576, 8)},
+        str(adapter / "adapter_model.safetensors"),
+    )
     with pytest.raises(BackendError, match="no GGUF tensor name"):
         ensure_lora_gguf(adapter, files.gguf)
 

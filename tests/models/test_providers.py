@@ -36,8 +36,9 @@ class ChatFakeprov(BaseChatModel):
 '''
 
 
-@pytest.mark.parametrize(("spec", "package"), [("ollama:llama3", "langchain-ollama"),
-                                               ("groq:llama-3.1-8b-instant", "langchain-groq")])
+@pytest.mark.parametrize(
+    ("spec", "package"), [("ollama:llama3", "langchain-ollama"), ("groq:llama-3.1-8b-instant", "langchain-groq")]
+)
 def test_missing_provider_package_says_what_to_install(spec: str, package: str) -> None:
     assert parse_model_spec(spec).backend == spec.split(":")[0]
     with pytest.raises(BackendNotInstalledError, match=f"pip install {package}"):
@@ -70,8 +71,9 @@ def fake_provider(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> str:
     (tmp_path / "langchain_fakeprov").mkdir()
     (tmp_path / "langchain_fakeprov" / "__init__.py").write_text(textwrap.dedent(FAKE_PACKAGE))
     monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setitem(base._BUILTIN_PROVIDERS, "fakeprov",
-                        ("langchain_fakeprov", "ChatFakeprov", lambda cls, **kw: cls(**kw)))
+    monkeypatch.setitem(
+        base._BUILTIN_PROVIDERS, "fakeprov", ("langchain_fakeprov", "ChatFakeprov", lambda cls, **kw: cls(**kw))
+    )
     return "fakeprov:tiny-1b"
 
 
@@ -84,8 +86,14 @@ def test_fake_provider_package_runs_the_graph(fake_provider: str) -> None:
     assert check_model_spec(fake_provider).backend == "fakeprov"
 
     deps = Deps(tools_factory=lambda ctx, paragraphs: [])  # the real model factory: load_chat_model
-    context = Context(executor_model=fake_provider, memory_mode="none", judge_mode="off", memorise=False,
-                      min_tool_calls=0, tool_protocol="text")
+    context = Context(
+        executor_model=fake_provider,
+        memory_mode="none",
+        judge_mode="off",
+        memorise=False,
+        min_tool_calls=0,
+        tool_protocol="text",
+    )
     out = build_graph(deps=deps).invoke({"question": "How many words?"}, context=context)
     assert out["answer"].startswith("tiny-1b read ") and out["answer"].endswith(" words")
     assert out["usage"]["executor"]["calls"] == 1

@@ -30,7 +30,7 @@ def test_one_server_per_key_and_old_adapters_dropped(fake_start: list[ServerKey]
     for key in adapters:
         servers.get_server(key)
     kept = [k for k in servers._SERVERS if k.adapter]
-    assert kept == adapters[-servers.MAX_ADAPTER_SERVERS:]
+    assert kept == adapters[-servers.MAX_ADAPTER_SERVERS :]
     assert servers.get_server(base) is first  # the base server is never evicted
     servers.get_server(adapters[0])  # an evicted adapter starts again when asked for
     assert fake_start.count(adapters[0]) == 2

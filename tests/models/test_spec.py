@@ -22,16 +22,25 @@ from mia.graph.models import (
         ("hf:/m/base+/a/lora", ModelSpec("hf", "/m/base", "/a/lora", raw="hf:/m/base+/a/lora")),
         ("openai:gpt-4o-mini", ModelSpec("openai", "gpt-4o-mini", raw="openai:gpt-4o-mini")),
         ("anthropic:claude-x", ModelSpec("anthropic", "claude-x", raw="anthropic:claude-x")),
-        ("google_genai:gemini-2.5-flash", ModelSpec("google_genai", "gemini-2.5-flash", raw="google_genai:gemini-2.5-flash")),
+        (
+            "google_genai:gemini-2.5-flash",
+            ModelSpec("google_genai", "gemini-2.5-flash", raw="google_genai:gemini-2.5-flash"),
+        ),
         (
             "openai-compatible:qwen@mini@http://127.0.0.1:8000/v1",
-            ModelSpec("openai-compatible", "qwen@mini", base_url="http://127.0.0.1:8000/v1",
-                      raw="openai-compatible:qwen@mini@http://127.0.0.1:8000/v1"),
+            ModelSpec(
+                "openai-compatible",
+                "qwen@mini",
+                base_url="http://127.0.0.1:8000/v1",
+                raw="openai-compatible:qwen@mini@http://127.0.0.1:8000/v1",
+            ),
         ),
         ("llamacpp:/x/m.gguf", ModelSpec("llamacpp", "/x/m.gguf", raw="llamacpp:/x/m.gguf")),
         ("llamacpp:smollm2", ModelSpec("llamacpp", "smollm2", raw="llamacpp:smollm2")),
-        ("llamacpp:qwen-coder-1.5b+/a/lora", ModelSpec("llamacpp", "qwen-coder-1.5b", "/a/lora",
-                                                       raw="llamacpp:qwen-coder-1.5b+/a/lora")),
+        (
+            "llamacpp:qwen-coder-1.5b+/a/lora",
+            ModelSpec("llamacpp", "qwen-coder-1.5b", "/a/lora", raw="llamacpp:qwen-coder-1.5b+/a/lora"),
+        ),
         ("local:qwen-coder-0.5b", ModelSpec("local", "qwen-coder-0.5b", raw="local:qwen-coder-0.5b")),
     ],
 )

@@ -16,25 +16,41 @@ from mia.graph.models.tool_protocol import (
 )
 
 NAMES = ["search", "calculator"]
-SEARCH = {"type": "function", "function": {"name": "search", "description": "Search.", "parameters": {
-    "type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]}}}
+SEARCH = {
+    "type": "function",
+    "function": {
+        "name": "search",
+        "description": "Search.",
+        "parameters": {"type": "object", "properties": {"query": {"type": "string"}}, "required": ["query"]},
+    },
+}
 
 
 @pytest.mark.parametrize(
     ("text", "content", "args"),
     [
         ('<tool_call>\n{"name": "search", "arguments": {"query": "Paris"}}\n</tool_call>', "", {"query": "Paris"}),
-        ('I will look it up.\n<tool_call>{"name": "search", "arguments": {"query": "Paris"}}</tool_call> extra',
-         "I will look it up.", {"query": "Paris"}),
+        (
+            'I will look it up.\n<tool_call>{"name": "search", "arguments": {"query": "Paris"}}</tool_call> extra',
+            "I will look it up.",
+            {"query": "Paris"},
+        ),
         # no closing tag (generation stopped at the stop sequence), trailing comma, single quotes
         ("<tool_call>\n{'name': 'search', 'arguments': {'query': 'Paris',},}", "", {"query": "Paris"}),
         # arguments as a JSON string, OpenAI style
-        ('<tool_call>{"name": "search", "arguments": "{\\"query\\": \\"Paris\\"}"}</tool_call>', "", {"query": "Paris"}),
+        (
+            '<tool_call>{"name": "search", "arguments": "{\\"query\\": \\"Paris\\"}"}</tool_call>',
+            "",
+            {"query": "Paris"},
+        ),
         # truncated mid-object
         ('<tool_call>{"name": "search", "arguments": {"query": "Par', "", {"query": "Par"}),
         # "parameters" instead of "arguments"; a second call is ignored
-        ('<tool_call>{"name": "search", "parameters": {"query": "a"}}</tool_call><tool_call>{"name": "calculator"}</tool_call>',
-         "", {"query": "a"}),
+        (
+            '<tool_call>{"name": "search", "parameters": {"query": "a"}}</tool_call><tool_call>{"name": "calculator"}</tool_call>',
+            "",
+            {"query": "a"},
+        ),
         # bare JSON naming a known tool, in a code fence
         ('```json\n{"name": "search", "arguments": {"query": "Paris"}}\n```', "", {"query": "Paris"}),
     ],

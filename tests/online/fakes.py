@@ -17,15 +17,28 @@ from mia.training.online.trainer import BatchResult
 
 
 def episode(i: int, **kw) -> OnlineEpisode:
-    base = dict(id=f"e{i}", question=f"question {i}?", gold_answers=[f"gold {i}"], plan=f"plan {i}",
-                answer=f"answer {i}", outcome="incorrect", reward=0.5)
+    base = dict(
+        id=f"e{i}",
+        question=f"question {i}?",
+        gold_answers=[f"gold {i}"],
+        plan=f"plan {i}",
+        answer=f"answer {i}",
+        outcome="incorrect",
+        reward=0.5,
+    )
     base.update(kw)
     return OnlineEpisode(**base)
 
 
 def rollout(plan: str, outcome: str, turns: int = 1, answer: str = "x", feedback: str = "") -> Rollout:
-    return Rollout(plan=SampledPlan(plan, [1], [2]), answer=answer, outcome=outcome,
-                   reward=1.0 if outcome == "correct" else 0.0, turns=["turn"] * turns, feedback=feedback)
+    return Rollout(
+        plan=SampledPlan(plan, [1], [2]),
+        answer=answer,
+        outcome=outcome,
+        reward=1.0 if outcome == "correct" else 0.0,
+        turns=["turn"] * turns,
+        feedback=feedback,
+    )
 
 
 class GatedTrainer:

@@ -24,10 +24,19 @@ def main(folder: Path) -> None:
     import torch
 
     torch.set_num_threads(1)
-    ctx = Context(planner_model="llamacpp:smollm2", executor_model="llamacpp:smollm2", memory_mode="none",
-                  planner_max_tokens=4, data_dir=str(folder))
-    cfg = OnlineConfig(batch_questions=1, rollouts=2, plan_max_tokens=LONG,
-                       budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=8, max_answer_tokens=4, search_top_k=1))
+    ctx = Context(
+        planner_model="llamacpp:smollm2",
+        executor_model="llamacpp:smollm2",
+        memory_mode="none",
+        planner_max_tokens=4,
+        data_dir=str(folder),
+    )
+    cfg = OnlineConfig(
+        batch_questions=1,
+        rollouts=2,
+        plan_max_tokens=LONG,
+        budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=8, max_answer_tokens=4, search_top_k=1),
+    )
     session = LearningSession(ctx, cfg)
     session.planner.invoke("Name the capital of France.")  # a llama.cpp server is up, as in a run
     policy = session.trainer.policy
@@ -39,16 +48,32 @@ def main(folder: Path) -> None:
 
     policy.generate_from_prompt = long_generate
     try:
-        session.learner.submit(OnlineEpisode(question="What is the capital of France?", gold_answers=["Paris"],
-                                             reward=0.5, adapter_version=session.served_version))
+        session.learner.submit(
+            OnlineEpisode(
+                question="What is the capital of France?",
+                gold_answers=["Paris"],
+                reward=0.5,
+                adapter_version=session.served_version,
+            )
+        )
         while True:
             time.sleep(0.05)
     except KeyboardInterrupt:
         started = time.monotonic()
         closed = session.close(timeout=120)
-        print(json.dumps({"closed": closed, "close_s": round(time.monotonic() - started, 2),
-                          "cursor": session.learner.queue.cursor(), "pending": len(session.learner.queue.pending()),
-                          "current": session.registry.current, "last_error": session.learner.last_error}), flush=True)
+        print(
+            json.dumps(
+                {
+                    "closed": closed,
+                    "close_s": round(time.monotonic() - started, 2),
+                    "cursor": session.learner.queue.cursor(),
+                    "pending": len(session.learner.queue.pending()),
+                    "current": session.registry.current,
+                    "last_error": session.learner.last_error,
+                }
+            ),
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

@@ -18,8 +18,9 @@ from tests.online.fakes import GatedTrainer, episode
 
 def main(folder: Path, mode: str) -> None:
     trainer = GatedTrainer(log=folder / "learned.jsonl")
-    learner = OnlineLearner(folder / "online", trainer, AdapterRegistry(folder / "adapters"), batch_questions=2,
-                            poll_s=0.05)
+    learner = OnlineLearner(
+        folder / "online", trainer, AdapterRegistry(folder / "adapters"), batch_questions=2, poll_s=0.05
+    )
     if mode == "hang":
         original = trainer.learn
 

@@ -7,9 +7,23 @@ import json
 
 from typer.testing import CliRunner
 
-ARGS = ["--max-tool-calls", "0", "--max-tokens", "8", "--max-replans", "0", "--memory-mode", "none",
-        "--planner-model", "local:smollm2", "--executor-model", "local:smollm2", "--judge-model", "local:smollm2",
-        "--json"]
+ARGS = [
+    "--max-tool-calls",
+    "0",
+    "--max-tokens",
+    "8",
+    "--max-replans",
+    "0",
+    "--memory-mode",
+    "none",
+    "--planner-model",
+    "local:smollm2",
+    "--executor-model",
+    "local:smollm2",
+    "--judge-model",
+    "local:smollm2",
+    "--json",
+]
 
 
 def test_ask_learn_queues_the_episode(tmp_path, data_dir) -> None:
@@ -22,9 +36,23 @@ def test_ask_learn_queues_the_episode(tmp_path, data_dir) -> None:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)  # a shared CPU: oversubscribed torch threads crawl
     try:
-        result = CliRunner().invoke(app, ["ask", "What is the capital of France?", "--gold", "Paris", "--learn",
-                                          "--paragraphs", str(paragraphs), "--data-dir", str(tmp_path / "data"),
-                                          "--namespace", "learn-test", *ARGS])
+        result = CliRunner().invoke(
+            app,
+            [
+                "ask",
+                "What is the capital of France?",
+                "--gold",
+                "Paris",
+                "--learn",
+                "--paragraphs",
+                str(paragraphs),
+                "--data-dir",
+                str(tmp_path / "data"),
+                "--namespace",
+                "learn-test",
+                *ARGS,
+            ],
+        )
     finally:
         torch.set_num_threads(threads)
     assert result.exit_code == 0, result.output

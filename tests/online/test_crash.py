@@ -16,8 +16,14 @@ ROOT = Path(__file__).resolve().parents[2]
 
 def spawn(folder: Path, mode: str) -> subprocess.Popen:
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    return subprocess.Popen([sys.executable, "-m", "tests.online.learner_proc", str(folder), mode], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    return subprocess.Popen(
+        [sys.executable, "-m", "tests.online.learner_proc", str(folder), mode],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def test_killed_learner_restarts_from_its_saved_episodes(tmp_path) -> None:
@@ -53,8 +59,14 @@ def test_ctrl_c_during_a_real_batch_stops_the_learner_and_exits_cleanly(tmp_path
     thread used to run on into interpreter shutdown and abort it: "terminate called without an
     active exception"), and the episode stays pending for the next run."""
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
-    proc = subprocess.Popen([sys.executable, "-m", "tests.online.interrupt_proc", str(tmp_path)], cwd=ROOT, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "tests.online.interrupt_proc", str(tmp_path)],
+        cwd=ROOT,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     deadline = time.monotonic() + 300
     while not (tmp_path / "in_batch").exists():
         assert proc.poll() is None, proc.stdout.read()

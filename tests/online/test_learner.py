@@ -23,8 +23,9 @@ def wait_for(predicate, timeout: float = 30.0) -> bool:
 def make(tmp_path, trainer, k=2, policy=None, loop=None):
     swaps = SwapRecorder()
     reg = AdapterRegistry(tmp_path / "adapters", policy)
-    learner = OnlineLearner(tmp_path / "online", trainer, reg, batch_questions=k, on_swap=swaps, memory_loop=loop,
-                            poll_s=0.05)
+    learner = OnlineLearner(
+        tmp_path / "online", trainer, reg, batch_questions=k, on_swap=swaps, memory_loop=loop, poll_s=0.05
+    )
     return learner, reg, swaps
 
 
@@ -134,8 +135,10 @@ def test_concurrent_submitters_lose_nothing(tmp_path) -> None:
     learner, _, _ = make(tmp_path, GatedTrainer(), k=5)
     learner.start()
     try:
-        threads = [threading.Thread(target=lambda j=j: [learner.submit(episode(j * 100 + i)) for i in range(10)])
-                   for j in range(4)]
+        threads = [
+            threading.Thread(target=lambda j=j: [learner.submit(episode(j * 100 + i)) for i in range(10)])
+            for j in range(4)
+        ]
         for t in threads:
             t.start()
         for t in threads:
@@ -159,8 +162,9 @@ def test_rollback_fires_with_the_default_settings(tmp_path) -> None:
     with pytest.raises(ValueError, match="rollback could never fire"):
         OnlineConfig(batch_questions=4, rollback_window=20)
     trainer = GatedTrainer()
-    learner, reg, swaps = make(tmp_path, trainer, k=cfg.batch_questions,
-                               policy=RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance))
+    learner, reg, swaps = make(
+        tmp_path, trainer, k=cfg.batch_questions, policy=RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance)
+    )
     learner.start()
     try:
         for i in range(cfg.batch_questions):

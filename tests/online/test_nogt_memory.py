@@ -58,10 +58,13 @@ def test_panel_verdict_is_the_reward_and_its_feedback_is_kept() -> None:
     assert not any("gold 0" in t for t in judge.prompt_texts())  # reviewers never see gold answers
 
 
-@pytest.mark.parametrize("replies, note", [
-    (("no", "nope", "nah", "still no", "?", "!"), "missing"),  # every review hopeless, even re-asked
-    ((RuntimeError("boom"), RuntimeError("boom"), RuntimeError("boom")), "missing"),  # every call fails
-])
+@pytest.mark.parametrize(
+    "replies, note",
+    [
+        (("no", "nope", "nah", "still no", "?", "!"), "missing"),  # every review hopeless, even re-asked
+        ((RuntimeError("boom"), RuntimeError("boom"), RuntimeError("boom")), "missing"),  # every call fails
+    ],
+)
 def test_malformed_or_failing_reviewers_give_no_reward_and_no_crash(replies, note) -> None:
     scorer = RolloutScorer(FakeReact(["Paris"]), NOGT, scripted(*replies))
     got = scorer.run(episode(0, gold_answers=[]), SampledPlan("1. search", [1], [2]))
@@ -92,7 +95,9 @@ def test_ground_truth_reward_is_the_planner_stage_reward() -> None:
     good = scorer.run(episode(0), SampledPlan("1. search", [1], [2]))
     bad = scorer.run(episode(0), SampledPlan("1. search", [1], [2]))
     assert good.outcome == "correct" and good.reward == pytest.approx(0.7 + 0.2 + 0.05 + 0.05)
-    assert bad.outcome == "incorrect" and bad.reward == pytest.approx(0.05)  # format; a wrong answer kept is a wrong decision
+    assert bad.outcome == "incorrect" and bad.reward == pytest.approx(
+        0.05
+    )  # format; a wrong answer kept is a wrong decision
 
 
 def test_nogt_needs_a_judge_model() -> None:
@@ -126,9 +131,11 @@ def test_learner_path_without_ground_truth_stores_reviewer_feedback_in_memory(st
     good = (review(8, "sound logic"), review(8, "grounded"), review(9, "substantive"))
     bad = ("garbage", "more garbage", review(2, "hallucinated"), review(1, "gave up"))  # reasoning missing twice
     judge = scripted(*good, *bad)
-    trainer = GRPOBatchTrainer(FakePolicy(), RolloutScorer(FakeReact(["Paris", "I cannot find it"]),
-                                                           OnlineConfig(ground_truth=False, rollouts=2), judge),
-                               OnlineConfig(ground_truth=False, rollouts=2))
+    trainer = GRPOBatchTrainer(
+        FakePolicy(),
+        RolloutScorer(FakeReact(["Paris", "I cannot find it"]), OnlineConfig(ground_truth=False, rollouts=2), judge),
+        OnlineConfig(ground_truth=False, rollouts=2),
+    )
     ep = episode(0, gold_answers=[], namespace="ttl")
     result = trainer.learn([ep])
     rewards = [r for _, r in trainer.policy.groups[0]]
@@ -145,12 +152,16 @@ def test_learner_path_without_ground_truth_stores_reviewer_feedback_in_memory(st
 def test_memory_loop_keeps_shortest_correct_one_incorrect_and_credits_the_majority(store, tmp_path) -> None:
     from mia.memory import Trajectory
 
-    seed = store.memorise(Trajectory(namespace="ttl", question="an old question?", plan="p", answer="a",
-                                     outcome="correct"))
+    seed = store.memorise(
+        Trajectory(namespace="ttl", question="an old question?", plan="p", answer="a", outcome="correct")
+    )
     loop = MemoryLoop(store, tmp_path / "online", consolidate_every=2)
     ep = episode(1, namespace="ttl", used_memory_ids=[seed.id])
-    rollouts = [rollout("long correct plan", "correct", turns=3), rollout("short correct plan", "correct", turns=1),
-                rollout("wrong plan", "incorrect", feedback="answer not in the documents")]
+    rollouts = [
+        rollout("long correct plan", "correct", turns=3),
+        rollout("short correct plan", "correct", turns=1),
+        rollout("wrong plan", "incorrect", feedback="answer not in the documents"),
+    ]
     stored = loop.absorb(ep, rollouts)
     assert store.get(stored["positive"]).plan == "short correct plan"
     assert store.get(stored["negative"]).plan == "wrong plan"

@@ -33,10 +33,22 @@ def test_learner_copy_uses_the_given_dtype_and_shares_the_base(tmp_path, data_di
     import torch
 
     torch.set_num_threads(1)
-    ctx = Context(planner_model="local:smollm2", executor_model="local:smollm2", judge_model="local:smollm2",
-                  memory_mode="none", judge_max_tokens=4, data_dir=str(tmp_path))
-    cfg = OnlineConfig(batch_questions=1, rollouts=2, plan_max_tokens=4, learning_rate=1e-3, ground_truth=False,
-                       budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=6, max_answer_tokens=4, search_top_k=1))
+    ctx = Context(
+        planner_model="local:smollm2",
+        executor_model="local:smollm2",
+        judge_model="local:smollm2",
+        memory_mode="none",
+        judge_max_tokens=4,
+        data_dir=str(tmp_path),
+    )
+    cfg = OnlineConfig(
+        batch_questions=1,
+        rollouts=2,
+        plan_max_tokens=4,
+        learning_rate=1e-3,
+        ground_truth=False,
+        budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=6, max_answer_tokens=4, search_top_k=1),
+    )
     trainer = build_grpo_trainer(ctx, cfg, None, ("cpu", "bfloat16"))
     policy = trainer.policy
     assert policy.model.get_base_model().dtype == torch.bfloat16  # before: always float32

@@ -7,9 +7,14 @@ import pytest
 
 from mia.training.config import LoraSettings
 
-PROMPT = [{"role": "system", "content": "You write short numbered search plans."},
-          {"role": "user", "content": "Plan the searches for: which magazine was started first, Arthur's Magazine "
-                                      "or First for Women? Give numbered steps and no facts."}]
+PROMPT = [
+    {"role": "system", "content": "You write short numbered search plans."},
+    {
+        "role": "user",
+        "content": "Plan the searches for: which magazine was started first, Arthur's Magazine "
+        "or First for Women? Give numbered steps and no facts.",
+    },
+]
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +32,8 @@ def policy(data_dir):
 def _count_tokens(model) -> tuple[list[int], object]:
     seen: list[int] = []
     handle = model.get_base_model().model.embed_tokens.register_forward_hook(
-        lambda _module, args, _out: seen.append(int(args[0].numel())))
+        lambda _module, args, _out: seen.append(int(args[0].numel()))
+    )
     return seen, handle
 
 
@@ -46,8 +52,13 @@ def test_n_continuations_read_the_prompt_once_and_match_generate(policy) -> None
     assert sum(seen) <= len(ids) - 1 + n * new < n * len(ids)
     shared = policy.generate_from_prompt(ids, n, max_new_tokens=new, do_sample=False)
     with torch.no_grad():
-        plain = policy.model.generate(input_ids=torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long),
-                                      do_sample=False, max_new_tokens=new, pad_token_id=policy.tokenizer.pad_token_id)
+        plain = policy.model.generate(
+            input_ids=torch.tensor([ids]),
+            attention_mask=torch.ones(1, len(ids), dtype=torch.long),
+            do_sample=False,
+            max_new_tokens=new,
+            pad_token_id=policy.tokenizer.pad_token_id,
+        )
     assert shared.shape[0] == n and all(row == plain[0].tolist() for row in shared.tolist())  # greedy: the same tokens
 
 

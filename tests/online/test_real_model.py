@@ -17,8 +17,10 @@ from mia.graph.context import Context
 from mia.training.config import BudgetConfig
 from mia.training.online import LearningSession, OnlineConfig, OnlineEpisode
 
-PARAS = [{"title": "Paris", "text": "Paris is the capital and largest city of France."},
-         {"title": "Berlin", "text": "Berlin is the capital of Germany."}]
+PARAS = [
+    {"title": "Paris", "text": "Paris is the capital and largest city of France."},
+    {"title": "Berlin", "text": "Berlin is the capital of Germany."},
+]
 
 
 @pytest.fixture(scope="module")
@@ -32,10 +34,20 @@ def torch_one_thread():
 
 
 def test_adapter_updates_while_real_answers_keep_flowing(tmp_path, data_dir, torch_one_thread) -> None:
-    ctx = Context(planner_model="local:smollm2", executor_model="local:smollm2", memory_mode="none",
-                  planner_max_tokens=4, data_dir=str(tmp_path))
-    cfg = OnlineConfig(batch_questions=1, rollouts=2, plan_max_tokens=6, learning_rate=1e-3,
-                       budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=8, max_answer_tokens=4, search_top_k=1))
+    ctx = Context(
+        planner_model="local:smollm2",
+        executor_model="local:smollm2",
+        memory_mode="none",
+        planner_max_tokens=4,
+        data_dir=str(tmp_path),
+    )
+    cfg = OnlineConfig(
+        batch_questions=1,
+        rollouts=2,
+        plan_max_tokens=6,
+        learning_rate=1e-3,
+        budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=8, max_answer_tokens=4, search_top_k=1),
+    )
     session = LearningSession(ctx, cfg)
     planner = session.planner
     answered_during_step = threading.Event()
@@ -70,12 +82,23 @@ def test_adapter_updates_while_real_answers_keep_flowing(tmp_path, data_dir, tor
             planner.invoke("Name the capital of France.")
             end = time.monotonic()
             answers.append((start, end, planner.adapter_path))
-            if in_step.is_set() and start >= step_interval[0] and len([a for a in answers if a[0] >= step_interval[0]]) >= 2:
+            if (
+                in_step.is_set()
+                and start >= step_interval[0]
+                and len([a for a in answers if a[0] >= step_interval[0]]) >= 2
+            ):
                 answered_during_step.set()
 
     try:
-        session.learner.submit(OnlineEpisode(question="What is the capital of France?", gold_answers=["Paris"],
-                                             paragraphs=PARAS, reward=0.5, adapter_version=session.served_version))
+        session.learner.submit(
+            OnlineEpisode(
+                question="What is the capital of France?",
+                gold_answers=["Paris"],
+                paragraphs=PARAS,
+                reward=0.5,
+                adapter_version=session.served_version,
+            )
+        )
         worker = threading.Thread(target=answer_loop, daemon=True)
         worker.start()
         deadline = time.monotonic() + 900

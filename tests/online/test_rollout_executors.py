@@ -32,10 +32,22 @@ def by_plan(messages: list[Any]) -> str:
 
 def rollouts(**ctx: Any) -> GraphRollouts:
     executor = ScriptedChatModel(script=[by_plan] * 50)
-    deps, _ = make_deps({"fake:executor": executor, "fake:planner": ScriptedChatModel(),
-                         "fake:judge": ScriptedChatModel(), "fake:manager": ScriptedChatModel()})
-    context = Context(planner_model="fake:planner", executor_model="fake:executor", judge_model="fake:judge",
-                      manager_model="fake:manager", tool_protocol="text", **ctx)
+    deps, _ = make_deps(
+        {
+            "fake:executor": executor,
+            "fake:planner": ScriptedChatModel(),
+            "fake:judge": ScriptedChatModel(),
+            "fake:manager": ScriptedChatModel(),
+        }
+    )
+    context = Context(
+        planner_model="fake:planner",
+        executor_model="fake:executor",
+        judge_model="fake:judge",
+        manager_model="fake:manager",
+        tool_protocol="text",
+        **ctx,
+    )
     return GraphRollouts(context, deps=deps, concurrency=3)
 
 
@@ -55,14 +67,20 @@ def test_a_broken_rollout_is_none_and_its_group_goes_on() -> None:
 
 def test_rollouts_run_without_memory_reflection_or_judge() -> None:
     graph = rollouts(memory_mode="mia", max_replans=1, judge_mode="auto", memorise=True)
-    assert (graph.context.memory_mode, graph.context.max_replans, graph.context.judge_mode, graph.context.memorise) == \
-        ("none", 0, "off", False)
+    assert (graph.context.memory_mode, graph.context.max_replans, graph.context.judge_mode, graph.context.memorise) == (
+        "none",
+        0,
+        "off",
+        False,
+    )
 
 
 def test_the_scorer_rewards_graph_rollouts_against_the_gold_answer() -> None:
     scorer = RolloutScorer(rollouts(), OnlineConfig(), None)
     episode = OnlineEpisode(question="Which city?", gold_answers=["Paris"])
-    got = scorer.score_group(episode, [SampledPlan("1. Search Paris", [1], [2]), SampledPlan("1. Search Lyon", [1], [2])])
+    got = scorer.score_group(
+        episode, [SampledPlan("1. Search Paris", [1], [2]), SampledPlan("1. Search Lyon", [1], [2])]
+    )
     assert [r.outcome for r in got] == ["correct", "incorrect"] and got[0].reward > got[1].reward
     assert "Observation: Doc 1 about Paris" in got[0].trace
 
@@ -82,11 +100,14 @@ def test_react_runners_are_wrapped_and_llamacpp_executors_are_served() -> None:
 def test_graph_rollouts_on_the_real_llamacpp_executor(data_dir) -> None:
     """Two plans carried out concurrently by the embedded model on llama.cpp's slots, over the
     question's own paragraphs: the turn grammar makes each start with a real search."""
-    paragraphs = [{"title": "Paris", "text": "Paris is the capital and largest city of France."},
-                  {"title": "Berlin", "text": "Berlin is the capital of Germany."}]
+    paragraphs = [
+        {"title": "Paris", "text": "Paris is the capital and largest city of France."},
+        {"title": "Berlin", "text": "Berlin is the capital of Germany."},
+    ]
     context = Context(executor_model="llamacpp:smollm2", max_tool_calls=1, executor_max_tokens=48, search_top_k=1)
     played = GraphRollouts(context, concurrency=2).play(
-        "What is the capital of France?", ["1. Search the capital of France.", "1. Search France."], paragraphs)
+        "What is the capital of France?", ["1. Search the capital of France.", "1. Search France."], paragraphs
+    )
     assert len(played) == 2 and all(p is not None for p in played)
     for p in played:
         assert p.tool_calls == 1 and "<tool_call>" in p.turns[0]
@@ -106,12 +127,20 @@ def test_the_learner_of_a_llamacpp_executor_rolls_out_through_it(tmp_path, data_
 
     torch.set_num_threads(1)
     context = Context(planner_model="local:smollm2", executor_model="llamacpp:smollm2", data_dir=str(tmp_path))
-    cfg = OnlineConfig(batch_questions=1, rollouts=2, plan_max_tokens=8, learning_rate=1e-3,
-                       budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=48, max_answer_tokens=8, search_top_k=1))
+    cfg = OnlineConfig(
+        batch_questions=1,
+        rollouts=2,
+        plan_max_tokens=8,
+        learning_rate=1e-3,
+        budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=48, max_answer_tokens=8, search_top_k=1),
+    )
     trainer = build_grpo_trainer(context, cfg, None)
     assert isinstance(trainer.scorer.executor, GraphRollouts)
-    episode = OnlineEpisode(question="What is the capital of France?", gold_answers=["Paris"],
-                            paragraphs=[{"title": "Paris", "text": "Paris is the capital of France."}])
+    episode = OnlineEpisode(
+        question="What is the capital of France?",
+        gold_answers=["Paris"],
+        paragraphs=[{"title": "Paris", "text": "Paris is the capital of France."}],
+    )
     result = trainer.learn([episode])
     rollouts = result.rollouts[episode.id]
     assert len(rollouts) == 2 and all(r.tool_calls == 1 and r.observations for r in rollouts)

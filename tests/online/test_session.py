@@ -18,15 +18,34 @@ from tests.online.fakes import GatedTrainer
 
 def verdict(outcome: str, feedback: str = "", answer: str = "a") -> dict:
     """A judge's verdict as the graph's output holds it."""
-    return {"outcome": outcome, "score": float(outcome == "correct"), "mode": "reviewers", "method": "weighted",
-            "prediction": answer, "feedback": feedback}
+    return {
+        "outcome": outcome,
+        "score": float(outcome == "correct"),
+        "mode": "reviewers",
+        "method": "weighted",
+        "prediction": answer,
+        "feedback": feedback,
+    }
 
 
-def result(question: str = "q?", answer: str = "a", plan: str = "p", judgement: dict | None = None,
-           steps: list[dict] | None = None) -> RunResult:
+def result(
+    question: str = "q?",
+    answer: str = "a",
+    plan: str = "p",
+    judgement: dict | None = None,
+    steps: list[dict] | None = None,
+) -> RunResult:
     """A graph output read as every consumer reads it."""
-    return RunResult.from_output({"question": question, "answer": answer, "plan": plan, "judgement": judgement,
-                                  "trajectory": {"question": question, "steps": steps or []}, "used_memory_ids": []})
+    return RunResult.from_output(
+        {
+            "question": question,
+            "answer": answer,
+            "plan": plan,
+            "judgement": judgement,
+            "trajectory": {"question": question, "steps": steps or []},
+            "used_memory_ids": [],
+        }
+    )
 
 
 class FakePlanner:
@@ -38,8 +57,13 @@ class FakePlanner:
 
 
 def test_closed_planner_falls_back_to_memory_only_with_a_clear_message(tmp_path, caplog) -> None:
-    for spec in ("openai:gpt-4.1-mini", "anthropic:claude-x", "google_genai:gemini-x", "openai-compatible:m@http://h",
-                 "llamacpp:/models/other.gguf"):
+    for spec in (
+        "openai:gpt-4.1-mini",
+        "anthropic:claude-x",
+        "google_genai:gemini-x",
+        "openai-compatible:m@http://h",
+        "llamacpp:/models/other.gguf",
+    ):
         ctx = Context(planner_model=spec, memory_mode="none", data_dir=str(tmp_path / spec.split(":")[0]))
         session = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), start=False)
         assert not session.parametric and isinstance(session.trainer, MemoryOnlyTrainer)
@@ -72,8 +96,13 @@ def test_memory_only_learner_consumes_episodes_without_versions(tmp_path) -> Non
 
 def test_served_reward_and_episode_from_graph_output(tmp_path) -> None:
     cfg = OnlineConfig()
-    out = result("Capital of France?", "Paris", "1. search", verdict("correct", "matches", "Paris"),
-                 [{"kind": "observation", "content": "[France] Paris is the capital of France."}])
+    out = result(
+        "Capital of France?",
+        "Paris",
+        "1. search",
+        verdict("correct", "matches", "Paris"),
+        [{"kind": "observation", "content": "[France] Paris is the capital of France."}],
+    )
     outcome, reward, feedback = served_reward(out, ["Paris"], cfg)
     assert outcome == "correct" and reward == 0.7 + 0.2 + 0.05 and feedback == "matches"
     ep = episode_from_result({"question": "Capital of France?", "gold_answers": ["Paris"]}, out, cfg, "ns", "v0002")
@@ -95,24 +124,35 @@ class FakeGraph:
         self.states.append(state)
         await asyncio.sleep(0)
         outcome = "correct" if "gold_answers" in state else "incorrect"
-        return {"question": state["question"], "answer": "Paris", "plan": "1. search",
-                "judgement": verdict(outcome, "panel says", "Paris"),
-                "trajectory": {"question": state["question"], "steps": []}, "used_memory_ids": [], "usage": {}}
+        return {
+            "question": state["question"],
+            "answer": "Paris",
+            "plan": "1. search",
+            "judgement": verdict(outcome, "panel says", "Paris"),
+            "trajectory": {"question": state["question"], "steps": []},
+            "used_memory_ids": [],
+            "usage": {},
+        }
 
 
 def _example(i):
     from mia.app.evaluation.records import EvalExample
 
-    return EvalExample(id=f"q{i}", question=f"Capital {i}?", answer="Paris",
-                       paragraphs=[{"title": "France", "text": "Paris is the capital."}])
+    return EvalExample(
+        id=f"q{i}",
+        question=f"Capital {i}?",
+        answer="Paris",
+        paragraphs=[{"title": "France", "text": "Paris is the capital."}],
+    )
 
 
 def test_eval_runner_without_ground_truth_hides_gold_and_feeds_the_learner(tmp_path) -> None:
     ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path))
     trainer = GatedTrainer()
     planner = FakePlanner()
-    session = LearningSession(ctx, OnlineConfig(batch_questions=2, ground_truth=False), deps=Deps(),
-                              trainer=trainer, served_planner=planner)
+    session = LearningSession(
+        ctx, OnlineConfig(batch_questions=2, ground_truth=False), deps=Deps(), trainer=trainer, served_planner=planner
+    )
     graph = FakeGraph()
     runner = LearningRunner(session=session, graph=graph, setting="distractor", judge="llm", ground_truth=False)
     try:
@@ -131,8 +171,9 @@ def test_eval_runner_without_ground_truth_hides_gold_and_feeds_the_learner(tmp_p
 
 def test_eval_runner_with_ground_truth_counts_the_verdict(tmp_path) -> None:
     ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path))
-    session = LearningSession(ctx, OnlineConfig(batch_questions=8), deps=Deps(), trainer=GatedTrainer(),
-                              served_planner=FakePlanner())
+    session = LearningSession(
+        ctx, OnlineConfig(batch_questions=8), deps=Deps(), trainer=GatedTrainer(), served_planner=FakePlanner()
+    )
     graph = FakeGraph()
     runner = LearningRunner(session=session, graph=graph, setting="distractor", judge="llm", ground_truth=True)
     try:
@@ -145,14 +186,16 @@ def test_eval_runner_with_ground_truth_counts_the_verdict(tmp_path) -> None:
 
 def test_session_resumes_serving_the_latest_version(tmp_path) -> None:
     ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path))
-    first = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), trainer=GatedTrainer(),
-                            served_planner=FakePlanner())
+    first = LearningSession(
+        ctx, OnlineConfig(batch_questions=1), deps=Deps(), trainer=GatedTrainer(), served_planner=FakePlanner()
+    )
     first.submit({"question": "q?", "gold_answers": ["a"]}, result())
     assert first.learner.drain(30)
     first.close()
     planner, trainer = FakePlanner(), GatedTrainer()
-    second = LearningSession(ctx, OnlineConfig(batch_questions=1), deps=Deps(), trainer=trainer,
-                             served_planner=planner, start=False)
+    second = LearningSession(
+        ctx, OnlineConfig(batch_questions=1), deps=Deps(), trainer=trainer, served_planner=planner, start=False
+    )
     assert second.served_version == "v0001" and planner.adapters[-1].name == "v0001"
     assert trainer.resets and trainer.resets[-1].name == "v0001"
 
@@ -161,8 +204,13 @@ def test_eval_factory_builds_a_learning_runner_and_says_memory_only(tmp_path, ca
     from mia.app.evaluation.harness import EvalConfig, graph_runner_factory
 
     spec = "openai-compatible:some-model@http://127.0.0.1:9/v1"
-    cfg = EvalConfig(models={r: spec for r in ("planner", "executor", "manager", "judge")}, memory_mode="none",
-                     test_time_learning=True, ground_truth=False, namespace="ns")
+    cfg = EvalConfig(
+        models={r: spec for r in ("planner", "executor", "manager", "judge")},
+        memory_mode="none",
+        test_time_learning=True,
+        ground_truth=False,
+        namespace="ns",
+    )
     config = {**cfg.model_dump(), "models": cfg.resolved_models(), "data_dir": str(tmp_path)}
     runner = graph_runner_factory(config, "distractor")
     try:
@@ -201,18 +249,38 @@ def test_each_namespace_has_its_own_queue_and_adapter_history(tmp_path) -> None:
     sessions = {}
     for ns in ("alice", "bob"):
         ctx = Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path), namespace=ns)
-        sessions[ns] = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps(), trainer=GatedTrainer(),
-                                       served_planner=FakePlanner(), start=False)
+        sessions[ns] = LearningSession(
+            ctx,
+            OnlineConfig(batch_questions=2),
+            deps=Deps(),
+            trainer=GatedTrainer(),
+            served_planner=FakePlanner(),
+            start=False,
+        )
     alice, bob = sessions["alice"], sessions["bob"]
     assert alice.folder != bob.folder and alice.registry.root != bob.registry.root
     out = result("Capital of France?", "Paris", "1. search", verdict("correct", "", "Paris"))
     alice.submit({"question": "Capital of France?", "gold_answers": ["Paris"]}, out)
     assert len(alice.learner.queue.pending()) == 1 and bob.learner.queue.pending() == []
     assert alice.learner.queue.pending()[0].namespace == "alice"
-    with pytest.raises(ValueError, match="cannot name a folder"):
-        LearningSession(Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path),
-                                namespace="../escape"), OnlineConfig(), deps=Deps(), trainer=GatedTrainer(),
-                        served_planner=FakePlanner(), start=False)
+    carol = LearningSession(  # a name the store accepts has a folder too (":" once failed --learn)
+        Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path), namespace="users:carol"),
+        OnlineConfig(),
+        deps=Deps(),
+        trainer=GatedTrainer(),
+        served_planner=FakePlanner(),
+        start=False,
+    )
+    assert carol.folder.name == "users%3Acarol" and carol.folder.parent == alice.folder.parent
+    with pytest.raises(ValueError, match="invalid namespace"):
+        LearningSession(
+            Context(planner_model="local:smollm2", memory_mode="none", data_dir=str(tmp_path), namespace="../escape"),
+            OnlineConfig(),
+            deps=Deps(),
+            trainer=GatedTrainer(),
+            served_planner=FakePlanner(),
+            start=False,
+        )
 
 
 def test_learning_session_leaves_memory_credit_to_the_learner(tmp_path) -> None:
@@ -220,7 +288,13 @@ def test_learning_session_leaves_memory_credit_to_the_learner(tmp_path) -> None:
     (by the memory loop, from the rollouts), so the graph does not credit them too."""
     ctx = Context(planner_model="local:smollm2", memory_mode="mia", data_dir=str(tmp_path))
     assert ctx.credit_used_memories
-    session = LearningSession(ctx, OnlineConfig(batch_questions=2), deps=Deps(store_factory=lambda path: object()),
-                              trainer=GatedTrainer(), served_planner=FakePlanner(), start=False)
+    session = LearningSession(
+        ctx,
+        OnlineConfig(batch_questions=2),
+        deps=Deps(store_factory=lambda path: object()),
+        trainer=GatedTrainer(),
+        served_planner=FakePlanner(),
+        start=False,
+    )
     assert session.parametric and session.learner.memory_loop is not None
     assert session.context.credit_used_memories is False

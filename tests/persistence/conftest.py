@@ -54,15 +54,27 @@ def postgres_url() -> Iterator[str]:
         shutil.chown(root, "nobody")
         shutil.chown(data, "nobody")
     port = _free_port()
-    init = subprocess.run(_as_server_user([str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust",
-                                           "--no-sync", "-E", "UTF8"]), capture_output=True, text=True, check=False)
+    init = subprocess.run(
+        _as_server_user(
+            [str(bin_dir / "initdb"), "-D", str(data), "-U", "postgres", "--auth=trust", "--no-sync", "-E", "UTF8"]
+        ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if init.returncode != 0:
         shutil.rmtree(root, ignore_errors=True)
         pytest.skip(f"initdb failed: {init.stderr.strip()[-300:]}")
     log = root / "server.log"
     opts = f"-c listen_addresses=127.0.0.1 -p {port} -c unix_socket_directories={root} -c fsync=off"
-    start = subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", opts,
-                                            "-w", "-t", "120", "start"]), capture_output=True, text=True, check=False)
+    start = subprocess.run(
+        _as_server_user(
+            [str(bin_dir / "pg_ctl"), "-D", str(data), "-l", str(log), "-o", opts, "-w", "-t", "120", "start"]
+        ),
+        capture_output=True,
+        text=True,
+        check=False,
+    )
     if start.returncode != 0:
         detail = log.read_text()[-300:] if log.exists() else start.stderr[-300:]
         shutil.rmtree(root, ignore_errors=True)
@@ -70,8 +82,11 @@ def postgres_url() -> Iterator[str]:
     try:
         yield f"postgresql://postgres@127.0.0.1:{port}/postgres"
     finally:
-        subprocess.run(_as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
-                       capture_output=True, check=False)
+        subprocess.run(
+            _as_server_user([str(bin_dir / "pg_ctl"), "-D", str(data), "-m", "fast", "-w", "stop"]),
+            capture_output=True,
+            check=False,
+        )
         shutil.rmtree(root, ignore_errors=True)
 
 

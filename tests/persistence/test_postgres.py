@@ -30,8 +30,9 @@ def test_graph_checkpoints_into_postgres_and_resumes_elsewhere(fresh_db: str) ->
     deps, _ = make_deps(models(planner=["1. Look it up.", "no"], executor=["<answer>Shakespeare</answer>"]))
     cfg = {"configurable": {"thread_id": "pg-thread"}}
     with open_checkpointer(fresh_db) as saver:
-        out = build_graph(checkpointer=saver, deps=deps).invoke({"question": "Who wrote Hamlet?", **EMPTY}, cfg,
-                                                                context=ctx())
+        out = build_graph(checkpointer=saver, deps=deps).invoke(
+            {"question": "Who wrote Hamlet?", **EMPTY}, cfg, context=ctx()
+        )
     assert out["answer"] == "Shakespeare"
     with open_checkpointer(fresh_db) as saver:  # a new connection: the state lives in the server
         state = build_graph(checkpointer=saver, deps=deps).get_state(cfg)
@@ -54,14 +55,20 @@ def test_build_graph_takes_postgres_urls(fresh_db: str) -> None:
 def test_ainvoke_and_astream_with_the_postgres_shortcuts(fresh_db: str) -> None:
     """Issue 39: `build_graph(checkpointer="postgresql://...")` gave a sync saver; `ainvoke` raised
     NotImplementedError."""
-    deps, _ = make_deps(models(planner=["1. Look.", "no", "1. Look again.", "no"],
-                               executor=["<answer>async</answer>", "<answer>again</answer>"]))
+    deps, _ = make_deps(
+        models(
+            planner=["1. Look.", "no", "1. Look again.", "no"],
+            executor=["<answer>async</answer>", "<answer>again</answer>"],
+        )
+    )
     graph = build_graph(checkpointer=fresh_db, store=fresh_db, deps=deps)
     cfg = {"configurable": {"thread_id": "async-pg"}}
 
     async def both() -> tuple[dict, list]:
         out = await graph.ainvoke({"question": "Q", **EMPTY}, cfg, context=ctx())
-        chunks = [c async for c in graph.astream({"question": "Q2", **EMPTY}, cfg, context=ctx(), stream_mode="updates")]
+        chunks = [
+            c async for c in graph.astream({"question": "Q2", **EMPTY}, cfg, context=ctx(), stream_mode="updates")
+        ]
         return out, chunks
 
     out, chunks = asyncio.run(both())
@@ -107,7 +114,9 @@ def test_sqlite_targets(tmp_path: Path) -> None:
         assert isinstance(saver, SqliteSaver)
     assert (tmp_path / "a" / "c.sqlite").is_file()
     assert isinstance(resolve_checkpointer(tmp_path / "b.sqlite"), SqliteSaver)
-    assert isinstance(resolve_checkpointer(str(tmp_path / "c.sqlite")), SqliteSaver)  # a plain path, as the CLI takes it
+    assert isinstance(
+        resolve_checkpointer(str(tmp_path / "c.sqlite")), SqliteSaver
+    )  # a plain path, as the CLI takes it
     for bad, why in (("", "use postgresql"), (str(tmp_path), "is a folder")):
         with pytest.raises(PersistenceError, match=why):
             resolve_checkpointer(bad)
@@ -119,9 +128,32 @@ def test_cli_ask_with_postgres_checkpointer(fresh_db: str, tmp_path: Path) -> No
     paragraphs.write_text(json.dumps([{"title": "Hamlet", "text": "Hamlet is a tragedy by William Shakespeare."}]))
     spec = "llamacpp:smollm2"
     roles = [a for r in ("planner", "executor", "manager", "judge") for a in (f"--{r}-model", spec)]
-    cmd = [sys.executable, "-m", "mia.app.cli", "ask", "Who wrote Hamlet?", *roles, "--plan", "1. Search.",
-           "--max-tool-calls", "1", "--max-replans", "0", "--max-tokens", "16", "--no-memorise", "--judge-mode", "off",
-           "--paragraphs", str(paragraphs), "--checkpointer", fresh_db, "--json", "--data-dir", str(tmp_path)]
+    cmd = [
+        sys.executable,
+        "-m",
+        "mia.app.cli",
+        "ask",
+        "Who wrote Hamlet?",
+        *roles,
+        "--plan",
+        "1. Search.",
+        "--max-tool-calls",
+        "1",
+        "--max-replans",
+        "0",
+        "--max-tokens",
+        "16",
+        "--no-memorise",
+        "--judge-mode",
+        "off",
+        "--paragraphs",
+        str(paragraphs),
+        "--checkpointer",
+        fresh_db,
+        "--json",
+        "--data-dir",
+        str(tmp_path),
+    ]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, check=False)
     assert done.returncode == 0, done.stderr[-3000:]
     thread = json.loads(done.stdout)["thread_id"]
@@ -132,8 +164,22 @@ def test_cli_ask_with_postgres_checkpointer(fresh_db: str, tmp_path: Path) -> No
         rows = conn.execute("SELECT count(*) FROM checkpoints WHERE thread_id = %s", (thread,)).fetchone()
     assert rows[0] > 3
 
-    bad = subprocess.run([sys.executable, "-m", "mia.app.cli", "ask", "Q", "--checkpointer",
-                          "postgresql://u:pw@127.0.0.1:1/x", "--json", *roles], capture_output=True, text=True,
-                         timeout=300, check=False)
+    bad = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mia.app.cli",
+            "ask",
+            "Q",
+            "--checkpointer",
+            "postgresql://u:pw@127.0.0.1:1/x",
+            "--json",
+            *roles,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert bad.returncode != 0 and "cannot use PostgreSQL at postgresql://u@127.0.0.1:1/x" in bad.stderr
     assert "pw" not in bad.stderr.replace("PostgreSQL", "")

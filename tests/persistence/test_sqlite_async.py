@@ -15,8 +15,12 @@ from tests.graph.test_graph_logic import ctx, models
 
 
 def test_sqlite_shortcut_serves_ainvoke_astream_and_invoke_on_one_thread(tmp_path: Path) -> None:
-    deps, _ = make_deps(models(planner=["1. Look.", "no", "1. Again.", "no", "1. Once more.", "no"],
-                               executor=["<answer>one</answer>", "<answer>two</answer>", "<answer>three</answer>"]))
+    deps, _ = make_deps(
+        models(
+            planner=["1. Look.", "no", "1. Again.", "no", "1. Once more.", "no"],
+            executor=["<answer>one</answer>", "<answer>two</answer>", "<answer>three</answer>"],
+        )
+    )
     target = tmp_path / "threads" / "checkpoints.sqlite"
     graph = build_graph(checkpointer=str(target), deps=deps)
     cfg = {"configurable": {"thread_id": "t"}}

@@ -86,7 +86,8 @@ def test_save_keeps_the_winner_when_the_target_exists(tmp_path, demo_sample):
     corpus = Corpus.build(demo_sample, name="sample", data_dir=tmp_path)
     target = corpus.index_path
     created = json.loads((target / "meta.json").read_text())["created"]
-    index_cache.save(target, paragraphs=corpus.paragraphs, embeddings=corpus.embeddings, bm25=corpus.bm25,
-                     meta={"name": "sample"})
+    index_cache.save(
+        target, paragraphs=corpus.paragraphs, embeddings=corpus.embeddings, bm25=corpus.bm25, meta={"name": "sample"}
+    )
     assert json.loads((target / "meta.json").read_text())["created"] == created
     assert _folders(tmp_path) == [target.name]

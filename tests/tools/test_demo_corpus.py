@@ -29,8 +29,15 @@ def test_committed_file_is_complete_and_licensed():
     assert set(counts) == set(LICENSES) and min(counts.values()) > 1000
     assert all(p["license"] == LICENSES[p["source"]] and p["text"].strip() for p in paragraphs)
     notes = (DEMO_PATH.parent / "SOURCES.md").read_text(encoding="utf-8")
-    for needle in ("CC BY-SA 4.0", "Apache-2.0", "CC BY 4.0", "megagonlabs/RPT", "OSU-NLP-Group/HippoRAG",
-                   "AdelWang/MIGRES", f"{len(paragraphs):,}"):
+    for needle in (
+        "CC BY-SA 4.0",
+        "Apache-2.0",
+        "CC BY 4.0",
+        "megagonlabs/RPT",
+        "OSU-NLP-Group/HippoRAG",
+        "AdelWang/MIGRES",
+        f"{len(paragraphs):,}",
+    ):
         assert needle in notes
 
 

@@ -7,7 +7,9 @@ from mia.graph.tools import embedder
 
 
 def _corpus(questions: list[dict]) -> Corpus:
-    return corpus_from_paragraphs([{"title": p["title"], "text": p["text"]} for q in questions for p in q["paragraphs"]])
+    return corpus_from_paragraphs(
+        [{"title": p["title"], "text": p["text"]} for q in questions for p in q["paragraphs"]]
+    )
 
 
 def test_finds_gold_paragraphs_by_title(hotpot_questions):
@@ -56,8 +58,9 @@ def test_sandbox_writes_nothing_to_disk(tmp_path, monkeypatch, hotpot_questions)
 
 
 def test_k_larger_than_corpus_and_odd_queries():
-    corpus = corpus_from_paragraphs([{"title": "A", "text": "Alpha is the first letter."},
-                                     {"title": "B", "text": "Beta is the second letter."}])
+    corpus = corpus_from_paragraphs(
+        [{"title": "A", "text": "Alpha is the first letter."}, {"title": "B", "text": "Beta is the second letter."}]
+    )
     hits = corpus.search(["second letter", "the of a", "???"], k=10)
     assert [len(h) for h in hits] == [2, 2, 2]  # stopword-only and symbol queries fall back to dense
     assert hits[0][0].title == "B"

@@ -29,14 +29,21 @@ def app() -> typer.Typer:
 def docs(tmp_path):
     folder = tmp_path / "docs"
     (folder / "sub").mkdir(parents=True)
-    (folder / "notes.txt").write_text("Field notes.\n\nThe quokka lives on Rottnest Island near Perth.\n\n\n"
-                                      "Rottnest has no foxes.\n", encoding="utf-8")
-    (folder / "sub" / "mars.md").write_text("# Mars\n\nMars is the fourth planet from the Sun.\n\n## Moons\n"
-                                            "Phobos and Deimos are the two moons of Mars.\n", encoding="utf-8")
+    (folder / "notes.txt").write_text(
+        "Field notes.\n\nThe quokka lives on Rottnest Island near Perth.\n\n\nRottnest has no foxes.\n",
+        encoding="utf-8",
+    )
+    (folder / "sub" / "mars.md").write_text(
+        "# Mars\n\nMars is the fourth planet from the Sun.\n\n## Moons\nPhobos and Deimos are the two moons of Mars.\n",
+        encoding="utf-8",
+    )
     (folder / "letters.jsonl").write_text(
-        json.dumps({"title": "Zeta", "text": "Zeta is the sixth letter of the Greek alphabet."}) + "\n\n"
-        + json.dumps({"id": "y1", "title": "Upsilon", "text": "Upsilon is the twentieth Greek letter."}) + "\n",
-        encoding="utf-8")
+        json.dumps({"title": "Zeta", "text": "Zeta is the sixth letter of the Greek alphabet."})
+        + "\n\n"
+        + json.dumps({"id": "y1", "title": "Upsilon", "text": "Upsilon is the twentieth Greek letter."})
+        + "\n",
+        encoding="utf-8",
+    )
     (folder / "image.png").write_bytes(b"\x89PNG")  # ignored
     return folder
 
@@ -95,8 +102,11 @@ def test_bad_files_in_a_folder_are_skipped_with_reasons_and_the_rest_indexed(app
     (docs / "nul.md").write_text("# Ti\x00tle\x07\n\nThe wombat\x00 digs burrows.\n", encoding="utf-8")
     result = CliRunner().invoke(app, ["index", str(docs), "--data-dir", str(tmp_path / "data"), "--max-file-mb", "1"])
     assert result.exit_code == 0, result.output
-    for name, why in (("latin1.txt", "not UTF-8 text"), ("broken.jsonl", "line 2: not valid JSON"),
-                      ("huge.txt", "over the 1 MB limit")):
+    for name, why in (
+        ("latin1.txt", "not UTF-8 text"),
+        ("broken.jsonl", "line 2: not valid JSON"),
+        ("huge.txt", "over the 1 MB limit"),
+    ):
         assert f"skipped {name}: " in result.output and why in result.output, (name, result.output)
     assert "Read 8 paragraphs" in result.output and "3 file(s) skipped" in result.output
     wombat = [p for p in read_documents(docs) if "wombat" in p["text"]]
@@ -121,5 +131,7 @@ def test_a_corrupt_named_index_says_to_reindex(app, docs, tmp_path):
     assert CliRunner().invoke(app, ["index", str(docs / "notes.txt"), "--data-dir", str(data)]).exit_code == 0
     folder = next((data / "index").iterdir())
     (folder / "paragraphs.json").write_text('[{"id": "x"', encoding="utf-8")
-    with pytest.raises(ValueError, match=r"index of corpus 'notes' .* is corrupt .* re-run `mia index PATH --name notes`"):
+    with pytest.raises(
+        ValueError, match=r"index of corpus 'notes' .* is corrupt .* re-run `mia index PATH --name notes`"
+    ):
         load_corpus("notes", data_dir=data)

@@ -10,8 +10,14 @@ from mia.graph.tools import SearchTool, build_tools, corpus_from_paragraphs, ren
 from mia.graph.tools.formatting import truncate
 
 PARAS = [
-    {"title": "Arthur's Magazine", "text": "Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia."},
-    {"title": "First for Women", "text": "First for Women is a woman's magazine published by Bauer Media Group in the USA, started in 1989."},
+    {
+        "title": "Arthur's Magazine",
+        "text": "Arthur's Magazine (1844-1846) was an American literary periodical published in Philadelphia.",
+    },
+    {
+        "title": "First for Women",
+        "text": "First for Women is a woman's magazine published by Bauer Media Group in the USA, started in 1989.",
+    },
     {"title": "Quokka", "text": "The quokka is a small macropod found on Rottnest Island near Perth."},
     {"title": "Perth", "text": "Perth is the capital city of Western Australia."},
 ]
@@ -26,27 +32,40 @@ def test_formats_numbered_docs_per_query(tool):
     out = tool.invoke({"query_list": ["When was Arthur's Magazine started?", "where do quokkas live"]})
     blocks = out.split("\n=======\n")
     assert len(blocks) == 2
-    assert blocks[0].startswith('Results for "When was Arthur\'s Magazine started?":\nDoc 1 (Title: Arthur\'s Magazine) ')
+    assert blocks[0].startswith(
+        "Results for \"When was Arthur's Magazine started?\":\nDoc 1 (Title: Arthur's Magazine) "
+    )
     assert "Doc 2 (Title: " in blocks[0] and "Doc 3" not in blocks[0]
     assert blocks[1].splitlines()[1].startswith("Doc 1 (Title: Quokka)")
 
 
-@pytest.mark.parametrize("args", [{"query": "quokka island"}, {"queries": ["quokka island"]},
-                                  {"query_list": "quokka island"}, "quokka island", ["quokka island"]])
+@pytest.mark.parametrize(
+    "args",
+    [
+        {"query": "quokka island"},
+        {"queries": ["quokka island"]},
+        {"query_list": "quokka island"},
+        "quokka island",
+        ["quokka island"],
+    ],
+)
 def test_aliases_and_bare_strings(tool, args):
     out = tool.invoke(args)
     assert out.startswith('Results for "quokka island":\nDoc 1 (Title: Quokka)')
 
 
-@pytest.mark.parametrize("args, expected", [
-    ({}, 'needs "query_list"'),
-    ({"query_list": []}, "is empty"),
-    ({"query_list": ["  ", ""]}, "is empty"),
-    ({"query_list": 42}, "must be a list of query strings, got int"),
-    ({"query_list": [{"q": "x"}]}, "every query must be a string, got dict"),
-    ({"q": "quokka"}, "got q"),
-    (None, 'needs "query_list"'),
-])
+@pytest.mark.parametrize(
+    "args, expected",
+    [
+        ({}, 'needs "query_list"'),
+        ({"query_list": []}, "is empty"),
+        ({"query_list": ["  ", ""]}, "is empty"),
+        ({"query_list": 42}, "must be a list of query strings, got int"),
+        ({"query_list": [{"q": "x"}]}, "every query must be a string, got dict"),
+        ({"q": "quokka"}, "got q"),
+        (None, 'needs "query_list"'),
+    ],
+)
 def test_bad_arguments_become_observations(tool, args, expected):
     out = tool.invoke(args)
     assert out.startswith("Error:") and expected in out
@@ -66,8 +85,9 @@ def test_a_tool_call_hands_over_the_titles_read_as_sources(tool):
     from langchain_core.tools import tool as lc_tool
     from mia.graph.nodes.tools import run_tool
 
-    message = tool.invoke({"type": "tool_call", "id": "c", "name": "search",
-                           "args": {"query_list": ["quokka island", "quokka Rottnest"]}})
+    message = tool.invoke(
+        {"type": "tool_call", "id": "c", "name": "search", "args": {"query_list": ["quokka island", "quokka Rottnest"]}}
+    )
     assert message.artifact["sources"][0] == "Quokka" and 2 <= len(message.artifact["sources"]) <= 4
     assert len(set(message.artifact["sources"])) == len(message.artifact["sources"])
     ran = run_tool([tool], "search", {"query_list": ["Perth city"]})

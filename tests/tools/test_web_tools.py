@@ -32,9 +32,15 @@ class _Handler(LoopbackHandler):
         _Handler.requests.append({"path": self.path, "auth": self.headers.get("Authorization"), **payload})
         mode = _Handler.mode["search"]
         if mode == "ok":
-            results = [{"title": f"Result {i} for {payload['query']}", "url": f"https://example.org/{i}",
-                        "content": f"Snippet {i}   about {payload['query']}.", "score": 1 - i / 10}
-                       for i in range(1, 6)]
+            results = [
+                {
+                    "title": f"Result {i} for {payload['query']}",
+                    "url": f"https://example.org/{i}",
+                    "content": f"Snippet {i}   about {payload['query']}.",
+                    "score": 1 - i / 10,
+                }
+                for i in range(1, 6)
+            ]
             self._send(200, json.dumps({"query": payload["query"], "results": results}).encode())
         elif mode == "unauthorized":
             self._send(401, json.dumps({"detail": {"error": "Unauthorized: missing or invalid API key."}}).encode())
@@ -82,14 +88,19 @@ def test_tavily_search_through_a_fake_api(server):
     tool = WebSearchTool(api_key="tvly-test", base_url=server, top_k=2)
     out = tool.invoke({"query_list": ["quokka habitat", "perth climate"]})
     blocks = out.split("\n=======\n")
-    assert blocks[0] == ('Results for "quokka habitat":\n'
-                         "Doc 1 (Title: Result 1 for quokka habitat, URL: https://example.org/1) Snippet 1 about quokka habitat.\n"
-                         "Doc 2 (Title: Result 2 for quokka habitat, URL: https://example.org/2) Snippet 2 about quokka habitat.")
+    assert blocks[0] == (
+        'Results for "quokka habitat":\n'
+        "Doc 1 (Title: Result 1 for quokka habitat, URL: https://example.org/1) Snippet 1 about quokka habitat.\n"
+        "Doc 2 (Title: Result 2 for quokka habitat, URL: https://example.org/2) Snippet 2 about quokka habitat."
+    )
     assert "Result 1 for perth climate" in blocks[1]
     assert [r["query"] for r in _Handler.requests] == ["quokka habitat", "perth climate"]
-    assert all(r["path"] == "/search" and r["auth"] == "Bearer tvly-test" and r["max_results"] == 2
-               for r in _Handler.requests)
-    call = tool.invoke({"type": "tool_call", "id": "c", "name": "web_search", "args": {"query_list": ["quokka habitat"]}})
+    assert all(
+        r["path"] == "/search" and r["auth"] == "Bearer tvly-test" and r["max_results"] == 2 for r in _Handler.requests
+    )
+    call = tool.invoke(
+        {"type": "tool_call", "id": "c", "name": "web_search", "args": {"query_list": ["quokka habitat"]}}
+    )
     assert call.artifact["sources"] == ["Result 1 for quokka habitat", "Result 2 for quokka habitat"]
 
 
@@ -137,8 +148,9 @@ def test_visit_reads_the_main_text(server):
     assert "Rottnest Island" in out and "The quokka" in out
     for junk in ("SECRET_SCRIPT", "NAVIGATION_LINKS", "FOOTER_TEXT", "color:red"):
         assert junk not in out
-    read = VisitTool().invoke({"type": "tool_call", "id": "c", "name": "visit",
-                               "args": {"url": [f"{server}/page", f"{server}/missing"]}})
+    read = VisitTool().invoke(
+        {"type": "tool_call", "id": "c", "name": "visit", "args": {"url": [f"{server}/page", f"{server}/missing"]}}
+    )
     assert read.artifact["sources"] == [f"{server}/page"]  # the page that failed was not read
     short = VisitTool(max_chars=80).invoke(f"{server}/page")
     assert len(short) <= 80 and "[truncated" in short
@@ -146,7 +158,10 @@ def test_visit_reads_the_main_text(server):
 
 def test_visit_errors_are_observations(server):
     tool = VisitTool(timeout=2, attempts=2, backoff=0.01)
-    assert tool.invoke({"url": f"{server}/missing"}) == f"Error: could not read {server}/missing: the server answered HTTP 404."
+    assert (
+        tool.invoke({"url": f"{server}/missing"})
+        == f"Error: could not read {server}/missing: the server answered HTTP 404."
+    )
     assert "unsupported content type 'application/pdf'" in tool.invoke({"url": f"{server}/binary"})
     assert tool.invoke({"url": f"{server}/plain"}).endswith("just plain text")
     assert "Second time lucky." in tool.invoke({"url": f"{server}/flaky"})  # one retry on 503

@@ -34,8 +34,9 @@ def test_a_bad_set_override_is_a_clear_error(tmp_path: Path) -> None:
 
 
 def test_plot_redraws_a_curve_and_refuses_an_empty_run(tmp_path: Path) -> None:
-    (tmp_path / "metrics.jsonl").write_text('{"stage": "planner", "step": 1, "reward": 0.1}\n'
-                                            '{"stage": "planner", "step": 2, "reward": 0.2}\n')
+    (tmp_path / "metrics.jsonl").write_text(
+        '{"stage": "planner", "step": 1, "reward": 0.1}\n{"stage": "planner", "step": 2, "reward": 0.2}\n'
+    )
     result = runner.invoke(app, ["plot", str(tmp_path)])
     assert result.exit_code == 0 and (tmp_path / "reward_curve.png").is_file()
     empty = tmp_path / "empty"

@@ -31,9 +31,9 @@ def plan_length_reward(completions, **kwargs) -> list[float]:
 @pytest.fixture(scope="module")
 def tiny_cfg(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> TrainConfig:
     out = tmp_path_factory.mktemp("train")
-    return TrainConfig.from_yaml(CONFIG, {"output_dir": str(out / "planner"),
-                                          "data.path": str(HOTPOTQA),
-                                          "data.limit": 1})
+    return TrainConfig.from_yaml(
+        CONFIG, {"output_dir": str(out / "planner"), "data.path": str(HOTPOTQA), "data.limit": 1}
+    )
 
 
 @pytest.fixture(scope="module")
@@ -48,7 +48,9 @@ def test_planner_stage_logs_rewards_and_rollouts(planner_run) -> None:
     rewarded = [r for r in records if "reward" in r]
     assert [r["step"] for r in rewarded] == [1, 2]
     assert all("rewards/planner_reward/mean" in r and "episode/acc_final" in r for r in rewarded)
-    rollouts = [json.loads(line) for line in (planner_run.metrics_path.parent / "rollouts.jsonl").read_text().splitlines()]
+    rollouts = [
+        json.loads(line) for line in (planner_run.metrics_path.parent / "rollouts.jsonl").read_text().splitlines()
+    ]
     assert len(rollouts) == 4  # 2 steps x 2 generations, each carried out by the frozen executor
     assert all(0.0 <= r["reward"] <= 1.0 and r["plan"] for r in rollouts)
     assert planner_run.curve_path is not None and planner_run.curve_path.stat().st_size > 1000
@@ -69,8 +71,12 @@ def test_adapter_saved_with_metadata_and_changes_the_planner(planner_run, tiny_c
     assert Path(meta["base_model"]) == planner_run.base_model and meta["reward"] is not None
 
     tok = load_tokenizer(planner_run.base_model)
-    ids = tok.apply_chat_template(planner_messages("Who wrote the opera Maria Golovin?"),
-                                  add_generation_prompt=True, return_tensors="pt", return_dict=True)
+    ids = tok.apply_chat_template(
+        planner_messages("Who wrote the opera Maria Golovin?"),
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )
     base = load_model(planner_run.base_model)
     with torch.no_grad():
         before = base(**ids).logits[0, -1]
@@ -100,8 +106,9 @@ def test_planner_run_resumes_from_its_checkpoint(planner_run, tiny_cfg: TrainCon
     before = rollouts.read_text()
     again = train_planner(tiny_cfg, extra_reward_funcs=[plan_length_reward])
     assert again.steps == 2 and rollouts.read_text() == before
-    steps = [json.loads(line)["step"] for line in again.metrics_path.read_text().splitlines()
-             if "reward" in json.loads(line)]
+    steps = [
+        json.loads(line)["step"] for line in again.metrics_path.read_text().splitlines() if "reward" in json.loads(line)
+    ]
     assert steps == [1, 2]
 
 

@@ -8,8 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from mia.training.artifacts import plot_reward_curve, read_adapter_meta, read_metrics, reward_series, \
-    write_adapter_meta
+from mia.training.artifacts import plot_reward_curve, read_adapter_meta, read_metrics, reward_series, write_adapter_meta
 from mia.training.config import TrainConfig
 from mia.training.data import QAExample, executor_rows, load_qa_jsonl, planner_rows, to_dataset
 
@@ -17,12 +16,23 @@ ROOT = Path(__file__).resolve().parents[2]
 CONFIGS = ROOT / "training" / "configs"
 
 RECORDS = [
-    {"id": "a1", "question": "Which magazine was started first, Arthur's Magazine or First for Women?",
-     "answer": "Arthur's Magazine", "answer_aliases": ["Arthurs Magazine"],
-     "paragraphs": [{"title": "Arthur's Magazine", "text": "Arthur's Magazine (1844-1846) was a periodical."},
-                    {"title": "First for Women", "text": "First for Women is a magazine started in 1989."}]},
-    {"id": "a2", "question": "Who wrote Maria Golovin?", "answer": "Gian Carlo Menotti", "answer_aliases": [],
-     "paragraphs": [{"title": "Maria Golovin", "text": "Maria Golovin is an opera by Gian Carlo Menotti."}]},
+    {
+        "id": "a1",
+        "question": "Which magazine was started first, Arthur's Magazine or First for Women?",
+        "answer": "Arthur's Magazine",
+        "answer_aliases": ["Arthurs Magazine"],
+        "paragraphs": [
+            {"title": "Arthur's Magazine", "text": "Arthur's Magazine (1844-1846) was a periodical."},
+            {"title": "First for Women", "text": "First for Women is a magazine started in 1989."},
+        ],
+    },
+    {
+        "id": "a2",
+        "question": "Who wrote Maria Golovin?",
+        "answer": "Gian Carlo Menotti",
+        "answer_aliases": [],
+        "paragraphs": [{"title": "Maria Golovin", "text": "Maria Golovin is an opera by Gian Carlo Menotti."}],
+    },
     {"id": "a3", "question": "Q3?", "answer": "x", "paragraphs": []},
 ]
 
@@ -93,18 +103,30 @@ def test_memory_dir_fills_prompts_from_an_existing_store_and_refuses_an_empty_on
     from mia.training.data import load_training_examples
 
     folder = tmp_path / "run" / "store" / "memory"
-    steps = [TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["Arthur's Magazine founded"]}),
-             TrajectoryStep(kind="observation", content="Arthur's Magazine (1844-1846) was a periodical."),
-             TrajectoryStep(kind="answer", content="Arthur's Magazine")]
+    steps = [
+        TrajectoryStep(kind="tool_call", tool="search", args={"query_list": ["Arthur's Magazine founded"]}),
+        TrajectoryStep(kind="observation", content="Arthur's Magazine (1844-1846) was a periodical."),
+        TrajectoryStep(kind="answer", content="Arthur's Magazine"),
+    ]
     with MemoryStore.open(folder) as store:
-        store.memorise(Trajectory(question="Which magazine came first, Arthur's Magazine or Godey's?",
-                                  namespace="warm", plan="1. Find both founding years.", steps=steps,
-                                  answer="Arthur's Magazine", outcome="correct", gold_answers=["Arthur's Magazine"]))
+        store.memorise(
+            Trajectory(
+                question="Which magazine came first, Arthur's Magazine or Godey's?",
+                namespace="warm",
+                plan="1. Find both founding years.",
+                steps=steps,
+                answer="Arthur's Magazine",
+                outcome="correct",
+                gold_answers=["Arthur's Magazine"],
+            )
+        )
     qa = _write(tmp_path / "qa.jsonl", RECORDS)
 
     def config(memory_dir: Path, namespace: str = "warm") -> TrainConfig:
         cfg_file = tmp_path / "c.yaml"
-        cfg_file.write_text(f"name: t\ndata: {{path: {qa}, limit: 1, memory_dir: {memory_dir}, namespace: {namespace}}}\n")
+        cfg_file.write_text(
+            f"name: t\ndata: {{path: {qa}, limit: 1, memory_dir: {memory_dir}, namespace: {namespace}}}\n"
+        )
         return TrainConfig.from_yaml(cfg_file)
 
     [ex] = load_training_examples(config(folder))
@@ -157,18 +179,40 @@ def test_trajectory_log_becomes_training_data(tmp_path: Path) -> None:
     from mia.memory.trajectory import Trajectory, TrajectoryStep
     from mia.memory.trajectory_log import TrajectoryLog
 
-    from mia.training.trajectory_data import (correct_plan_rows, examples_from_trajectory_log,
-                                              plan_preference_pairs, read_trajectories)
+    from mia.training.trajectory_data import (
+        correct_plan_rows,
+        examples_from_trajectory_log,
+        plan_preference_pairs,
+        read_trajectories,
+    )
 
     q = "Who wrote Maria Golovin?"
-    steps = [TrajectoryStep(kind="tool_call", content="search", tool="search", args={"query_list": ["Maria Golovin"]}),
-             TrajectoryStep(kind="observation", content="Maria Golovin is an opera by Gian Carlo Menotti."),
-             TrajectoryStep(kind="answer", content="Gian Carlo Menotti")]
+    steps = [
+        TrajectoryStep(kind="tool_call", content="search", tool="search", args={"query_list": ["Maria Golovin"]}),
+        TrajectoryStep(kind="observation", content="Maria Golovin is an opera by Gian Carlo Menotti."),
+        TrajectoryStep(kind="answer", content="Gian Carlo Menotti"),
+    ]
     log = TrajectoryLog(tmp_path / "trajectories.jsonl")
-    log.append(Trajectory(question=q, plan="1. Search the opera.", steps=steps, answer="Gian Carlo Menotti",
-                          outcome="correct", gold_answers=["Gian Carlo Menotti"]))
-    log.append(Trajectory(question=q, plan="1. Guess.", steps=steps[:2], answer="Puccini", outcome="incorrect",
-                          gold_answers=["Gian Carlo Menotti"]))
+    log.append(
+        Trajectory(
+            question=q,
+            plan="1. Search the opera.",
+            steps=steps,
+            answer="Gian Carlo Menotti",
+            outcome="correct",
+            gold_answers=["Gian Carlo Menotti"],
+        )
+    )
+    log.append(
+        Trajectory(
+            question=q,
+            plan="1. Guess.",
+            steps=steps[:2],
+            answer="Puccini",
+            outcome="incorrect",
+            gold_answers=["Gian Carlo Menotti"],
+        )
+    )
     log.append(Trajectory(question="No ground truth?", plan="1. x", steps=steps, answer="42", outcome="correct"))
     log.append(Trajectory(question="Unjudged?", plan="1. x", steps=steps, answer="y", outcome="unknown"))
     with (tmp_path / "trajectories.jsonl").open("a") as fh:
@@ -194,7 +238,9 @@ def test_committed_configs_load(name: str) -> None:
 
 
 def test_every_documented_config_is_committed() -> None:
-    assert {"cpu-smollm2.yaml", "cpu-qwen.yaml", "gpu-qwen.yaml", "test-tiny.yaml"} <= {p.name for p in CONFIGS.glob("*.yaml")}
+    assert {"cpu-smollm2.yaml", "cpu-qwen.yaml", "gpu-qwen.yaml", "test-tiny.yaml"} <= {
+        p.name for p in CONFIGS.glob("*.yaml")
+    }
 
 
 def test_config_overrides_typos_and_cpu_defaults(tmp_path: Path) -> None:
@@ -214,8 +260,9 @@ def test_config_overrides_typos_and_cpu_defaults(tmp_path: Path) -> None:
 
 def test_metrics_curve_and_adapter_metadata(tmp_path: Path) -> None:
     metrics = tmp_path / "metrics.jsonl"
-    metrics.write_text("".join(json.dumps({"stage": "planner", "step": s, "reward": 0.1 * s}) + "\n"
-                               for s in range(1, 8)) + '{"torn')
+    metrics.write_text(
+        "".join(json.dumps({"stage": "planner", "step": s, "reward": 0.1 * s}) + "\n" for s in range(1, 8)) + '{"torn'
+    )
     records = read_metrics(metrics)
     assert reward_series(records, "planner") == (list(range(1, 8)), [pytest.approx(0.1 * s) for s in range(1, 8)])
     png = plot_reward_curve(records, tmp_path / "curve.png")
@@ -225,8 +272,9 @@ def test_metrics_curve_and_adapter_metadata(tmp_path: Path) -> None:
     meta = read_adapter_meta(tmp_path)
     assert meta["spec"] == f"hf:/models/base+{tmp_path.resolve()}" and meta["steps"] == 7
     # an adapter trained on an embedded model is served the way the defaults are: by llama.cpp
-    write_adapter_meta(tmp_path, base_model="/data/qwen-coder-1.5b-hf", base_spec="local:qwen-coder-1.5b",
-                       stage="planner", steps=3)
+    write_adapter_meta(
+        tmp_path, base_model="/data/qwen-coder-1.5b-hf", base_spec="local:qwen-coder-1.5b", stage="planner", steps=3
+    )
     assert read_adapter_meta(tmp_path)["spec"] == f"llamacpp:qwen-coder-1.5b+{tmp_path.resolve()}"
     with pytest.raises(FileNotFoundError, match="mia train"):
         read_adapter_meta(tmp_path / "elsewhere")
@@ -263,12 +311,23 @@ def test_training_reads_only_the_chosen_namespace(tmp_path: Path) -> None:
 
     from mia.training.data import load_training_examples
 
-    steps = [TrajectoryStep(kind="observation", content="Paris is the capital of France."),
-             TrajectoryStep(kind="answer", content="Paris")]
+    steps = [
+        TrajectoryStep(kind="observation", content="Paris is the capital of France."),
+        TrajectoryStep(kind="answer", content="Paris"),
+    ]
     log = TrajectoryLog(tmp_path / "trajectories.jsonl")
     for ns, question in (("alice", "Alice's question?"), ("bob", "Bob's private question?")):
-        log.append(Trajectory(question=question, plan="1. x", steps=steps, answer="Paris", outcome="correct",
-                              gold_answers=["Paris"], namespace=ns))
+        log.append(
+            Trajectory(
+                question=question,
+                plan="1. x",
+                steps=steps,
+                answer="Paris",
+                outcome="correct",
+                gold_answers=["Paris"],
+                namespace=ns,
+            )
+        )
     cfg = TrainConfig.from_dict({"data": {"trajectories": str(tmp_path), "namespace": "alice"}})
     assert [e.question for e in load_training_examples(cfg)] == ["Alice's question?"]
 

@@ -16,18 +16,29 @@ GOLD = ["Gian Carlo Menotti"]
 
 
 def _graph_output(first: str, final: str, replanned: bool) -> RunResult:
-    steps = [{"kind": "tool_call", "content": "", "tool": "search", "args": {"query_list": ["Maria Golovin"]}},
-             {"kind": "observation", "content": "Maria Golovin is an opera by Gian Carlo Menotti."},
-             {"kind": "answer", "content": first}]
+    steps = [
+        {"kind": "tool_call", "content": "", "tool": "search", "args": {"query_list": ["Maria Golovin"]}},
+        {"kind": "observation", "content": "Maria Golovin is an opera by Gian Carlo Menotti."},
+        {"kind": "answer", "content": first},
+    ]
     if replanned:
-        steps += [{"kind": "reflection", "content": "yes"}, {"kind": "replan", "content": "1. Search again."},
-                  {"kind": "answer", "content": final}]
+        steps += [
+            {"kind": "reflection", "content": "yes"},
+            {"kind": "replan", "content": "1. Search again."},
+            {"kind": "answer", "content": final},
+        ]
     else:
         steps += [{"kind": "reflection", "content": "no"}]
-    traj = {"question": "Who wrote Maria Golovin?", "plan": "1. Search.", "steps": steps, "answer": final,
-            "replan": "1. Search again." if replanned else ""}
-    return RunResult.from_output({"question": traj["question"], "answer": final, "trajectory": traj,
-                                  "replan": traj["replan"], "tool_calls": 1})
+    traj = {
+        "question": "Who wrote Maria Golovin?",
+        "plan": "1. Search.",
+        "steps": steps,
+        "answer": final,
+        "replan": "1. Search again." if replanned else "",
+    }
+    return RunResult.from_output(
+        {"question": traj["question"], "answer": final, "trajectory": traj, "replan": traj["replan"], "tool_calls": 1}
+    )
 
 
 def test_outcome_from_result_reads_first_and_final_answers() -> None:
@@ -57,12 +68,19 @@ def test_planner_episode_reward_scores_plans_by_their_outcome(tmp_path: Path) ->
     runner = _StubRunner()
     reward = PlannerEpisodeReward(runner, log_path=tmp_path / "rollouts.jsonl", max_words=20)
     metrics: dict[str, float] = {}
-    completions = [[{"role": "assistant", "content": "<think>hm</think>1. Search the opera's composer."}],
-                   [{"role": "assistant", "content": "1. Search the singer."}],
-                   [{"role": "assistant", "content": "word " * 30}]]
-    rewards = reward(prompts=[None] * 3, completions=completions, question=["Who wrote Maria Golovin?"] * 3,
-                     gold_answers=[GOLD] * 3, paragraphs=[[]] * 3,
-                     log_metric=lambda k, v: metrics.__setitem__(k, v))
+    completions = [
+        [{"role": "assistant", "content": "<think>hm</think>1. Search the opera's composer."}],
+        [{"role": "assistant", "content": "1. Search the singer."}],
+        [{"role": "assistant", "content": "word " * 30}],
+    ]
+    rewards = reward(
+        prompts=[None] * 3,
+        completions=completions,
+        question=["Who wrote Maria Golovin?"] * 3,
+        gold_answers=[GOLD] * 3,
+        paragraphs=[[]] * 3,
+        log_metric=lambda k, v: metrics.__setitem__(k, v),
+    )
     # correct first try, kept: 0.7 + 0.2 + 0.05 format + 0.05 decision
     assert rewards[0] == pytest.approx(1.0)
     # wrong, no replan: format only (the decision not to replan was wrong)
@@ -80,8 +98,13 @@ def test_the_episode_runs_the_plan_as_serving_keeps_it() -> None:
     runner = _StubRunner()
     reward = PlannerEpisodeReward(runner, max_words=20)
     overrun = "1. Search the opera's composer.\n\nRound 1\nTool call: search(...)\nTool result: Doc 1 ..."
-    rewards = reward(prompts=[None], completions=[[{"role": "assistant", "content": overrun}]],
-                     question=["Who wrote Maria Golovin?"], gold_answers=[GOLD], paragraphs=[[]])
+    rewards = reward(
+        prompts=[None],
+        completions=[[{"role": "assistant", "content": overrun}]],
+        question=["Who wrote Maria Golovin?"],
+        gold_answers=[GOLD],
+        paragraphs=[[]],
+    )
     assert runner.calls == ["1. Search the opera's composer."]
     assert rewards[0] == pytest.approx(1.0)
 
@@ -106,8 +129,13 @@ def test_parallel_episodes_run_together_and_keep_the_order(tmp_path: Path) -> No
     runner = _SlowRunner(width=4)
     reward = PlannerEpisodeReward(runner, log_path=tmp_path / "rollouts.jsonl", max_words=20, parallel=4)
     plans = ["1. Search the opera.", "1. Search the singer.", "1. Search the opera's composer.", "1. Search x."]
-    rewards = reward(prompts=[None] * 4, completions=[[{"role": "assistant", "content": p}] for p in plans],
-                     question=["Who wrote Maria Golovin?"] * 4, gold_answers=[GOLD] * 4, paragraphs=[[]] * 4)
+    rewards = reward(
+        prompts=[None] * 4,
+        completions=[[{"role": "assistant", "content": p}] for p in plans],
+        question=["Who wrote Maria Golovin?"] * 4,
+        gold_answers=[GOLD] * 4,
+        paragraphs=[[]] * 4,
+    )
     assert rewards == pytest.approx([1.0, 0.05, 1.0, 0.05])
     assert len(runner.threads) == 4
     logged = [json.loads(line) for line in (tmp_path / "rollouts.jsonl").read_text().splitlines()]
@@ -128,11 +156,19 @@ def test_graph_backend_carries_out_a_preset_plan(data_dir: Path, tmp_path: Path)
 
     root = Path(__file__).resolve().parents[2]
     [ex] = load_qa_jsonl(root / "app" / "evaluation" / "datasets" / "hotpotqa.jsonl.gz", limit=1)
-    runner = GraphEpisodeRunner({"executor_model": "local:smollm2", "planner_model": "local:smollm2",
-                                 "max_tool_calls": 1, "max_replans": 0, "executor_max_tokens": 24,
-                                 "judge_mode": "off", "namespace": "grpo-test", "data_dir": str(tmp_path)})
-    outcome = runner.run(ex.question, "1. Search the opera Maria Golovin.\n2. Answer.", ex.paragraphs,
-                         ex.gold_answers)
+    runner = GraphEpisodeRunner(
+        {
+            "executor_model": "local:smollm2",
+            "planner_model": "local:smollm2",
+            "max_tool_calls": 1,
+            "max_replans": 0,
+            "executor_max_tokens": 24,
+            "judge_mode": "off",
+            "namespace": "grpo-test",
+            "data_dir": str(tmp_path),
+        }
+    )
+    outcome = runner.run(ex.question, "1. Search the opera Maria Golovin.\n2. Answer.", ex.paragraphs, ex.gold_answers)
     assert outcome.error is None, outcome.error
     assert outcome.answer and 0.0 <= outcome.acc_final <= 1.0 and outcome.replanned is False
 

@@ -41,8 +41,20 @@ def test_training_data_and_trajectory_data_do_not_import_each_other_both_ways() 
     assert not ("mia.training.trajectory_data" in data and "mia.training.data" in traj)
 
 
-@pytest.mark.parametrize("package", ["mia", "mia.graph", "mia.graph.models", "mia.graph.tools", "mia.graph.judge",
-                                     "mia.memory", "mia.training", "mia.training.online", "mia.app.evaluation"])
+@pytest.mark.parametrize(
+    "package",
+    [
+        "mia",
+        "mia.graph",
+        "mia.graph.models",
+        "mia.graph.tools",
+        "mia.graph.judge",
+        "mia.memory",
+        "mia.training",
+        "mia.training.online",
+        "mia.app.evaluation",
+    ],
+)
 def test_every_lazy_name_resolves(package: str) -> None:
     module = importlib.import_module(package)
     for name in module.__all__:

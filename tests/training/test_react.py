@@ -10,11 +10,17 @@ import pytest
 from mia.training.prompts import executor_messages
 from mia.training.react import Episode, ReactBudget, ReactRunner, SandboxSearch
 
-PARAS = [{"title": "Maria Golovin", "text": "Maria Golovin is an opera by Gian Carlo Menotti, first staged in 1958."},
-         {"title": "Menotti", "text": "Gian Carlo Menotti was an Italian-American composer born in 1911."}]
-QUESTIONS = [("Who composed Maria Golovin?", "1. Search the opera Maria Golovin.\n2. Answer with its composer."),
-             ("In which year was the composer of the opera Maria Golovin, first staged in 1958, born?",
-              "1. Search the opera.\n2. Search its composer's birth year.\n3. Answer.")]
+PARAS = [
+    {"title": "Maria Golovin", "text": "Maria Golovin is an opera by Gian Carlo Menotti, first staged in 1958."},
+    {"title": "Menotti", "text": "Gian Carlo Menotti was an Italian-American composer born in 1911."},
+]
+QUESTIONS = [
+    ("Who composed Maria Golovin?", "1. Search the opera Maria Golovin.\n2. Answer with its composer."),
+    (
+        "In which year was the composer of the opera Maria Golovin, first staged in 1958, born?",
+        "1. Search the opera.\n2. Search its composer's birth year.\n3. Answer.",
+    ),
+]
 
 
 @pytest.fixture(scope="module")

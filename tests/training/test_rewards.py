@@ -4,9 +4,19 @@ from __future__ import annotations
 
 import pytest
 
-from mia.training.rewards import (ExecutorRewardWeights, PlannerRewardWeights, answer_accuracy, decision_correct,
-                                  executor_format_ok, executor_reward, parse_tool_calls,
-                                  plan_format_ok, planner_reward, tool_call_ok, tool_use_score)
+from mia.training.rewards import (
+    ExecutorRewardWeights,
+    PlannerRewardWeights,
+    answer_accuracy,
+    decision_correct,
+    executor_format_ok,
+    executor_reward,
+    parse_tool_calls,
+    plan_format_ok,
+    planner_reward,
+    tool_call_ok,
+    tool_use_score,
+)
 from mia.graph.protocol import after_last_think, last_answer
 
 CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Arthur\'s Magazine founded"]}}</tool_call>'
@@ -36,15 +46,18 @@ def test_decision_is_right_when_replanning_exactly_after_a_wrong_answer() -> Non
     assert not decision_correct(first_correct=False, replanned=False)
 
 
-@pytest.mark.parametrize(("pred", "metric", "expected"), [
-    ("Arthur's Magazine", "em", 1.0),
-    ("the arthur's magazine.", "em", 1.0),
-    ("First for Women", "em", 0.0),
-    ("Arthur's", "f1", pytest.approx(2 / 3)),
-    ("It was Arthur's Magazine, founded 1844", "contains", 1.0),
-    ("", "em", 0.0),
-    (None, "f1", 0.0),
-])
+@pytest.mark.parametrize(
+    ("pred", "metric", "expected"),
+    [
+        ("Arthur's Magazine", "em", 1.0),
+        ("the arthur's magazine.", "em", 1.0),
+        ("First for Women", "em", 0.0),
+        ("Arthur's", "f1", pytest.approx(2 / 3)),
+        ("It was Arthur's Magazine, founded 1844", "contains", 1.0),
+        ("", "em", 0.0),
+        (None, "f1", 0.0),
+    ],
+)
 def test_answer_accuracy(pred, metric, expected) -> None:
     assert answer_accuracy(pred, ["Arthur's Magazine"], metric) == expected
 

@@ -26,20 +26,30 @@ def fake_parts(models: dict[str, Any]) -> dict[str, Any]:
     def judge_fn(**kwargs: Any) -> Any:
         return FakeVerdict(outcome="incorrect", score=0.0, feedback="", mode=kwargs["mode"])
 
-    return {"model_factory": lambda spec, t, n: models[spec], "store_factory": lambda path: FakeStore(),
-            "tools_factory": lambda ctx, paragraphs: [search_tool()], "judge_fn": judge_fn,
-            "compressor_factory": lambda model: SimpleNamespace(model=model)}
+    return {
+        "model_factory": lambda spec, t, n: models[spec],
+        "store_factory": lambda path: FakeStore(),
+        "tools_factory": lambda ctx, paragraphs: [search_tool()],
+        "judge_fn": judge_fn,
+        "compressor_factory": lambda model: SimpleNamespace(model=model),
+    }
 
 
 def test_planner_stage_routes_reflection_and_replan_to_the_planner_policy() -> None:
     from mia.training.planner_stage import make_runner
 
-    cfg = TrainConfig.from_dict({"planner": {"episode_backend": "graph", "executor_model": "fake:executor",
-                                             "max_replans": 1},
-                                 "budget": {"max_tool_calls": 1}})
-    models = {"fake:executor": ScriptedChatModel(script=[CALL, "<answer>Marlowe</answer>", CALL,
-                                                         "<answer>Shakespeare</answer>"]),
-              "fake:judge": ScriptedChatModel(script=[], fallback="A")}
+    cfg = TrainConfig.from_dict(
+        {
+            "planner": {"episode_backend": "graph", "executor_model": "fake:executor", "max_replans": 1},
+            "budget": {"max_tool_calls": 1},
+        }
+    )
+    models = {
+        "fake:executor": ScriptedChatModel(
+            script=[CALL, "<answer>Marlowe</answer>", CALL, "<answer>Shakespeare</answer>"]
+        ),
+        "fake:judge": ScriptedChatModel(script=[], fallback="A"),
+    }
     handle = PolicyHandle()
     runner = make_runner(cfg, policy=handle, **fake_parts(models))
     assert runner.context.planner_model == POLICY_SPEC != runner.context.executor_model == "fake:executor"
@@ -48,11 +58,21 @@ def test_planner_stage_routes_reflection_and_replan_to_the_planner_policy() -> N
     planner = ScriptedChatModel(script=["yes", "1. Search again for the author."])
     from mia.training.episodes import GraphEpisodeRunner
 
-    graph_runner = GraphEpisodeRunner({**{k: getattr(runner.context, k) for k in ("executor_model", "judge_model",
-                                                                                   "max_tool_calls", "max_replans")},
-                                       "planner_model": POLICY_SPEC, "tool_protocol": "text", "min_tool_calls": 0,
-                                       "replan_when": "planner"},  # the paper's reflection: the policy says yes/no
-                                      metric="em", planner=planner, **fake_parts(models))
+    graph_runner = GraphEpisodeRunner(
+        {
+            **{
+                k: getattr(runner.context, k)
+                for k in ("executor_model", "judge_model", "max_tool_calls", "max_replans")
+            },
+            "planner_model": POLICY_SPEC,
+            "tool_protocol": "text",
+            "min_tool_calls": 0,
+            "replan_when": "planner",
+        },  # the paper's reflection: the policy says yes/no
+        metric="em",
+        planner=planner,
+        **fake_parts(models),
+    )
     outcome = graph_runner.run("Who wrote Hamlet?", "1. Search Hamlet.", PARAS, ["William Shakespeare"])
     assert outcome.error is None, outcome.error
     assert outcome.replanned and outcome.replan == "1. Search again for the author."
@@ -69,10 +89,15 @@ def test_executor_reward_gives_the_first_try_bonus_only_without_a_replan() -> No
 
     reward = ExecutorEpisodeReward(metric="em")
     turns = [CALL, "<answer>William Shakespeare</answer>"]
-    first, after_replan = reward(completions=[None, None], gold_answers=[["William Shakespeare"]] * 2,
-                                 episode_turns=[turns, turns], episode_answer=["William Shakespeare"] * 2,
-                                 question=["q", "q"], episode_first_attempt=[True, False],
-                                 episode_segments=[[turns], [turns[:1], turns[1:]]])
+    first, after_replan = reward(
+        completions=[None, None],
+        gold_answers=[["William Shakespeare"]] * 2,
+        episode_turns=[turns, turns],
+        episode_answer=["William Shakespeare"] * 2,
+        question=["q", "q"],
+        episode_first_attempt=[True, False],
+        episode_segments=[[turns], [turns[:1], turns[1:]]],
+    )
     assert first > after_replan  # before the fix both got the bonus (first_attempt=True on every call)
 
 
@@ -93,18 +118,31 @@ def test_executor_rollout_replans_a_wrong_first_answer(data_dir: Path) -> None:
     folder = ensure_converted("smollm2", data_dir)
     model, tok = load_model(folder, None), load_tokenizer(folder)
     prompt = executor_messages("Who wrote Hamlet?", "1. Search Hamlet.")
-    rows = [{"prompt": prompt, "plan": "1. Search Hamlet.", "question": "Who wrote Hamlet?",
-             "gold_answers": ["an answer no model gives"], "paragraphs": PARAS}]
+    rows = [
+        {
+            "prompt": prompt,
+            "plan": "1. Search Hamlet.",
+            "question": "Who wrote Hamlet?",
+            "gold_answers": ["an answer no model gives"],
+            "paragraphs": PARAS,
+        }
+    ]
     asked: list[tuple[str, str, str]] = []
 
     def replanner(question: str, plan: str, trace: str) -> str:
         asked.append((question, plan, trace))
         return "1. Search for the author of Hamlet.\n2. Answer with the name."
 
-    rollout = ExecutorRollout(rows, ReactBudget(max_tool_calls=1, max_turn_tokens=24, max_answer_tokens=12), 1,
-                              replanner=replanner, accuracy=Accuracy("em"))
-    trainer = SimpleNamespace(accelerator=SimpleNamespace(unwrap_model=lambda m: m), model=model,
-                              processing_class=tok, temperature=1.0)
+    rollout = ExecutorRollout(
+        rows,
+        ReactBudget(max_tool_calls=1, max_turn_tokens=24, max_answer_tokens=12),
+        1,
+        replanner=replanner,
+        accuracy=Accuracy("em"),
+    )
+    trainer = SimpleNamespace(
+        accelerator=SimpleNamespace(unwrap_model=lambda m: m), model=model, processing_class=tok, temperature=1.0
+    )
     torch.manual_seed(0)
     out = rollout([prompt], trainer)
     assert asked and asked[0][:2] == ("Who wrote Hamlet?", "1. Search Hamlet.")
@@ -128,8 +166,11 @@ def test_policy_chat_model_generates_with_the_bound_policy(data_dir: Path) -> No
     handle = PolicyHandle()
     with pytest.raises(RuntimeError, match="not bound"):
         PolicyChatModel(handle=handle, max_tokens=4).invoke([HumanMessage(content="Hi")])
-    handle.bind(SimpleNamespace(accelerator=SimpleNamespace(unwrap_model=lambda m: m), model=model,
-                                processing_class=load_tokenizer(folder)))
+    handle.bind(
+        SimpleNamespace(
+            accelerator=SimpleNamespace(unwrap_model=lambda m: m), model=model, processing_class=load_tokenizer(folder)
+        )
+    )
     reply = PolicyChatModel(handle=handle, max_tokens=4).invoke([HumanMessage(content="Say yes or no.")])
     assert isinstance(reply.content, str) and reply.content.strip()
     assert model.training  # the trainer's mode is restored

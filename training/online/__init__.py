@@ -12,14 +12,17 @@ from __future__ import annotations
 
 import lazy_loader
 
-__getattr__, __dir__, __all__ = lazy_loader.attach(__name__, submod_attrs={
-    "config": ["OnlineConfig", "is_closed_model"],
-    "episodes": ["OnlineEpisode", "EpisodeQueue"],
-    "registry": ["AdapterRegistry", "RollbackPolicy"],
-    "learner": ["OnlineLearner"],
-    "trainer": ["GRPOBatchTrainer", "MemoryOnlyTrainer", "BatchResult"],
-    "rollouts": ["RolloutScorer", "Rollout"],
-    "memory_loop": ["MemoryLoop"],
-    "policy": ["PlannerPolicy"],
-    "session": ["LearningSession", "MEMORY_ONLY_NOTICE"],
-})
+__getattr__, __dir__, __all__ = lazy_loader.attach(
+    __name__,
+    submod_attrs={
+        "config": ["OnlineConfig", "is_closed_model"],
+        "episodes": ["OnlineEpisode", "EpisodeQueue"],
+        "registry": ["AdapterRegistry", "RollbackPolicy"],
+        "learner": ["OnlineLearner"],
+        "trainer": ["GRPOBatchTrainer", "MemoryOnlyTrainer", "BatchResult"],
+        "rollouts": ["RolloutScorer", "Rollout"],
+        "memory_loop": ["MemoryLoop"],
+        "policy": ["PlannerPolicy"],
+        "session": ["LearningSession", "MEMORY_ONLY_NOTICE"],
+    },
+)

@@ -16,8 +16,9 @@ from mia.training.online.config import OnlineConfig
 from mia.training.online.session import LearningSession
 
 
-def start_learning(context: Any, ground_truth: bool, echo: Callable[[str], None] = print,
-                   batch_questions: int = 4) -> LearningSession:
+def start_learning(
+    context: Any, ground_truth: bool, echo: Callable[[str], None] = print, batch_questions: int = 4
+) -> LearningSession:
     """A LearningSession for the agent commands; says when learning is memory-only. Without
     gold answers the reviewer panel judges (judge_mode reviewers) and its verdict is the reward."""
     import dataclasses
@@ -30,9 +31,11 @@ def start_learning(context: Any, ground_truth: bool, echo: Callable[[str], None]
     if session.notice:
         echo(session.notice)
     else:
-        echo(f"Test-time learning on: planner adapter {session.served_version} "
-             f"(a GRPO update every {batch_questions} answered questions, adapters in "
-             f"{session.registry.root}).")
+        echo(
+            f"Test-time learning on: planner adapter {session.served_version} "
+            f"(a GRPO update every {batch_questions} answered questions, adapters in "
+            f"{session.registry.root})."
+        )
     return session
 
 

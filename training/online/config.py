@@ -9,6 +9,7 @@ from mia.graph.models.spec import parse_model_spec
 from mia.training.config import BudgetConfig, LoraSettings
 from mia.training.rewards import AccuracyMetric, PlannerRewardWeights
 
+
 @dataclass
 class OnlineConfig:
     """One test-time learning session."""
@@ -43,7 +44,8 @@ class OnlineConfig:
             raise ValueError(
                 f"rollback_window={self.rollback_window} must be between 1 and batch_questions={self.batch_questions}: "
                 "a version serves at most batch_questions answers before the next update replaces it, so a "
-                "longer window never fills and rollback could never fire")
+                "longer window never fills and rollback could never fire"
+            )
 
 
 def is_closed_model(spec: str) -> bool:

@@ -134,7 +134,7 @@ class EpisodeQueue:
 
     def pending(self) -> list[OnlineEpisode]:
         """Episodes not learned from yet (after the cursor)."""
-        return self.read_all()[self.cursor():]
+        return self.read_all()[self.cursor() :]
 
     def advance(self, n: int) -> int:
         """Mark `n` more episodes as learned from (atomic); returns the new cursor."""

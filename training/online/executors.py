@@ -36,8 +36,7 @@ class Played:
 
 
 class RolloutExecutor(Protocol):
-    def play(self, question: str, plans: Sequence[str],
-             paragraphs: Sequence[dict[str, str]]) -> list[Played | None]:
+    def play(self, question: str, plans: Sequence[str], paragraphs: Sequence[dict[str, str]]) -> list[Played | None]:
         """One result per plan, in order; None for a rollout that broke (it earns no answer)."""
         ...
 
@@ -48,8 +47,7 @@ class ReactRollouts:
     def __init__(self, react: Any) -> None:
         self.react = react
 
-    def play(self, question: str, plans: Sequence[str],
-             paragraphs: Sequence[dict[str, str]]) -> list[Played | None]:
+    def play(self, question: str, plans: Sequence[str], paragraphs: Sequence[dict[str, str]]) -> list[Played | None]:
         from mia.training.prompts import executor_messages
 
         messages = [executor_messages(question, plan) for plan in plans]
@@ -58,8 +56,10 @@ class ReactRollouts:
         except Exception as exc:  # noqa: BLE001 - one broken rollout must not take its group down
             log.warning("batched rollouts failed (%s); playing them one by one", exc)
             episodes = [self._one(m, paragraphs) for m in messages]
-        return [None if ep is None else Played(ep.answer, list(ep.turns), list(ep.observations), ep.tool_calls)
-                for ep in episodes]
+        return [
+            None if ep is None else Played(ep.answer, list(ep.turns), list(ep.observations), ep.tool_calls)
+            for ep in episodes
+        ]
 
     def _one(self, messages: list[dict[str, str]], paragraphs: Sequence[dict[str, str]]) -> Any:
         try:
@@ -113,8 +113,8 @@ class GraphRollouts:
             log.warning("graph rollout failed: %s", exc)
             return None
 
-    def play(self, question: str, plans: Sequence[str],
-             paragraphs: Sequence[dict[str, str]]) -> list[Played | None]:
-        with ThreadPoolExecutor(max_workers=min(self.concurrency, max(1, len(plans))),
-                                thread_name_prefix="mia-rollout") as pool:
+    def play(self, question: str, plans: Sequence[str], paragraphs: Sequence[dict[str, str]]) -> list[Played | None]:
+        with ThreadPoolExecutor(
+            max_workers=min(self.concurrency, max(1, len(plans))), thread_name_prefix="mia-rollout"
+        ) as pool:
             return list(pool.map(lambda plan: self._one(question, plan, paragraphs), plans))

@@ -49,9 +49,18 @@ class StepEvent:
 class OnlineLearner:
     """See the module docstring. `start()` runs the thread; `close()` stops it."""
 
-    def __init__(self, folder: str | Path, trainer: BatchTrainer, registry: AdapterRegistry, *,
-                 batch_questions: int = 4, memory_loop: Any = None, on_swap: SwapFn | None = None,
-                 max_retries: int = 2, poll_s: float = 1.0) -> None:
+    def __init__(
+        self,
+        folder: str | Path,
+        trainer: BatchTrainer,
+        registry: AdapterRegistry,
+        *,
+        batch_questions: int = 4,
+        memory_loop: Any = None,
+        on_swap: SwapFn | None = None,
+        max_retries: int = 2,
+        poll_s: float = 1.0,
+    ) -> None:
         self.folder = Path(folder).expanduser()
         self.queue = EpisodeQueue(self.folder)
         self.trainer, self.registry, self.memory_loop = trainer, registry, memory_loop
@@ -109,8 +118,11 @@ class OnlineLearner:
             return True
         self._thread.join(timeout)
         if self._thread.is_alive():
-            log.warning("the online learner did not stop within %ss; its batch's episodes stay pending in %s",
-                        timeout, self.queue.path)
+            log.warning(
+                "the online learner did not stop within %ss; its batch's episodes stay pending in %s",
+                timeout,
+                self.queue.path,
+            )
             return False
         return True
 
@@ -170,14 +182,27 @@ class OnlineLearner:
         except Exception as exc:  # noqa: BLE001 - retried, then skipped; never fatal
             self._failures += 1
             self.last_error = f"{type(exc).__name__}: {exc}"
-            log.error("online learning batch failed (%d/%d): %s\n%s", self._failures, self.max_retries + 1,
-                      self.last_error, traceback.format_exc())
+            log.error(
+                "online learning batch failed (%d/%d): %s\n%s",
+                self._failures,
+                self.max_retries + 1,
+                self.last_error,
+                traceback.format_exc(),
+            )
             self._record(StepEvent(self._batches, started, time.time(), len(batch), None, error=self.last_error))
             if self._failures > self.max_retries:
-                log.error("skipping %d episodes after repeated failures (they stay in %s)", len(batch),
-                          self.queue.path)
-                self._record(StepEvent(self._batches, time.time(), time.time(), 0, None,
-                                       stats={"skipped": float(len(batch))}, error="skipped"))
+                log.error("skipping %d episodes after repeated failures (they stay in %s)", len(batch), self.queue.path)
+                self._record(
+                    StepEvent(
+                        self._batches,
+                        time.time(),
+                        time.time(),
+                        0,
+                        None,
+                        stats={"skipped": float(len(batch))},
+                        error="skipped",
+                    )
+                )
                 self.queue.advance(len(batch))
                 self._failures = 0
             else:
@@ -249,5 +274,13 @@ def _write_meta(folder: Path, stats: dict[str, Any], episode_ids: list[str], par
     config = folder / "adapter_config.json"
     if config.is_file():
         base = json.loads(config.read_text()).get("base_model_name_or_path")
-    write_adapter_meta(folder, base_model=str(base or ""), stage="planner-online", parent=parent,
-                       episodes=episode_ids, reward=stats.get("reward_mean"), steps=1, stats=stats)
+    write_adapter_meta(
+        folder,
+        base_model=str(base or ""),
+        stage="planner-online",
+        parent=parent,
+        episodes=episode_ids,
+        reward=stats.get("reward_mean"),
+        steps=1,
+        stats=stats,
+    )

@@ -37,17 +37,26 @@ def rollout_trajectory(episode: OnlineEpisode, rollout: Rollout, source: str = "
         if i < len(rollout.observations):
             steps.append(TrajectoryStep(kind="observation", content=rollout.observations[i], tool="search"))
     steps.append(TrajectoryStep(kind="answer", content=rollout.answer or ""))
-    return Trajectory(namespace=episode.namespace, question=episode.question, plan=rollout.plan.text, steps=steps,
-                      answer=rollout.answer or "", outcome=rollout.outcome, judge_feedback=rollout.feedback,
-                      gold_answers=list(episode.gold_answers), used_memory_ids=list(episode.used_memory_ids),
-                      source=source)
+    return Trajectory(
+        namespace=episode.namespace,
+        question=episode.question,
+        plan=rollout.plan.text,
+        steps=steps,
+        answer=rollout.answer or "",
+        outcome=rollout.outcome,
+        judge_feedback=rollout.feedback,
+        gold_answers=list(episode.gold_answers),
+        used_memory_ids=list(episode.used_memory_ids),
+        source=source,
+    )
 
 
 class MemoryLoop:
     """Writes each batch's best and worst rollouts to the memory store (see the module docstring)."""
 
-    def __init__(self, store: Any, folder: str | Path, *, compressor: Any = None, consolidate_every: int = 2,
-                 seed: int = 0) -> None:
+    def __init__(
+        self, store: Any, folder: str | Path, *, compressor: Any = None, consolidate_every: int = 2, seed: int = 0
+    ) -> None:
         self.store, self.compressor = store, compressor
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -77,11 +86,19 @@ class MemoryLoop:
             except Exception as exc:  # noqa: BLE001
                 log.warning("could not update win rates: %s", exc)
         if best is not None and worst is not None:
-            self._append_pair({"question": episode.question, "namespace": episode.namespace,
-                               "correct_plan": best.plan.text, "incorrect_plan": worst.plan.text,
-                               "correct_answer": best.answer, "incorrect_answer": worst.answer,
-                               "incorrect_feedback": worst.feedback, "episode_id": episode.id,
-                               "created_at": time.time()})
+            self._append_pair(
+                {
+                    "question": episode.question,
+                    "namespace": episode.namespace,
+                    "correct_plan": best.plan.text,
+                    "incorrect_plan": worst.plan.text,
+                    "correct_answer": best.answer,
+                    "incorrect_answer": worst.answer,
+                    "incorrect_feedback": worst.feedback,
+                    "episode_id": episode.id,
+                    "created_at": time.time(),
+                }
+            )
             stored["pair"] = True
         return stored
 
@@ -93,8 +110,11 @@ class MemoryLoop:
         from mia.memory.store import record_from_trajectory
 
         self.store.log_trajectory(trajectory)
-        result = (self.compressor.compress(trajectory) if self.compressor is not None
-                  else CompressionResult(extractive_workflow(trajectory), "extractive"))
+        result = (
+            self.compressor.compress(trajectory)
+            if self.compressor is not None
+            else CompressionResult(extractive_workflow(trajectory), "extractive")
+        )
         return self.store.add(record_from_trajectory(trajectory, result)).id
 
     def _append_pair(self, pair: dict[str, Any]) -> None:

@@ -42,7 +42,7 @@ def group_advantages(rewards: Sequence[float], eps: float = 1e-4) -> list[float]
         return []
     mean = sum(rewards) / n
     var = sum((r - mean) ** 2 for r in rewards) / max(1, n - 1)
-    std = var ** 0.5
+    std = var**0.5
     if std < 1e-8:
         return [0.0] * n
     return [(r - mean) / (std + eps) for r in rewards]
@@ -84,8 +84,18 @@ class FrozenBase:
 class PlannerPolicy:
     """Base weights + a trainable LoRA; continues a given adapter or starts a fresh one."""
 
-    def __init__(self, base: Path, adapter: Path | None, *, lora: Any, learning_rate: float,
-                 max_grad_norm: float = 1.0, seed: int = 0, device: str = "cpu", dtype: str = "float32") -> None:
+    def __init__(
+        self,
+        base: Path,
+        adapter: Path | None,
+        *,
+        lora: Any,
+        learning_rate: float,
+        max_grad_norm: float = 1.0,
+        seed: int = 0,
+        device: str = "cpu",
+        dtype: str = "float32",
+    ) -> None:
         import torch
         from transformers import AutoModelForCausalLM
 
@@ -104,8 +114,16 @@ class PlannerPolicy:
         else:
             from peft import LoraConfig, get_peft_model
 
-            model = get_peft_model(model, LoraConfig(r=lora.r, lora_alpha=lora.alpha, lora_dropout=lora.dropout,
-                                                     target_modules=lora.target_modules, task_type="CAUSAL_LM"))
+            model = get_peft_model(
+                model,
+                LoraConfig(
+                    r=lora.r,
+                    lora_alpha=lora.alpha,
+                    lora_dropout=lora.dropout,
+                    target_modules=lora.target_modules,
+                    task_type="CAUSAL_LM",
+                ),
+            )
         self.model = model.to(device)
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.params, lr=learning_rate, weight_decay=0.0)
@@ -121,17 +139,30 @@ class PlannerPolicy:
         text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
-    def sample(self, messages: list[dict[str, str]], n: int, max_new_tokens: int,
-               temperature: float = 1.0, should_stop: ShouldStop | None = None) -> list[SampledPlan]:
+    def sample(
+        self,
+        messages: list[dict[str, str]],
+        n: int,
+        max_new_tokens: int,
+        temperature: float = 1.0,
+        should_stop: ShouldStop | None = None,
+    ) -> list[SampledPlan]:
         """n plans for one planner prompt (sampled, so that the group differs); cut short at the
         next token once `should_stop()` (the caller then drops them: see `stopping`)."""
         ids = self.prompt_ids(messages)
-        out = self.generate_from_prompt(ids, n, max_new_tokens=max_new_tokens, do_sample=True,
-                                        temperature=temperature, top_p=1.0, top_k=0,
-                                        stopping_criteria=stopping_criteria(should_stop))
+        out = self.generate_from_prompt(
+            ids,
+            n,
+            max_new_tokens=max_new_tokens,
+            do_sample=True,
+            temperature=temperature,
+            top_p=1.0,
+            top_k=0,
+            stopping_criteria=stopping_criteria(should_stop),
+        )
         plans = []
         eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id
-        for row in out[:, len(ids):].tolist():
+        for row in out[:, len(ids) :].tolist():
             cut = []
             for tok in row:
                 if tok == eos:  # keep the end token: the policy also learns when to stop
@@ -155,16 +186,23 @@ class PlannerPolicy:
         with torch.no_grad():
             cache = None
             if len(ids) > 1:
-                cache = self.model(input_ids=torch.tensor([ids[:-1]], device=self.device), use_cache=True).past_key_values
+                cache = self.model(
+                    input_ids=torch.tensor([ids[:-1]], device=self.device), use_cache=True
+                ).past_key_values
                 cache.batch_repeat_interleave(n)
             input_ids = torch.tensor([ids] * n, device=self.device)
-            return self.model.generate(input_ids=input_ids, attention_mask=torch.ones_like(input_ids),
-                                       past_key_values=cache, pad_token_id=self.tokenizer.pad_token_id,
-                                       **generate_kwargs)
+            return self.model.generate(
+                input_ids=input_ids,
+                attention_mask=torch.ones_like(input_ids),
+                past_key_values=cache,
+                pad_token_id=self.tokenizer.pad_token_id,
+                **generate_kwargs,
+            )
 
     # ---------------------------------------------------------------- learning
-    def grpo_step(self, groups: Sequence[Sequence[tuple[SampledPlan, float]]],
-                  should_stop: ShouldStop | None = None) -> dict[str, float]:
+    def grpo_step(
+        self, groups: Sequence[Sequence[tuple[SampledPlan, float]]], should_stop: ShouldStop | None = None
+    ) -> dict[str, float]:
         """One GRPO update from scored groups (one group = one question's n plans). Polls
         `should_stop` between samples' backward passes: a stopped step leaves the weights as they
         were (`LearningStopped`; the gradients are dropped before the next step)."""
@@ -173,11 +211,18 @@ class PlannerPolicy:
         items = []
         for group in groups:
             advantages = group_advantages([r for _, r in group])
-            items += [(plan, adv) for (plan, _), adv in zip(group, advantages, strict=True)
-                      if adv != 0.0 and plan.completion_ids]
+            items += [
+                (plan, adv)
+                for (plan, _), adv in zip(group, advantages, strict=True)
+                if adv != 0.0 and plan.completion_ids
+            ]
         rewards = [r for group in groups for _, r in group]
-        stats = {"reward_mean": sum(rewards) / max(1, len(rewards)), "samples": float(len(items)), "loss": 0.0,
-                 "updated": 0.0}
+        stats = {
+            "reward_mean": sum(rewards) / max(1, len(rewards)),
+            "samples": float(len(items)),
+            "loss": 0.0,
+            "updated": 0.0,
+        }
         if not items:  # every group tied: nothing to learn from this batch (GRPO's zero advantage)
             return stats
         self.model.train()
@@ -188,8 +233,8 @@ class PlannerPolicy:
             for plan, adv in items:
                 check_stop(should_stop)
                 ids = torch.tensor([plan.prompt_ids + plan.completion_ids], device=self.device)
-                logits = self.model(input_ids=ids).logits[0, len(plan.prompt_ids) - 1: -1]
-                target = ids[0, len(plan.prompt_ids):]
+                logits = self.model(input_ids=ids).logits[0, len(plan.prompt_ids) - 1 : -1]
+                target = ids[0, len(plan.prompt_ids) :]
                 logp = torch.log_softmax(logits.float(), dim=-1).gather(1, target[:, None]).squeeze(1)
                 loss = -(adv * logp).sum() / total_tokens  # DAPO: token sum over the batch's token count
                 loss.backward()

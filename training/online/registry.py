@@ -93,12 +93,16 @@ class AdapterRegistry:
             return []
         now = time.time()
         for version in lost:
-            versions[version].update(status=MISSING, missing_since=now,
-                                     missing_reason=f"adapter files missing from {self.path_of(version)}")
+            versions[version].update(
+                status=MISSING, missing_since=now, missing_reason=f"adapter files missing from {self.path_of(version)}"
+            )
         current = self._servable(self._state["current"])
         if current != self._state["current"]:
-            log.warning("planner adapter %s has lost its files: serving %s, its newest intact ancestor",
-                        self._state["current"], current)
+            log.warning(
+                "planner adapter %s has lost its files: serving %s, its newest intact ancestor",
+                self._state["current"],
+                current,
+            )
             self._state["current"] = current
         log.warning("planner adapter versions without their files (marked missing): %s", ", ".join(lost))
         self._save()
@@ -153,8 +157,13 @@ class AdapterRegistry:
             raise ValueError(f"{folder} is not a version folder of {self.root} (use next_dir())")
         with self._lock:
             name = folder.name
-            self._state["versions"][name] = {"parent": self._state["current"], "status": "active", "rewards": [],
-                                             "created_at": time.time(), **(meta or {})}
+            self._state["versions"][name] = {
+                "parent": self._state["current"],
+                "status": "active",
+                "rewards": [],
+                "created_at": time.time(),
+                **(meta or {}),
+            }
             self._state["current"] = name
             self._save()
         return name
@@ -165,14 +174,14 @@ class AdapterRegistry:
         name = version or BASE
         with self._lock:
             entry = self._state["versions"].setdefault(name, {"parent": None, "status": "unknown", "rewards": []})
-            entry["rewards"] = (entry.get("rewards", []) + [float(reward)])[-max(200, 4 * self.policy.window):]
+            entry["rewards"] = (entry.get("rewards", []) + [float(reward)])[-max(200, 4 * self.policy.window) :]
             self._save()
 
     def rolling(self, version: str) -> float | None:
         """Mean reward of a version's last `window` answers (None until it served that many)."""
         with self._lock:
             rewards = self._state["versions"].get(version, {}).get("rewards", [])
-            return _mean(rewards[-self.policy.window:]) if len(rewards) >= self.policy.window else None
+            return _mean(rewards[-self.policy.window :]) if len(rewards) >= self.policy.window else None
 
     def check_rollback(self) -> str | None:
         """Roll back the current version when its rolling reward dropped; returns the version
@@ -192,8 +201,14 @@ class AdapterRegistry:
             )
             target = self._state["current"] = self._servable(parent)
             self._save()
-            log.warning("planner adapter %s rolled back to %s (rolling reward %.3f vs %.3f of %s)", current, target,
-                        mine, before, parent)
+            log.warning(
+                "planner adapter %s rolled back to %s (rolling reward %.3f vs %.3f of %s)",
+                current,
+                target,
+                mine,
+                before,
+                parent,
+            )
             return target
 
     def rollback(self) -> str:

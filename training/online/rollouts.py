@@ -75,15 +75,24 @@ class RolloutScorer:
     def score_group(self, episode: OnlineEpisode, plans: Sequence[SampledPlan]) -> list[Rollout]:
         """All n plans of a question carried out together (batched by the executor), then scored.
         A rollout that broke earns at most its plan's format credit; its group goes on."""
-        played = self.executor.play(episode.question, [served_plan(plan.text, episode.question) for plan in plans], episode.paragraphs)
+        played = self.executor.play(
+            episode.question, [served_plan(plan.text, episode.question) for plan in plans], episode.paragraphs
+        )
         return [self._score(episode, plan, ep) for plan, ep in zip(plans, played, strict=True)]
 
     def _score(self, episode: OnlineEpisode, plan: SampledPlan, ep: Any) -> Rollout:
         if ep is None:
             rollout = Rollout(plan=plan, answer=None, outcome="incorrect", reward=0.0)
         else:
-            rollout = Rollout(plan=plan, answer=ep.answer, outcome="incorrect", reward=0.0, turns=list(ep.turns),
-                              observations=list(ep.observations), tool_calls=ep.tool_calls)
+            rollout = Rollout(
+                plan=plan,
+                answer=ep.answer,
+                outcome="incorrect",
+                reward=0.0,
+                turns=list(ep.turns),
+                observations=list(ep.observations),
+                tool_calls=ep.tool_calls,
+            )
         use_gt = self.cfg.ground_truth and bool(episode.gold_answers)
         return self._score_gt(episode, rollout) if use_gt else self._score_reviewers(episode, rollout)
 
@@ -91,8 +100,14 @@ class RolloutScorer:
         from mia.training.planner_stage import PlannerEpisodeReward
 
         acc = answer_accuracy(rollout.answer, episode.gold_answers, self.cfg.metric)
-        outcome = EpisodeOutcome(answer=rollout.answer, first_answer=rollout.answer, acc_first=acc, acc_final=acc,
-                                 tool_calls=rollout.tool_calls, trace=rollout.trace)
+        outcome = EpisodeOutcome(
+            answer=rollout.answer,
+            first_answer=rollout.answer,
+            acc_first=acc,
+            acc_final=acc,
+            tool_calls=rollout.tool_calls,
+            trace=rollout.trace,
+        )
         rollout.reward = PlannerEpisodeReward(runner=None, weights=self.cfg.weights).score(rollout.plan.text, outcome)
         rollout.accuracy = acc
         rollout.outcome = "correct" if acc >= CORRECT_AT else "incorrect"
@@ -118,5 +133,12 @@ def review(model: Any, question: str, answer: str, trace: str) -> Any:
         return judge(model, question, answer, trace_text=trace or None, gold_answers=None, mode="reviewers")
     except Exception as exc:  # noqa: BLE001 - learning must survive a broken judge
         log.warning("reviewer panel failed: %s", exc)
-        return Verdict(outcome="unknown", score=0.0, mode="reviewers", method="fallback", prediction=answer,
-                       feedback=f"The reviewer panel failed ({type(exc).__name__}).", notes=[str(exc)])
+        return Verdict(
+            outcome="unknown",
+            score=0.0,
+            mode="reviewers",
+            method="fallback",
+            prediction=answer,
+            feedback=f"The reviewer panel failed ({type(exc).__name__}).",
+            notes=[str(exc)],
+        )

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -24,6 +23,7 @@ from typing import Any
 from mia.graph.context import Context
 from mia.graph.nodes.deps import Deps, default_deps
 from mia.graph.result import RunResult
+from mia.memory.namespaces import namespace_folder
 from mia.memory.trajectory import TrajectoryStep
 from mia.training.online.config import OnlineConfig, is_closed_model
 from mia.training.online.episodes import OnlineEpisode
@@ -68,15 +68,6 @@ class LearningDeps(Deps):
         return self._inner.compressor(model)
 
 
-_SAFE_NAMESPACE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,127}$")
-
-
-def namespace_folder(namespace: str) -> str:
-    """A namespace as one path component (its queue and adapters live under it); refuses names
-    that could leave the data directory."""
-    if not _SAFE_NAMESPACE.match(namespace or "") or ".." in namespace:
-        raise ValueError(f"namespace {namespace!r} cannot name a folder: use letters, digits, '_', '-' or '.'")
-    return namespace
 
 
 def paragraphs_from_steps(steps: list[TrajectoryStep], limit: int = 12) -> list[dict[str, str]]:
@@ -92,7 +83,7 @@ def paragraphs_from_steps(steps: list[TrajectoryStep], limit: int = 12) -> list[
                 continue
             title, text = "", block
             if block.startswith("[") and "]" in block:
-                title, text = block[1:block.index("]")], block[block.index("]") + 1:].strip()
+                title, text = block[1 : block.index("]")], block[block.index("]") + 1 :].strip()
             out.append({"title": title, "text": text})
     unique = list({(p["title"], p["text"]): p for p in out}.values())
     return unique[:limit]
@@ -101,8 +92,16 @@ def paragraphs_from_steps(steps: list[TrajectoryStep], limit: int = 12) -> list[
 class LearningSession:
     """See the module docstring."""
 
-    def __init__(self, context: Context, cfg: OnlineConfig | None = None, *, deps: Deps | None = None,
-                 trainer: BatchTrainer | None = None, served_planner: Any = None, start: bool = True) -> None:
+    def __init__(
+        self,
+        context: Context,
+        cfg: OnlineConfig | None = None,
+        *,
+        deps: Deps | None = None,
+        trainer: BatchTrainer | None = None,
+        served_planner: Any = None,
+        start: bool = True,
+    ) -> None:
         self.context, self.cfg = context, cfg or OnlineConfig()
         self.inner = deps or default_deps()
         data_dir = context.resolved_data_dir()
@@ -110,8 +109,9 @@ class LearningSession:
         # train (or roll back) another tenant's planner
         ns = namespace_folder(context.namespace)
         self.folder = online_folder(data_dir, ns)
-        self.registry = AdapterRegistry(adapters_folder(data_dir, ns),
-                                        RollbackPolicy(self.cfg.rollback_window, self.cfg.rollback_tolerance))
+        self.registry = AdapterRegistry(
+            adapters_folder(data_dir, ns), RollbackPolicy(self.cfg.rollback_window, self.cfg.rollback_tolerance)
+        )
         self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
         self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
         if self.notice:
@@ -125,8 +125,9 @@ class LearningSession:
         self._version_lock = threading.Lock()
         self.deps = LearningDeps(self.inner, self.planner if self.parametric else None)
         if trainer is None and self.parametric:  # the learner continues from the version being served
-            trainer = build_grpo_trainer(context, self.cfg, self.registry.current_path(),
-                                         served_placement(self.planner))
+            trainer = build_grpo_trainer(
+                context, self.cfg, self.registry.current_path(), served_placement(self.planner)
+            )
         elif trainer is None:
             trainer = MemoryOnlyTrainer()
         elif self.registry.current_path() is not None:
@@ -135,12 +136,21 @@ class LearningSession:
         from mia.training.online.memory_loop import MemoryLoop
 
         self.store = self.deps.memory_store(context) if context.memory_mode != "none" else None
-        loop = MemoryLoop(self.store, self.folder, consolidate_every=self.cfg.consolidate_every,
-                          seed=self.cfg.seed) if self.store is not None and self.cfg.store_rollouts else None
+        loop = (
+            MemoryLoop(self.store, self.folder, consolidate_every=self.cfg.consolidate_every, seed=self.cfg.seed)
+            if self.store is not None and self.cfg.store_rollouts
+            else None
+        )
         if loop is not None and self.parametric:  # the memory loop credits the shown memories, once per question
             self.context = dataclasses.replace(self.context, credit_used_memories=False)
-        self.learner = OnlineLearner(self.folder, trainer, self.registry, batch_questions=self.cfg.batch_questions,
-                                     memory_loop=loop, on_swap=self._swap)
+        self.learner = OnlineLearner(
+            self.folder,
+            trainer,
+            self.registry,
+            batch_questions=self.cfg.batch_questions,
+            memory_loop=loop,
+            on_swap=self._swap,
+        )
         self._served_version = self.registry.current
         if self.parametric and self.registry.current_path() is not None:
             self._swap(self.registry.current_path(), self.registry.current)  # resume serving the latest version
@@ -205,19 +215,31 @@ def served_reward(result: RunResult, gold: list[str], cfg: OnlineConfig) -> tupl
     return outcome, v * float(outcome == "correct") + (1 - v) * fmt, feedback
 
 
-def episode_from_result(state: dict[str, Any], result: RunResult, cfg: OnlineConfig, namespace: str,
-                        version: str | None) -> OnlineEpisode:
+def episode_from_result(
+    state: dict[str, Any], result: RunResult, cfg: OnlineConfig, namespace: str, version: str | None
+) -> OnlineEpisode:
     """Build the learner's episode from the graph's input state and its typed result. The memory
     block is the one the planner was shown (the result keeps it), so the learner trains on the
     prompt that was served."""
     gold = [g for g in (state.get("gold_answers") or []) if isinstance(g, str) and g.strip()]
-    paragraphs = [{"title": str(p.get("title", "")), "text": str(p.get("text", ""))}
-                  for p in (state.get("paragraphs") or [])] or paragraphs_from_steps(result.steps)
+    paragraphs = [
+        {"title": str(p.get("title", "")), "text": str(p.get("text", ""))} for p in (state.get("paragraphs") or [])
+    ] or paragraphs_from_steps(result.steps)
     outcome, reward, feedback = served_reward(result, gold, cfg)
-    return OnlineEpisode(question=str(state["question"]), gold_answers=gold if cfg.ground_truth else [],
-                         paragraphs=paragraphs, memories=result.memory_block,
-                         used_memory_ids=list(result.used_memory_ids), plan=result.plan, answer=result.answer,
-                         outcome=outcome, feedback=feedback, reward=reward, adapter_version=version, namespace=namespace)
+    return OnlineEpisode(
+        question=str(state["question"]),
+        gold_answers=gold if cfg.ground_truth else [],
+        paragraphs=paragraphs,
+        memories=result.memory_block,
+        used_memory_ids=list(result.used_memory_ids),
+        plan=result.plan,
+        answer=result.answer,
+        outcome=outcome,
+        feedback=feedback,
+        reward=reward,
+        adapter_version=version,
+        namespace=namespace,
+    )
 
 
 def served_placement(planner: Any) -> tuple[str, str]:
@@ -232,8 +254,9 @@ def served_placement(planner: Any) -> tuple[str, str]:
     return device, str(dtype_for(device)).removeprefix("torch.")
 
 
-def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path | None,
-                       placement: tuple[str, str] = ("cpu", "float32")) -> BatchTrainer:
+def build_grpo_trainer(
+    context: Context, cfg: OnlineConfig, start_adapter: Path | None, placement: tuple[str, str] = ("cpu", "float32")
+) -> BatchTrainer:
     """The learner's planner copy (from the served planner's weights, or the latest published
     version) on the served planner's device and dtype (`placement`), a frozen executor (the
     executor role's weights when local, else the planner's base; the planner's own base weights
@@ -246,8 +269,16 @@ def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path 
 
     device, dtype = placement
     base, adapter = resolve_weights(context.planner_model)
-    policy = PlannerPolicy(base, start_adapter or adapter, lora=cfg.lora, learning_rate=cfg.learning_rate,
-                           max_grad_norm=cfg.max_grad_norm, seed=cfg.seed, device=device, dtype=dtype)
+    policy = PlannerPolicy(
+        base,
+        start_adapter or adapter,
+        lora=cfg.lora,
+        learning_rate=cfg.learning_rate,
+        max_grad_norm=cfg.max_grad_norm,
+        seed=cfg.seed,
+        device=device,
+        dtype=dtype,
+    )
     b = cfg.budget
     if served_rollouts(context):
         # the executor role's llama.cpp server carries out the rollouts (see executors.py); the
@@ -255,11 +286,19 @@ def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path 
         from mia.graph.models import load_chat_model
         from mia.training.online.executors import GraphRollouts
 
-        rollouts = GraphRollouts(dataclasses.replace(context, max_tool_calls=b.max_tool_calls,
-                                                     executor_max_tokens=b.max_turn_tokens,
-                                                     search_top_k=b.search_top_k), concurrency=cfg.rollouts)
+        rollouts = GraphRollouts(
+            dataclasses.replace(
+                context,
+                max_tool_calls=b.max_tool_calls,
+                executor_max_tokens=b.max_turn_tokens,
+                search_top_k=b.search_top_k,
+            ),
+            concurrency=cfg.rollouts,
+        )
         judge_spec, _, judge_tokens = context.model_for("judge")
-        judge_model = None if cfg.ground_truth else load_chat_model(judge_spec, temperature=0.0, max_tokens=judge_tokens)
+        judge_model = (
+            None if cfg.ground_truth else load_chat_model(judge_spec, temperature=0.0, max_tokens=judge_tokens)
+        )
         return GRPOBatchTrainer(policy, RolloutScorer(rollouts, cfg, judge_model), cfg)
     exec_spec = context.executor_model if not is_closed_model(context.executor_model) else context.planner_model
     exec_base, exec_adapter = resolve_weights(exec_spec)
@@ -268,8 +307,7 @@ def build_grpo_trainer(context: Context, cfg: OnlineConfig, start_adapter: Path 
     else:
         executor = load_model(exec_base, exec_adapter, dtype=dtype, device=device)
     tokenizer = load_tokenizer(exec_base)
-    react = ReactRunner(executor, tokenizer, SandboxSearch(top_k=b.search_top_k),
-                        ReactBudget.of(b))
+    react = ReactRunner(executor, tokenizer, SandboxSearch(top_k=b.search_top_k), ReactBudget.of(b))
     judge_model = None
     if not cfg.ground_truth:
         judge_model = private_judge_model(context, executor, tokenizer, exec_base)
@@ -305,7 +343,8 @@ def private_judge_model(context: Context, model: Any, tokenizer: Any, base: Path
             return self._weights
 
     device = str(getattr(model, "device", "cpu"))  # the frozen executor's device: no copy is moved or made
-    judge = _PrivateLocal(model_name="learner-judge", model_path=str(base), device=device, temperature=0.0,
-                          max_tokens=max_tokens)
+    judge = _PrivateLocal(
+        model_name="learner-judge", model_path=str(base), device=device, temperature=0.0, max_tokens=max_tokens
+    )
     judge._weights = LoadedWeights(str(base), device, model, tokenizer)
     return judge

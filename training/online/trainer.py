@@ -66,8 +66,9 @@ class GRPOBatchTrainer:
 
     parametric = True
 
-    def __init__(self, policy: Any, scorer: RolloutScorer, cfg: OnlineConfig,
-                 before_step: Callable[[], None] | None = None) -> None:
+    def __init__(
+        self, policy: Any, scorer: RolloutScorer, cfg: OnlineConfig, before_step: Callable[[], None] | None = None
+    ) -> None:
         self.policy, self.scorer, self.cfg = policy, scorer, cfg
         self.before_step = before_step  # tests: observe/hold the moment a GRPO step begins
 
@@ -82,8 +83,9 @@ class GRPOBatchTrainer:
             check_stop(should_stop)
             messages = planner_messages(ep.question, ep.memories, max_words=self.cfg.plan_max_words)
             sampling = time.perf_counter()
-            plans = self.policy.sample(messages, self.cfg.rollouts, self.cfg.plan_max_tokens, self.cfg.temperature,
-                                       should_stop=should_stop)
+            plans = self.policy.sample(
+                messages, self.cfg.rollouts, self.cfg.plan_max_tokens, self.cfg.temperature, should_stop=should_stop
+            )
             sample_s += time.perf_counter() - sampling
             check_stop(should_stop)  # a sampling cut short by the stop is not a group to score
             rollouts = self.scorer.score_group(ep, plans)
@@ -95,9 +97,12 @@ class GRPOBatchTrainer:
         check_stop(should_stop)
         stats = self.policy.grpo_step(groups, should_stop=should_stop)
         all_rollouts = [r for rs in result.rollouts.values() for r in rs]
-        stats.update(rollout_s=round(rollout_s, 2), sample_s=round(sample_s, 2),
-                     step_s=round(time.perf_counter() - started - rollout_s, 2),
-                     rollout_accuracy=sum(r.outcome == "correct" for r in all_rollouts) / max(1, len(all_rollouts)))
+        stats.update(
+            rollout_s=round(rollout_s, 2),
+            sample_s=round(sample_s, 2),
+            step_s=round(time.perf_counter() - started - rollout_s, 2),
+            rollout_accuracy=sum(r.outcome == "correct" for r in all_rollouts) / max(1, len(all_rollouts)),
+        )
         result.stats, result.updated = stats, bool(stats.get("updated"))
         return result
 

@@ -35,7 +35,10 @@ DATASETS: dict[str, DatasetInfo] = {
     "hotpotqa": DatasetInfo("hotpotqa", "hotpotqa.jsonl.gz", "distractor", "HotpotQA dev, distractor (1,000)"),
     "2wiki": DatasetInfo("2wiki", "2wiki.jsonl.gz", "distractor", "2WikiMultihopQA dev, distractor (500)"),
     "2wiki-open": DatasetInfo(
-        "2wiki-open", "2wiki-open.jsonl.gz", "open", "2WikiMultihopQA dev over the 6,119-paragraph HippoRAG corpus (1,000)"
+        "2wiki-open",
+        "2wiki-open.jsonl.gz",
+        "open",
+        "2WikiMultihopQA dev over the 6,119-paragraph HippoRAG corpus (1,000)",
     ),
     "musique": DatasetInfo("musique", "musique.jsonl.gz", "distractor", "MuSiQue-Ans dev, 20 paragraphs each (200)"),
 }
@@ -100,11 +103,12 @@ def sample(examples: list[EvalExample], n: int | None, seed: int, start: int = 0
     order = seeded_order(examples, seed)
     if start >= len(order):
         raise DatasetError(f"start {start} is past the end of the set ({len(order)} questions)")
-    return order[start:] if n is None else order[start:start + n]
+    return order[start:] if n is None else order[start : start + n]
 
 
-def load_examples(name_or_path: str, n: int | None = None, seed: int = 0,
-                  start: int = 0) -> tuple[list[EvalExample], Setting]:
+def load_examples(
+    name_or_path: str, n: int | None = None, seed: int = 0, start: int = 0
+) -> tuple[list[EvalExample], Setting]:
     """The questions to evaluate (n from position `start` of the seeded order) and their search setting."""
     path, setting = resolve(name_or_path)
     return sample(read_examples(path), n, seed, start), setting
