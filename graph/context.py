@@ -25,7 +25,6 @@ from mia.graph.models.spec import EXTRACTIVE
 from mia.memory import config
 
 MemoryMode = Literal["mia", "none", "trajectory-rag"]
-MEMORY_MODES: tuple[str, ...] = get_args(MemoryMode)  # what a command line may pass
 JudgeMode = Literal["auto", "ground_truth", "reviewers", "off"]
 ToolProtocol = Literal["text", "native", "auto"]
 PlanStyle = Literal["hops", "paper"]
@@ -363,11 +362,8 @@ def paper_values(given: dict[str, Any]) -> dict[str, Any]:
     return {name: value for name, value in PAPER.items() if given.get(name) is None}
 
 
-CHOICES: dict[str, tuple[str, ...]] = {
-    "plan_style": get_args(PlanStyle),
-    "replan_when": get_args(ReplanWhen),
-    "memory_style": get_args(MemoryStyle),
-    "repeated_search": get_args(RepeatedSearch),
-    "plan_searches": get_args(PlanSearches),
-}
-"""The allowed values of the fields a command line takes as free text (their Literal types)."""
+def field_choices(name: str) -> tuple[str, ...]:
+    """The allowed values of a Context field with a Literal type (() for any other field or name):
+    what a command line checks its free-text options against, before a run starts."""
+    kind = _hints().get(name)
+    return tuple(map(str, get_args(kind))) if get_origin(kind) is Literal else ()

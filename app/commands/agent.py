@@ -316,9 +316,8 @@ def _read_paragraphs(path: Path) -> list[dict[str, Any]]:
 
 def _context(options: dict[str, Any]) -> Any:
     """A Context from the command-line options, env defaults, and checked model specs."""
+    from mia.app.commands.context_options import context_overrides
     from mia.graph.context import Context  # its blank fields default to MIA_* (environment or .env)
-    from mia.graph.context import MEMORY_MODES
-    from mia.graph.judge.config import CONTRADICTIONS
     from mia.graph.models import BackendError, check_model_spec
 
     overrides: dict[str, Any] = {f"{r}_model": options.get(f"{r}_model") for r in ROLES + OPTIONAL_ROLES}
@@ -341,22 +340,11 @@ def _context(options: dict[str, Any]) -> Any:
         overrides["web_search"] = True
     if options.get("max_tokens"):
         overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
-    if overrides.get("memory_mode") not in (None, *MEMORY_MODES):
-        _fail(f"--memory-mode must be {', '.join(MEMORY_MODES)}, not {overrides['memory_mode']!r}")
-    if overrides.get("judge_arbiter") not in (None, "weighted", "llm"):
-        _fail(f"--judge-arbiter must be weighted or llm, not {overrides['judge_arbiter']!r}")
-    if overrides.get("judge_contradiction") not in (None, *CONTRADICTIONS):
-        _fail(f"--judge-contradiction must be {', '.join(CONTRADICTIONS)}, not {overrides['judge_contradiction']!r}")
-    if overrides.get("judge_mode") not in (None, "auto", "ground_truth", "reviewers", "off"):
-        _fail(f"--judge-mode must be auto, ground_truth, reviewers or off, not {overrides['judge_mode']!r}")
     overrides["drop_repeated_replan"] = options.get("drop_repeated_replan")
-    context = Context.from_env(**overrides)
-    if options.get("paper"):  # the paper's values (min_similarity None among them); options given beside it win
-        from dataclasses import replace
-
-        from mia.graph.context import paper_values
-
-        context = replace(context, **paper_values(overrides))
+    try:  # the paper's values (min_similarity None among them) where no option was given
+        context = Context(**context_overrides(overrides, paper=bool(options.get("paper"))))
+    except ValueError as err:  # an OptionError, or a value Context's own check refuses
+        _fail(str(err))
     for role in ROLES + OPTIONAL_ROLES:
         spec = getattr(context, f"{role}_model")
         if not spec:

@@ -218,14 +218,9 @@ def eval_command(
     from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
     from mia.app.evaluation.runlog import RunDirError
     from mia.app.evaluation.summary import render_markdown
-    from mia.graph.judge.config import CONTRADICTIONS, METHODS
     from mia.graph.models.errors import BackendError
 
-    if judge_method not in (None, *METHODS):
-        _fail(f"--judge-method must be {' or '.join(METHODS)}, not {judge_method!r}")
-    if judge_contradiction not in (None, *CONTRADICTIONS):
-        _fail(f"--judge-contradiction must be {', '.join(CONTRADICTIONS)}, not {judge_contradiction!r}")
-    overrides = {
+    given = {
         "planner_max_tokens": planner_max_tokens,
         "executor_max_tokens": executor_max_tokens,
         "manager_max_tokens": manager_max_tokens,
@@ -247,15 +242,16 @@ def eval_command(
         "k_pos": k_pos,
         "k_neg": k_neg,
     }
+    from mia.app.commands.context_options import OptionError, context_overrides
     from mia.app.evaluation.runner import JUDGE_CHOICES
-    from mia.graph.context import CHOICES, MEMORY_MODES, paper_values
 
-    given = {"memory": memory, "judge": judge, **overrides}
-    for name, allowed in {"memory": MEMORY_MODES, "judge": JUDGE_CHOICES, **CHOICES}.items():
-        if given[name] not in (None, *allowed):
-            _fail(f"--{name.replace('_', '-')} must be {' or '.join(allowed)}, not {given[name]!r}")
-    # --paper: the paper's values (min_similarity None among them) where no option was given
-    overrides = {**{k: v for k, v in overrides.items() if v is not None}, **(paper_values(overrides) if paper else {})}
+    if judge not in JUDGE_CHOICES:  # the run's judge (EvalConfig), not a Context field
+        _fail(f"--judge must be {' or '.join(JUDGE_CHOICES)}, not {judge!r}")
+    try:  # --paper: the paper's values (min_similarity None among them) where no option was given
+        context_overrides({"memory_mode": memory}, flags={"memory_mode": "--memory"})
+        overrides = context_overrides(given, paper=paper)
+    except OptionError as err:
+        _fail(str(err))
     models = {"planner": planner_model, "executor": executor_model, "manager": manager_model, "judge": judge_model}
     try:
         cfg = EvalConfig(
@@ -278,8 +274,6 @@ def eval_command(
         )
     except ValidationError as err:  # EvalConfig says what is inconsistent (--n 0 without --warmup...)
         _fail("; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors()))
-    if judge_arbiter not in (None, "weighted", "llm"):
-        _fail(f"--judge-arbiter must be weighted or llm, not {judge_arbiter!r}")
     if no_ground_truth and not test_time_learning:
         _fail("--no-ground-truth only applies with --test-time-learning")
     stem = Path(dataset).name.split(".")[0] if ("/" in dataset or dataset.endswith((".jsonl", ".gz"))) else dataset

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Literal, get_args
+from typing import Literal
 
 from pydantic import BaseModel, Field, model_validator
 
@@ -10,9 +10,7 @@ from pydantic import BaseModel, Field, model_validator
 # The judge settings a run may choose; Context reuses these types (one definition).
 Arbiter = Literal["weighted", "llm"]
 Contradiction = Literal["metrics", "llm", "unknown"]
-CONTRADICTIONS: tuple[str, ...] = get_args(Contradiction)  # what a command line may pass
 Method = Literal["match+llm", "llm"]
-METHODS: tuple[str, ...] = get_args(Method)
 GraderPrompt = Literal["simpleqa", "rules"]
 
 
@@ -83,4 +81,4 @@ class JudgeConfig(BaseModel):
         return "grader_rules" if self.grader_prompt == "rules" else "grader"
 
 
-__all__ = ["JudgeConfig", "Method", "METHODS", "GraderPrompt", "Arbiter", "Contradiction", "CONTRADICTIONS"]
+__all__ = ["JudgeConfig", "Method", "GraderPrompt", "Arbiter", "Contradiction"]

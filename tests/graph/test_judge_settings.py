@@ -171,4 +171,4 @@ def test_ask_judge_contradiction_reaches_the_judge_and_a_bad_value_is_refused(tm
     assert seen["judge"][0]["config"].contradiction == "unknown"
     bad = CliRunner().invoke(app, ["ask", "Q?", "--judge-contradiction", "maybe", "--data-dir", str(tmp_path)])
     assert bad.exit_code == 2
-    assert "--judge-contradiction must be metrics, llm, unknown, not 'maybe'" in bad.output
+    assert "--judge-contradiction must be metrics, llm or unknown, not 'maybe'" in bad.output

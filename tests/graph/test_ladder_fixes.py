@@ -269,7 +269,7 @@ def test_eval_paper_records_the_papers_settings(monkeypatch: pytest.MonkeyPatch,
     bad = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), "--replan-when", "always"])
     assert bad.exit_code == 1 and "--replan-when must be failure or planner" in bad.output
     for flag, value, allowed in (
-        ("--memory", "all", "mia or none or trajectory-rag"),
+        ("--memory", "all", "mia, none or trajectory-rag"),
         ("--judge", "gpt", "llm or metrics"),
     ):
         bad = runner.invoke(app, ["eval", "--n", "1", "--out", str(tmp_path / "r"), flag, value])
