@@ -52,6 +52,22 @@ def restates_question(answer: str, question: str) -> bool:
     return bool(words) and words <= content_words(question)
 
 
+def off_candidates(answer: str, question: str) -> list[str]:
+    """The question's two candidates when it names them and the answer names neither ("Allan
+    Dwan" for "Which film has the director who died earlier, Hold Back The Night or The Last Night
+    Of The Barbary Coast?"); [] otherwise. Qwen-1.5B answered a director's name this way on 3 of the
+    first 8 such 2Wiki tuning questions it was given more evidence on (results/ladder-tune/2wiki)."""
+    options = question_options(question)
+    said = content_words(answer)
+    if not options or not said:
+        return []
+    for option in options:
+        named = content_words(option)
+        if named and (named <= said or said <= named):
+            return []
+    return options
+
+
 def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, question: str) -> str | None:
     """The failure this attempt's trace shows, as the planner prompt words it, or None."""
     attempt = _last_attempt(steps)
@@ -69,6 +85,8 @@ def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, qu
         return render("planner", "failure_unsupported", answer=text[:120])
     if restates_question(text, question):
         return render("planner", "failure_restates", answer=text[:120])
+    if options := off_candidates(text, question):
+        return render("planner", "failure_off_candidates", answer=text[:120], first=options[0], second=options[1])
     return None
 
 
@@ -78,4 +96,4 @@ def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps[last + 1 :]
 
 
-__all__ = ["content_words", "unsupported", "restates_question", "shown_failure"]
+__all__ = ["content_words", "unsupported", "restates_question", "off_candidates", "shown_failure"]

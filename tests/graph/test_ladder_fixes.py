@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 
 from mia.graph.context import PAPER, Context
-from mia.graph.nodes.failure import restates_question, shown_failure, unsupported
+from mia.graph.nodes.failure import off_candidates, restates_question, shown_failure, unsupported
 from mia.graph.prompts import builder
 from mia.memory.strategy import question_names, strategy_view
 
@@ -68,6 +68,24 @@ def test_yes_no_and_a_named_candidate_are_never_unsupported() -> None:
     assert not unsupported("Crowea", "Which genus has more species, Crowea or Dracula?", ["nothing"])
     # words of the question do not count as support, nor against
     assert unsupported("the director Ben Verbong", "Who directed the film?", ["The film was shot in 1990."])
+
+
+@pytest.mark.parametrize(
+    "answer, off",
+    [
+        ("Allan Dwan (3 April 1885 – 28 December 1981)", True),
+        ("Hold Back the Night", False),
+        ("The Last Night of the Barbary Coast (1913)", False),
+        ("Barbary Coast", False),  # part of a candidate's name still names it
+        ("", False),
+    ],
+)
+def test_an_answer_naming_neither_candidate(answer: str, off: bool) -> None:
+    question = "Which film has the director who died earlier, Hold Back The Night or The Last Night Of The Barbary Coast?"
+    assert bool(off_candidates(answer, question)) is off
+    failure = shown_failure([obs(f"{answer} directed")], answer, "answered", question)
+    assert ("is neither of the two the question names" in (failure or "")) is off
+    assert not off_candidates("Allan Dwan", "Who directed Hold Back The Night?")  # no candidates named
 
 
 @pytest.mark.parametrize(
