@@ -165,7 +165,8 @@ class Compressor:
     """Compress trajectories with a LangChain chat model (the 'manager' role).
 
     `max_attempts` model calls at most (the second one shows the model its bad output and
-    the problem); then the extractive fallback.
+    the problem); then the extractive fallback. Empty output goes to the fallback at once: a repair
+    would show the model nothing, and cost a whole call (up to 28 s under load, issue 42.6).
     """
 
     def __init__(
@@ -202,6 +203,9 @@ class Compressor:
                 log.warning("compression attempt %d: %s", attempt + 1, problem)
                 continue
             result.raw_outputs.append(text)
+            if not text.strip():  # nothing to show the model in a repair: the fast path, at once
+                result.problems.append("empty output")
+                break
             workflow, repairs, problem = self.validate(text, trajectory)
             if workflow:
                 result.workflow = workflow

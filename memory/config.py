@@ -4,6 +4,7 @@ class (mia.graph.settings.Settings) instead of re-reading or re-writing os.envir
 
 from __future__ import annotations
 
+import base64
 from pathlib import Path
 from typing import Literal
 
@@ -55,6 +56,11 @@ class MemorySettings(BaseSettings):
         validation_alias=env_alias("MIA_CHROMA_AUTH_HEADER"),
         description="how the token is sent: 'Authorization: Bearer TOKEN' or 'X-Chroma-Token: TOKEN' (Chroma's two)",
     )
+    chroma_basic_auth: SecretStr | None = Field(
+        None,
+        validation_alias=env_alias("MIA_CHROMA_BASIC_AUTH"),
+        description="USER:PASSWORD for a Chroma server with basic auth (instead of a token)",
+    )
     embedding_model: str = Field(DEFAULT_EMBEDDING_MODEL, validation_alias=env_alias("MIA_EMBEDDING_MODEL"))
 
     @field_validator("data_dir", mode="before")
@@ -77,7 +83,7 @@ class MemorySettings(BaseSettings):
             return mode
         return value
 
-    @field_validator("chroma_token", mode="after")
+    @field_validator("chroma_token", "chroma_basic_auth", mode="after")
     @classmethod
     def _blank_token(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value().strip() else None
@@ -146,19 +152,30 @@ def chroma_port() -> int:
     return _read().chroma_port
 
 
-def chroma_headers(token: str | None = None, header: str | None = None) -> dict[str, str]:
-    """The auth header for the Chroma server: `token` (else $MIA_CHROMA_TOKEN) as Chroma's clients
-    send it, `Authorization: Bearer TOKEN` or `X-Chroma-Token: TOKEN` (`header`, else
-    $MIA_CHROMA_AUTH_HEADER); none without a token."""
+def chroma_headers(token: str | None = None, header: str | None = None, basic: str | None = None) -> dict[str, str]:
+    """The auth header for the Chroma server, as Chroma's own clients send it: a static `token`
+    (`Authorization: Bearer TOKEN`, or `X-Chroma-Token: TOKEN` as `header` says), or `basic`
+    credentials USER:PASSWORD (`Authorization: Basic ...`). Arguments override the environment
+    ($MIA_CHROMA_TOKEN, $MIA_CHROMA_AUTH_HEADER, $MIA_CHROMA_BASIC_AUTH); none without credentials."""
     settings = _read()
-    secret = token if token is not None else (settings.chroma_token.get_secret_value() if settings.chroma_token else "")
-    if not secret.strip():
+    if token is None and basic is None:
+        token = settings.chroma_token.get_secret_value() if settings.chroma_token else ""
+        basic = settings.chroma_basic_auth.get_secret_value() if settings.chroma_basic_auth else ""
+    token, basic = (token or "").strip(), (basic or "").strip()
+    if token and basic:
+        raise ValueError("MIA_CHROMA_TOKEN and MIA_CHROMA_BASIC_AUTH are both set: a Chroma server checks one kind")
+    if basic:
+        user, colon, password = basic.partition(":")
+        if not (user and colon and password):
+            raise ValueError("MIA_CHROMA_BASIC_AUTH must be USER:PASSWORD (Chroma's basic auth)")
+        return {"Authorization": "Basic " + base64.b64encode(basic.encode("utf-8")).decode("ascii")}
+    if not token:
         return {}
     name = header or settings.chroma_auth_header
     if name.lower() not in AUTH_HEADERS:
         raise ValueError(f"MIA_CHROMA_AUTH_HEADER must be Authorization or X-Chroma-Token, not {name!r}")
     canonical, value = AUTH_HEADERS[name.lower()]
-    return {canonical: value.format(secret)}
+    return {canonical: value.format(token)}
 
 
 def embedding_model() -> str:

@@ -15,6 +15,7 @@ from typing import Any, get_args
 import orjson
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from mia.memory.text import clean_value, drop_controls, needs_cleaning
 from mia.memory.trajectory import Outcome, new_id
 
 SCHEMA_VERSION = 1
@@ -25,6 +26,7 @@ SCHEMA_VERSION = 1
 META_KEY = "mia"
 MAX_TIME = 32503680000.0  # year 3000: a bound so that every stored time can be displayed
 _ID_FORBIDDEN = frozenset(" \t\r\n\x00")
+_NAMES = ("id", "namespace")  # validated as given, never cleaned
 
 
 class MemoryRecord(BaseModel):
@@ -53,6 +55,17 @@ class MemoryRecord(BaseModel):
     compression: str = "model"  # model | repaired | extractive | imported | manual
     manager: str = ""  # provenance: the model that wrote the workflow ("" for extractive ones)
     flags: list[str] = Field(default_factory=list)  # why screening distrusts it; flagged = never retrieved
+
+    @model_validator(mode="before")
+    @classmethod
+    def _no_controls(cls, data: Any) -> Any:
+        """NUL and other control characters are dropped from every text: Chroma keeps them, and a
+        NUL reaching a C backend in a prompt ends the string there. Names are never rewritten (an
+        id or a namespace with one is refused, not turned into another record's or tenant's)."""
+        if not isinstance(data, dict) or not needs_cleaning(data):
+            return data
+        names = {key: data[key] for key in _NAMES if key in data}
+        return {**clean_value(data, drop_controls), **names}
 
     @field_validator("id")
     @classmethod

@@ -180,19 +180,21 @@ class MemoryStore:
         embedder: Any = None,
         token: str | None = None,
         auth_header: str | None = None,
+        basic_auth: str | None = None,
         **options: Any,
     ) -> MemoryStore:
         """A store on a Chroma server shared by several processes (`chroma run --path DIR --port P`).
         `log_dir` holds the trajectory log and the write lock: give every process the same one.
-        `token` (else $MIA_CHROMA_TOKEN) goes with every request, as `auth_header` says
-        (config.chroma_headers); Chroma 1.x's own server does not check it, a proxy in front does
-        (docs/security.md)."""
+        Credentials go with every request (config.chroma_headers): a `token` sent as `auth_header`
+        says, or `basic_auth` USER:PASSWORD (else $MIA_CHROMA_TOKEN, $MIA_CHROMA_AUTH_HEADER,
+        $MIA_CHROMA_BASIC_AUTH). `chroma run` (Rust) checks none, Chroma's Python server or a proxy
+        in front does (docs/security.md)."""
         import chromadb
         from chromadb.config import Settings
 
         host = host or config.chroma_host()
         port = int(port or config.chroma_port())
-        headers = config.chroma_headers(token, auth_header)
+        headers = config.chroma_headers(token, auth_header, basic_auth)
         folder = Path(log_dir or config.memory_dir()).expanduser()
         folder.mkdir(parents=True, exist_ok=True)
         try:
@@ -204,7 +206,8 @@ class MemoryStore:
             if any(word in str(err) for word in ("401", "403", "Unauthorized", "Forbidden")):
                 raise MemoryStoreError(
                     f"the Chroma server at {host}:{port} refused the credentials ({type(err).__name__}: {err}). "
-                    "Set MIA_CHROMA_TOKEN (and MIA_CHROMA_AUTH_HEADER if it expects X-Chroma-Token)."
+                    "Set MIA_CHROMA_TOKEN (and MIA_CHROMA_AUTH_HEADER if it expects X-Chroma-Token), "
+                    "or MIA_CHROMA_BASIC_AUTH=USER:PASSWORD."
                 ) from err
             raise MemoryStoreError(
                 f"cannot reach the Chroma server at {host}:{port} ({type(err).__name__}: {err}). "

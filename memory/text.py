@@ -33,6 +33,12 @@ def clean_text(value: Any) -> str:
     return _CONTROL.sub("", valid_unicode(text))
 
 
+def drop_controls(value: str) -> str:
+    """`value` without control characters other than tab and newlines (NUL among them); a lone
+    surrogate is left for the caller to refuse (a memory record does, naming the field)."""
+    return _CONTROL.sub("", value)
+
+
 def clean_value(value: Any, text: Any = clean_text) -> Any:
     """`text` (by default `clean_text`) applied to every string inside lists, tuples and dicts (keys too)."""
     if isinstance(value, str):
@@ -59,6 +65,20 @@ def needs_cleaning(value: Any) -> bool:
     except (TypeError, orjson.JSONEncodeError):  # a surrogate, or not plain JSON data: look closer
         return True
     return any(mark in dumped for mark in _ESCAPED_CONTROL)
+
+
+def cleaned_data(data: Any, keep: tuple[str, ...] = ()) -> Any:
+    """`data` with every string cleaned (`clean_value`), or `data` itself when nothing needs it:
+    the before-validator of each record that is written as a JSON line (a trajectory, an
+    evaluation result, an online episode), so text from any API can always be written. The keys
+    in `keep` (a namespace) stay as given, for their own validator to refuse: cleaning "a\x1f"
+    into "a" would write into another tenant's namespace."""
+    if not needs_cleaning(data):
+        return data
+    cleaned = clean_value(data)
+    if isinstance(data, dict):
+        cleaned.update({key: data[key] for key in keep if key in data})
+    return cleaned
 
 
 def safe_str(value: Any) -> str:

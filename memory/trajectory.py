@@ -15,7 +15,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 from pydantic_core import PydanticSerializationError
 
-from mia.memory.text import clean_value, needs_cleaning
+from mia.memory.text import cleaned_data
 
 #: The line labels of `Trajectory.to_trace_text`, defined once: the compressor (memory) and the
 #: planner's stop sequences (graph.protocol.plans) recognise a model replaying a transcript by them.
@@ -64,7 +64,7 @@ def _cleaned(cls: type, data: Any) -> Any:
     steps = data.get("steps")
     if isinstance(steps, list) and any(isinstance(step, BaseModel) for step in steps):
         data = {**data, "steps": [s.model_dump() if isinstance(s, BaseModel) else s for s in steps]}
-    return clean_value(data) if needs_cleaning(data) else data
+    return cleaned_data(data, keep=("namespace",))  # a bad namespace is refused, never rewritten
 
 
 class TrajectoryStep(BaseModel):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import os
+import tempfile
 import time
 from pathlib import Path
 from typing import NoReturn
@@ -76,16 +76,23 @@ def index(
 
 
 def check_writable(folder: Path) -> None:
-    """Raise PermissionError unless `folder`, or the nearest folder above it that exists, can be
-    written (os.access sees read-only mounts too); nothing is created."""
+    """Raise OSError (one line, naming --data-dir) unless a file can be made in `folder`, or in the
+    nearest folder above it that exists, where the index's folders will be made. Tried with a
+    temporary file, removed at once: os.access answers yes to root on a folder no one can write
+    (a read-only bind mount, /sys), and the embedding would be thrown away at the end."""
     probe = folder
     while not probe.exists() and probe != probe.parent:
         probe = probe.parent
-    if not os.access(probe, os.W_OK | os.X_OK):
+    if not probe.is_dir():
+        raise NotADirectoryError(f"{probe} is not a folder (the index goes under {folder}; choose another --data-dir)")
+    try:
+        with tempfile.TemporaryFile(dir=probe):
+            pass
+    except OSError as err:
         raise PermissionError(
-            f"[Errno 13] Permission denied or Read-only file system: {probe} "
-            f"(the index goes under {folder}; choose another --data-dir)"
-        )
+            f"cannot write in {probe} ({err.strerror or type(err).__name__}); "
+            f"the index goes under {folder}: choose another --data-dir"
+        ) from None
 
 
 def register(app: typer.Typer) -> None:

@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, model_validator
 
 from mia.graph.models.defaults import ROLES as ROLES  # re-exported: the one role list
+from mia.memory.text import cleaned_data
 
 
 class Paragraph(BaseModel):
@@ -85,6 +86,13 @@ class QuestionResult(BaseModel):
     # learning, the planner adapter version that served it: the learning report's lag and windows
     finished_at: float | None = None
     served_version: str | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean(cls, data: Any) -> Any:
+        """A lone surrogate or NUL (a dataset's question, a model's answer) cleaned as the result is
+        made: it cannot be encoded, append_result would raise, and the question's line be lost."""
+        return cleaned_data(data)
 
     @property
     def llm_calls(self) -> int:

@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from pydantic import ValidationError
+from pydantic_core import PydanticSerializationError
 
 from mia.app.evaluation.records import QuestionResult
 
@@ -69,9 +70,14 @@ def latest_by_id(results: Iterable[QuestionResult]) -> dict[str, QuestionResult]
 
 
 def append_result(run_dir: Path, result: QuestionResult) -> None:
-    """One line, flushed and fsynced, so a crash loses at most the question in flight."""
+    """One line, flushed and fsynced, so a crash loses at most the question in flight. Text set
+    after construction that cannot be encoded is cleaned by validating the result again."""
+    try:
+        line = result.model_dump_json()
+    except PydanticSerializationError:
+        line = QuestionResult.model_validate(result.model_dump()).model_dump_json()
     with (Path(run_dir) / RESULTS).open("a", encoding="utf-8") as fh:
-        fh.write(result.model_dump_json() + "\n")
+        fh.write(line + "\n")
         fh.flush()
         os.fsync(fh.fileno())
 

@@ -81,7 +81,9 @@ def test_yes_no_and_a_named_candidate_are_never_unsupported() -> None:
     ],
 )
 def test_an_answer_naming_neither_candidate(answer: str, off: bool) -> None:
-    question = "Which film has the director who died earlier, Hold Back The Night or The Last Night Of The Barbary Coast?"
+    question = (
+        "Which film has the director who died earlier, Hold Back The Night or The Last Night Of The Barbary Coast?"
+    )
     assert bool(off_candidates(answer, question)) is off
     failure = shown_failure([obs(f"{answer} directed")], answer, "answered", question)
     assert ("is neither of the two the question names" in (failure or "")) is off

@@ -219,7 +219,7 @@ def test_a_bulleted_replay_of_the_transcript_is_not_a_workflow():
 def test_retry_can_succeed():
     model = FakeListChatModel(
         responses=[
-            "",
+            "Sure! Here is the workflow you asked for.",  # not empty: an empty reply goes to the fallback at once
             "1. Look up both magazines (query \"Arthur's Magazine founded\" -> 1844)\n2. Answer (dates -> Arthur's)",
         ]
     )

@@ -1,12 +1,18 @@
-"""Credentials for a shared Chroma server: the client sends MIA_CHROMA_TOKEN on every request, in
-either of Chroma's two headers. Chroma 1.x's own server does not enforce auth, so, as docs/security.md
-says, a token-checking reverse proxy stands in front of a real `chroma run` here."""
+"""Credentials for a shared Chroma server: the client sends MIA_CHROMA_TOKEN (in either of Chroma's
+two token headers) or MIA_CHROMA_BASIC_AUTH on every request. Two real servers check them: Chroma's
+own Python server with its token and basic authentication on (`chroma_auth_server.py`), and, for
+`chroma run`, whose Rust server checks nothing, a token-checking reverse proxy in front of it, as
+docs/security.md advises."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator
+from pathlib import Path
 
 import httpx
 import pytest
@@ -69,6 +75,106 @@ def test_the_token_goes_in_either_header() -> None:
     assert chroma_headers("") == {} and chroma_headers("  ") == {}
     with pytest.raises(ValueError, match="MIA_CHROMA_AUTH_HEADER"):
         chroma_headers("t", "Cookie")
+
+
+def test_basic_credentials_go_as_chroma_sends_them(monkeypatch) -> None:
+    assert chroma_headers(basic="alice:pa:ss") == {"Authorization": "Basic YWxpY2U6cGE6c3M="}
+    for bad in ("alice", ":pw", "alice:"):
+        with pytest.raises(ValueError, match="USER:PASSWORD"):
+            chroma_headers(basic=bad)
+    monkeypatch.setenv("MIA_CHROMA_TOKEN", "t")
+    monkeypatch.setenv("MIA_CHROMA_BASIC_AUTH", "alice:pw")
+    with pytest.raises(ValueError, match="both set"):
+        chroma_headers()
+    assert chroma_headers("given") == {"Authorization": "Bearer given"}  # an argument overrides both
+
+
+SECRET = "s3cret-pw"
+SERVER_AUTH = {  # Chroma's server settings, from its environment, for each kind of credentials
+    "token": {
+        "CHROMA_SERVER_AUTHN_PROVIDER": "chromadb.auth.token_authn.TokenAuthenticationServerProvider",
+        "CHROMA_SERVER_AUTHN_CREDENTIALS": TOKEN,
+    },
+    "x-chroma-token": {
+        "CHROMA_SERVER_AUTHN_PROVIDER": "chromadb.auth.token_authn.TokenAuthenticationServerProvider",
+        "CHROMA_SERVER_AUTHN_CREDENTIALS": TOKEN,
+        "CHROMA_AUTH_TOKEN_TRANSPORT_HEADER": "X-Chroma-Token",
+    },
+    "basic": {"CHROMA_SERVER_AUTHN_PROVIDER": "chromadb.auth.basic_authn.BasicAuthenticationServerProvider"},
+}
+CLIENT_ENV = {  # what a user sets for mia, right and wrong
+    "token": ({"MIA_CHROMA_TOKEN": TOKEN}, {"MIA_CHROMA_TOKEN": "not-" + TOKEN}),
+    "x-chroma-token": (
+        {"MIA_CHROMA_TOKEN": TOKEN, "MIA_CHROMA_AUTH_HEADER": "X-Chroma-Token"},
+        {"MIA_CHROMA_TOKEN": TOKEN},  # the right token in the header this server does not read
+    ),
+    "basic": ({"MIA_CHROMA_BASIC_AUTH": f"alice:{SECRET}"}, {"MIA_CHROMA_BASIC_AUTH": "alice:wrong"}),
+}
+
+
+@pytest.fixture(scope="module", params=sorted(SERVER_AUTH))
+def chroma_with_auth(request, tmp_path_factory) -> Iterator[dict]:
+    """Chroma's Python server with its authentication on (token, token in X-Chroma-Token, basic)."""
+    import bcrypt
+
+    kind = request.param
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith(("MIA_CHROMA", "CHROMA_"))},
+        "ANONYMIZED_TELEMETRY": "False",
+        "IS_PERSISTENT": "TRUE",
+        "PERSIST_DIRECTORY": str(tmp_path_factory.mktemp(f"chroma-{kind}")),
+        **SERVER_AUTH[kind],
+    }
+    if kind == "basic":  # htpasswd-style USER:BCRYPT, as Chroma reads it
+        env["CHROMA_SERVER_AUTHN_CREDENTIALS"] = "alice:" + bcrypt.hashpw(SECRET.encode(), bcrypt.gensalt()).decode()
+    port = free_port()
+    script = Path(__file__).with_name("chroma_auth_server.py")
+    proc = subprocess.Popen(
+        [sys.executable, str(script), str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env
+    )
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/api/v2/heartbeat", timeout=1).status_code == 200:
+                break
+        except httpx.HTTPError:
+            pass
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            pytest.fail(f"Chroma's server did not start: {proc.communicate()[1].decode()[-2000:]}")
+        time.sleep(0.2)
+    yield {"kind": kind, "host": "127.0.0.1", "port": port}
+    proc.terminate()
+    try:
+        proc.wait(10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+
+
+def test_a_chroma_server_with_auth_on_admits_only_the_right_credentials(
+    chroma_with_auth, tmp_path, embedder, monkeypatch
+) -> None:
+    """Before issue 42.7 only a token could be sent: basic auth was refused whatever the user set."""
+    kind, host, port = chroma_with_auth["kind"], chroma_with_auth["host"], chroma_with_auth["port"]
+    for name in ("MIA_CHROMA_TOKEN", "MIA_CHROMA_AUTH_HEADER", "MIA_CHROMA_BASIC_AUTH"):
+        monkeypatch.delenv(name, raising=False)
+    right, wrong = CLIENT_ENV[kind]
+    for env in ({}, wrong):
+        with monkeypatch.context() as patch:
+            for name, value in env.items():
+                patch.setenv(name, value)
+            with pytest.raises(MemoryStoreError, match="refused the credentials") as err:
+                MemoryStore.open_http(host, port, log_dir=tmp_path / "log", embedder=embedder)
+            assert "\n" not in str(err.value) and SECRET not in str(err.value)
+    for name, value in right.items():
+        monkeypatch.setenv(name, value)
+    store = MemoryStore.open_http(host, port, log_dir=tmp_path / "log", embedder=embedder)
+    try:
+        ns = f"auth-{kind}"
+        store.memorise(make_trajectory("Which river is longer, the Danube or the Rhine?", namespace=ns))
+        assert store.retrieve("Is the Rhine longer than the Danube?", ns).positives
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize("header", ["Authorization", "X-Chroma-Token"])

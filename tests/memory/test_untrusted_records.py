@@ -63,3 +63,37 @@ def test_the_fast_check_never_passes_text_the_cleaning_would_change() -> None:
         if clean_value(data) != data:
             assert needs_cleaning(data), hex(code)
     assert not needs_cleaning({"question": "Who wrote Hamlet?\tTab\nnewline \U0001f600", "steps": []})
+
+
+def test_a_memory_record_drops_nul_and_keeps_refusing_a_lone_surrogate(store) -> None:
+    """Chroma kept a NUL in a record, and a NUL that reaches a C backend in a prompt ends the string
+    there: records drop control characters as they are made (issue 42.6); a lone surrogate is still
+    a clear error naming the field (an import reports that line and lands the others)."""
+    import pytest
+
+    from mia.memory import MemoryRecord
+
+    record = store.add(MemoryRecord(question="Who\x00 wrote\x07 it?", workflow="1. Search\x00 the author", plan="\x1b"))
+    (stored,) = store.list()
+    assert (stored.question, stored.workflow, stored.plan) == ("Who wrote it?", "1. Search the author", "")
+    assert record.question == "Who wrote it?"
+    with pytest.raises(ValueError, match="question is not valid Unicode text"):
+        MemoryRecord(question="bad \ud800", workflow="1. w")
+    with pytest.raises(ValueError, match="no spaces or control characters"):  # an id is never rewritten
+        MemoryRecord(id="a\x00b", question="q", workflow="1. w")
+    with pytest.raises(ValueError, match="namespace"):  # nor a namespace: "a\x1f" must not land in "a"
+        store.add(MemoryRecord(namespace="a\x1f", question="q", workflow="1. w"))
+
+
+def test_a_namespace_with_a_control_character_is_refused_not_cleaned_into_another(store) -> None:
+    """Cleaning a trajectory's text must not rewrite its namespace: "a\\x1f" cleaned to "a" stored
+    the episode in another tenant's namespace."""
+    import pytest
+
+    from mia.memory import InvalidNamespaceError
+
+    traj = Trajectory(question="Who wrote it?\x00", namespace="a\x1f", answer="x")
+    assert traj.namespace == "a\x1f" and traj.question == "Who wrote it?"
+    with pytest.raises(InvalidNamespaceError):
+        store.memorise(traj)
+    assert store.count("a") == 0

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+from pathlib import Path
 
 import pytest
 import typer
@@ -135,3 +137,28 @@ def test_a_corrupt_named_index_says_to_reindex(app, docs, tmp_path):
         ValueError, match=r"index of corpus 'notes' .* is corrupt .* re-run `mia index PATH --name notes`"
     ):
         load_corpus("notes", data_dir=data)
+
+
+@pytest.mark.skipif(not Path("/sys/kernel").is_dir(), reason="needs Linux's /sys, where no user can make a file")
+@pytest.mark.parametrize("target", ["sysfs", "a file"])
+def test_an_unwritable_target_is_refused_before_anything_is_read(app, docs, tmp_path, target):
+    """Before: os.access answered yes to root for /sys, so all the files were read and embedded and
+    the index could not be saved at the end; a file given as --data-dir was reported as a
+    permission problem. Now a temporary file is tried first (issue 42.5)."""
+    from mia.graph.tools.embedder import EMBED_COUNTER
+
+    data = Path("/sys") if target == "sysfs" else tmp_path / "plain.txt"
+    if target == "a file":
+        data.write_text("not a folder\n")
+    embedded = EMBED_COUNTER["texts"]
+    result = CliRunner().invoke(app, ["index", str(docs), "--data-dir", str(data)])
+    assert result.exit_code == 2, result.output
+    assert "choose another --data-dir" in result.output and "Read " not in result.output
+    assert ("cannot write in /sys" if target == "sysfs" else "is not a folder") in result.output
+    assert EMBED_COUNTER["texts"] == embedded and len(result.output.strip().splitlines()) == 1
+
+
+def test_indexing_shows_a_progress_bar_with_an_estimate(app, docs, tmp_path):
+    result = CliRunner().invoke(app, ["index", str(docs), "--data-dir", str(tmp_path / "data")])
+    assert result.exit_code == 0, result.output
+    assert re.search(r"indexing docs: 100%.*\d\d:\d\d<\d\d:\d\d", result.output), result.output  # elapsed<left

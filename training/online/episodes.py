@@ -19,7 +19,9 @@ import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, model_validator
+
+from mia.memory.text import cleaned_data
 
 log = logging.getLogger(__name__)
 
@@ -46,6 +48,13 @@ class OnlineEpisode(BaseModel):
     adapter_version: str | None = None  # planner adapter that served this answer (None: base)
     namespace: str = "default"
     created_at: float = Field(default_factory=time.time)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean(cls, data: Any) -> Any:
+        """A lone surrogate or NUL cleaned as the episode is made, so its queue line can be written
+        (the namespace is kept as given: a bad one is refused where it is used, never rewritten)."""
+        return cleaned_data(data, keep=("namespace",))
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -68,8 +68,6 @@ class LearningDeps(Deps):
         return self._inner.compressor(model)
 
 
-
-
 def paragraphs_from_steps(steps: list[TrajectoryStep], limit: int = 12) -> list[dict[str, str]]:
     """Without a sandbox (`mia ask`/`chat`), the rollouts search what the answer's own searches
     found: each `[title] text` block of its observations becomes a paragraph."""
