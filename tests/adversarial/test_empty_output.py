@@ -14,10 +14,9 @@ import time
 import pytest
 
 from mia.graph.builder import build_graph, recursion_limit
-from mia.graph.context import Context
 from mia.graph.judge import judge
 from mia.memory.compression import Compressor
-from tests.graph.fakes import ScriptedChatModel, make_deps
+from tests.graph.fakes import ScriptedChatModel, fake_context, make_deps
 from tests.memory.conftest import make_trajectory
 
 MALFORMED = ["<think>", "<tool_call>{broken", "no tags at all", "\x00\x1b", "```json\n{"]
@@ -28,14 +27,7 @@ def graph_calls(reply: str) -> dict[str, int]:
     """Model calls per role for one question whose every model answers `reply`."""
     models = {f"fake:{role}": ScriptedChatModel(fallback=reply) for role in ("planner", "executor", "manager", "judge")}
     deps, _ = make_deps(models)
-    context = Context(
-        planner_model="fake:planner",
-        executor_model="fake:executor",
-        manager_model="fake:manager",
-        judge_model="fake:judge",
-        tool_protocol="text",
-        max_tool_calls=2,
-    )
+    context = fake_context(max_tool_calls=2)
     build_graph(deps=deps).invoke(
         {"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]},
         context=context,

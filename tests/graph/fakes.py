@@ -13,6 +13,7 @@ from langchain_core.outputs import ChatGeneration, ChatResult
 from langchain_core.tools import StructuredTool
 from pydantic import Field
 
+from mia.graph.context import Context
 from mia.graph.judge.verdict import JudgeMethod, Verdict
 from mia.graph.nodes.deps import Deps
 from mia.memory import MemoryRecord, Outcome, Retrieved, ScoredMemory, ScoredTrajectory, Trajectory
@@ -146,6 +147,13 @@ class FakeVerdict(Verdict):
 
     method: JudgeMethod = "llm"
     prediction: str = ""
+
+
+def fake_context(**overrides: Any) -> Context:
+    """A Context whose every role is the fake model of its name (`fake:planner`, ...), in the text
+    protocol, with `overrides` on top: the one such context the graph-logic tests build."""
+    roles = {f"{role}_model": f"fake:{role}" for role in ("planner", "executor", "manager", "judge")}
+    return Context(**{**roles, "tool_protocol": "text", **overrides})
 
 
 def make_deps(

@@ -15,22 +15,14 @@ from mia.graph.nodes.failure import off_candidates, restates_question, shown_fai
 from mia.graph.prompts import builder
 from mia.memory.strategy import question_names, strategy_view
 
-from .fakes import FakeStore, make_deps, memory
+from .fakes import FakeStore, fake_context, make_deps, memory
 from .test_graph_logic import CALL, kinds, models, run
 
 DEFAULTS = {f.name: f.default for f in fields(Context)}
 
 
 def ctx(**kw: Any) -> Context:
-    base = dict(
-        planner_model="fake:planner",
-        executor_model="fake:executor",
-        manager_model="fake:manager",
-        judge_model="fake:judge",
-        tool_protocol="text",
-        min_tool_calls=0,
-    )
-    return Context(**{**base, **kw})
+    return fake_context(**{"min_tool_calls": 0, **kw})
 
 
 # ---- the failure rule (pure)
