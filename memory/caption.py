@@ -12,9 +12,11 @@ from __future__ import annotations
 import base64
 import binascii
 from collections.abc import Sequence
+from typing import Any
 
 import numpy as np
 
+from mia.memory.records import MemoryRecord
 from mia.memory.scoring import cosine
 
 DEFAULT_CAPTION_WEIGHT = 0.2
@@ -52,3 +54,13 @@ def mixed_similarity(
     dim = int(np.asarray(caption_query).size)
     matrix = np.stack([decode_vector(v, dim) for v in caption_vectors]) if len(caption_vectors) else np.zeros((0, dim))
     return (1.0 - weight) * sims + weight * cosine(caption_query, matrix)
+
+
+def add_caption_vectors(embedder: Any, records: list[MemoryRecord]) -> None:
+    """Give every captioned record without one its caption's vector (one batch), so retrieval
+    never embeds a stored caption again."""
+    todo = [r for r in records if r.caption.strip() and not r.caption_vector]
+    if todo:
+        vectors = embedder.embed_documents([r.caption.strip() for r in todo])
+        for rec, vec in zip(todo, vectors):
+            rec.caption_vector = encode_vector(vec)

@@ -18,6 +18,7 @@ retrieved, never a dedup survivor); `mia memory suspicious` lists them and remov
 
 from __future__ import annotations
 
+import logging
 import re
 import tomllib
 from collections.abc import Iterable
@@ -26,8 +27,10 @@ from pathlib import Path
 
 from mia.memory.compression import load_prompts
 from mia.memory.examples import PromptExample
+from mia.memory.records import MemoryRecord
 
 PATTERNS_FILE = Path(__file__).with_name("screening.toml")
+log = logging.getLogger(__name__)
 
 
 @cache
@@ -61,3 +64,18 @@ class WorkflowScreen:
                 if copied := example.copied_in(text):
                     found.append(f"copies a prompt example: {copied[:40]!r}")
         return list(dict.fromkeys(found))
+
+
+def record_reasons(screen: WorkflowScreen, record: MemoryRecord) -> list[str]:
+    """Why the planner should not see this record (empty when it may): the text it would read."""
+    return screen.reasons(record.workflow, record.judge_feedback if record.outcome == "incorrect" else "")
+
+
+def screened(screen: WorkflowScreen, record: MemoryRecord) -> MemoryRecord:
+    """The record with the screen's reasons added to its flags (a flagged memory is stored
+    for review but never retrieved)."""
+    reasons = record_reasons(screen, record)
+    if not reasons or set(reasons) <= set(record.flags):
+        return record
+    log.warning("memory %s flagged, it will not be retrieved: %s", record.id, "; ".join(reasons))
+    return record.model_copy(update={"flags": list(dict.fromkeys(record.flags + reasons))})

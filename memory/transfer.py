@@ -43,12 +43,16 @@ log = logging.getLogger(__name__)
 HEADER_KEY = "mia_memory_export"
 
 
-def export_records(store: TransferStore, path: Path, namespace: str | None = None, overwrite: bool = False) -> int:
-    """Write to a temporary file beside `path` and rename it, so a crash never leaves half an export.
+def export_records(
+    store: TransferStore, path: str | Path, namespace: str | None = None, overwrite: bool = False
+) -> int:
+    """Write a header line and one record per line (vectors are not exported: re-embedded on import),
+    to a temporary file beside `path` renamed into place, so a crash never leaves half an export.
 
     The rename would replace whatever `path` is, so what it could destroy is refused first
     (`check_export_target`): anything but a regular file (a device such as /dev/full, a symlink,
     a folder), an existing file unless `overwrite`, and a folder that does not exist (never made)."""
+    path = Path(path)
     check_export_target(path, overwrite)
     records = store.list(namespace)
     records.sort(key=lambda r: (r.namespace, r.created_at))
@@ -143,7 +147,7 @@ def read_export(path: Path) -> ExportFile:
 
 def import_records(
     store: TransferStore,
-    path: Path,
+    path: str | Path,
     namespace: str | None = None,
     dedup: bool = True,
     on_skip: Callable[[str], None] | None = None,
@@ -152,7 +156,8 @@ def import_records(
     each record goes through the duplicate rule (kept, replaced or added). Ids already in the
     store are left alone, so importing the same file twice changes nothing; an id repeated in
     the file is imported once. Each skipped line is logged and passed to `on_skip` (one line of
-    text); a record the store refuses is skipped the same way and counted as failed."""
+    text); a record the store refuses is skipped the same way and counted as failed. Returns counts by action."""
+    path = Path(path)
     if namespace is not None:
         check_namespace(namespace)
     if not path.is_file():
