@@ -13,6 +13,7 @@ import pytest
 from mia.graph.context import PAPER, Context
 from mia.graph.nodes.failure import off_candidates, restates_question, shown_failure, unsupported
 from mia.graph.prompts import builder
+from mia.graph.protocol import plan_queries
 from mia.memory.strategy import question_names, strategy_view
 
 from .fakes import FakeStore, fake_context, make_deps, memory
@@ -320,6 +321,43 @@ def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, mon
     replanned = reflection[0]["content"] == "yes"
     assert out["usage"]["planner"]["calls"] == 1 + replanned  # the plan (and a replan), never a yes/no call
     assert (reflection[0]["args"]["failure"] == "none shown") != replanned
+
+
+@pytest.mark.real_model
+def test_plan_first_on_the_real_model(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded model with plan_searches "first": the graph's searches come before any executor
+    turn (the question first, then the plan's concrete queries, if the real plan has any), the plan
+    stays out of the executor's prompt, and the executor still answers."""
+    import json
+    from pathlib import Path
+
+    from mia import build_graph
+    from mia.graph.builder import recursion_limit
+
+    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
+        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
+    record = json.loads((Path(__file__).parent / "data" / "hotpotqa_sample.json").read_text())[0]
+    context = Context(
+        data_dir=str(tmp_path),
+        max_tool_calls=3,
+        judge_mode="off",
+        memorise=False,
+        planner_max_tokens=96,
+        executor_max_tokens=96,
+        plan_searches="first",
+        plan_in_prompt=False,
+    )
+    out = build_graph().invoke(
+        {"question": record["question"], "paragraphs": record["paragraphs"]},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
+    calls = [s for s in out["trajectory"]["steps"] if s["kind"] == "tool_call"]
+    planned = [c for c in calls if c["content"] == "planned"]
+    assert planned and planned[0]["args"]["query_list"] == [record["question"].strip()]
+    assert calls[: len(planned)] == planned  # the graph's searches come first
+    assert len(planned) == 1 + bool(plan_queries(out["plan"], record["question"]))
+    assert out["answer"] and out["stop_reason"]
 
 
 def test_the_hop_example_follows_the_questions_form() -> None:
