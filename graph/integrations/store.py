@@ -54,8 +54,7 @@ from mia.graph.integrations.store_values import (
     memory_record,
     memory_view,
 )
-from mia.memory.errors import MemoryStoreError
-from mia.memory.index import BUCKET_OF, MEMORY_BUCKETS
+from mia.memory.index import MEMORY_BUCKETS
 from mia.memory.namespaces import check_namespace
 
 
@@ -136,7 +135,7 @@ class MiaStore(BaseStore):
                 "put without ttl"
             )
         if op.value is None:
-            self._writing()
+            self.memory.check_writable()
             with self.memory.writing():
                 self._drop(namespace, op.key)
             return
@@ -144,30 +143,23 @@ class MiaStore(BaseStore):
         if is_memory(value):
             if op.index is not None:
                 raise ValueError("a MIA workflow memory is embedded by its question: leave index= out for it")
-            record = memory_record(op.key, namespace, value)
-            self._writing()
-            with self.memory.writing():
-                self.memory.add(record)  # an upsert into its outcome's bucket, then the old copy goes
-                self._drop(namespace, op.key, keep=BUCKET_OF[record.outcome])
+            with self.memory.writing():  # MemoryStore.replace: the new copy first, then any other
+                self.memory.replace(memory_record(op.key, namespace, value))
+                self._drop(namespace, op.key, keep=MEMORY_BUCKETS)  # a generic item of the same key
             return
         text = item_text(value, _paths(op.index, self.fields))
         vector = self.memory.embedder.embed_documents([text])[0] if text else None
-        self._writing()
+        self.memory.check_writable()
         with self.memory.writing():
             old = self.items.get(namespace, op.key)
             bucket = self.items.put(namespace, op.key, value, vector, old.created_at if old else time.time())
-            self._drop(namespace, op.key, keep=bucket)
+            self._drop(namespace, op.key, keep=[bucket])
 
-    def _writing(self) -> None:
-        if self.memory.read_only:
-            raise MemoryStoreError(
-                f"the memory store at {self.memory.location} was opened read-only: nothing can be put"
-            )
-
-    def _drop(self, namespace: str, key: str, keep: str | None = None) -> None:
-        """Delete every copy of the key but the one in bucket `keep`."""
+    def _drop(self, namespace: str, key: str, keep: Iterable[str] = ()) -> None:
+        """Delete every copy of the key but those in the buckets `keep`."""
+        kept = set(keep)
         for bucket in (*MEMORY_BUCKETS, *ITEM_BUCKETS):
-            if bucket != keep:
+            if bucket not in kept:
                 self.memory.index.delete(namespace, bucket, [key])
 
     # ------------------------------------------------------------------ namespaces

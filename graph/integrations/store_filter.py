@@ -9,10 +9,12 @@ order comparison instead of raising, and an unknown operator is refused before a
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from typing import Any
 
-OPERATORS = frozenset({"$eq", "$ne", "$gt", "$gte", "$lt", "$lte"})
+_ORDER = {"$gt": operator.gt, "$gte": operator.ge, "$lt": operator.lt, "$lte": operator.le}
+OPERATORS = frozenset({"$eq", "$ne", *_ORDER})
 
 
 def check_filter(wanted: object) -> dict[str, Any]:
@@ -64,18 +66,10 @@ def _apply(got: Any, op: str, arg: Any) -> bool:
         return bool(got == arg)
     if op == "$ne":
         return bool(got != arg)
+    if op not in _ORDER:
+        raise ValueError(f"unsupported filter operator {op!r}; LangGraph defines {sorted(OPERATORS)}")
     left, right = _number(got), _number(arg)
-    if left is None or right is None:
-        return False
-    if op == "$gt":
-        return left > right
-    if op == "$gte":
-        return left >= right
-    if op == "$lt":
-        return left < right
-    if op == "$lte":
-        return left <= right
-    raise ValueError(f"unsupported filter operator {op!r}; LangGraph defines {sorted(OPERATORS)}")
+    return left is not None and right is not None and bool(_ORDER[op](left, right))
 
 
 def _number(value: Any) -> float | None:

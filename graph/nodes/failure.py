@@ -55,8 +55,9 @@ def restates_question(answer: str, question: str) -> bool:
 def off_candidates(answer: str, question: str) -> list[str]:
     """The question's two candidates when it names them and the answer names neither ("Allan
     Dwan" for "Which film has the director who died earlier, Hold Back The Night or The Last Night
-    Of The Barbary Coast?"); [] otherwise. Qwen-1.5B answered a director's name this way on 3 of the
-    first 8 such 2Wiki tuning questions it was given more evidence on (results/ladder-tune/2wiki)."""
+    Of The Barbary Coast?"); [] otherwise. Qwen-1.5B's first answer named neither on 4 of the 5 such
+    2Wiki tuning questions of the plan-first rung, and on 1 of 8 under the defaults (first answers of
+    results/ladder-tune/2wiki/plan-first and default)."""
     options = question_options(question)
     said = content_words(answer)
     if not options or not said:

@@ -59,7 +59,7 @@ _HOP_REF = re.compile(r"#\d+(?!\w)")
 def unfilled_hop(query: str) -> bool:
     """Whether a search query still holds a hop plan's placeholder ("#1 father"): the executor
     searched the plan's step before filling it with the fact the earlier hop found. On the final
-    HotpotQA split 18 of `default`'s 100 searches did (results/ladder/README.md)."""
+    HotpotQA split `default`'s one search held one on 18 of 100 questions (results/ladder/README.md)."""
     return bool(_HOP_REF.search(query))
 
 

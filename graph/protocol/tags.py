@@ -17,7 +17,6 @@ TAG_NAMES = ("think", "tool_call", "answer", "tool_response")
 TAG_PATTERN = re.compile(r"<[ \t]*(/?)[ \t]*(think|tool_call|answer|tool_response)[ \t]*>", re.IGNORECASE)
 """One protocol tag: group 1 is "/" on a closing tag, group 2 the name (also read by `mia ask`'s
 streamed text, app/commands/live_text.py)."""
-_TAG = TAG_PATTERN
 
 
 class Tag(NamedTuple):
@@ -33,12 +32,12 @@ class Tag(NamedTuple):
 def tags(text: str) -> tuple[Tag, ...]:
     """All protocol tags of text, in order (names lower-cased); cached, since one reply is read
     by several helpers in turn."""
-    return tuple(Tag(m[2].lower(), m[1] == "/", m.start(), m.end()) for m in _TAG.finditer(text))
+    return tuple(Tag(m[2].lower(), m[1] == "/", m.start(), m.end()) for m in TAG_PATTERN.finditer(text))
 
 
 def remove_tags(text: str) -> str:
     """Text without any protocol tag (their contents stay)."""
-    return _TAG.sub("", text)
+    return TAG_PATTERN.sub("", text)
 
 
 def _first(found: tuple[Tag, ...], name: str, closing: bool, after: int = 0) -> Tag | None:
