@@ -8,7 +8,8 @@
                                finalize -> judge -> memorise -> END
 
 `memory_mode` none/trajectory-rag skip the planner and reflection; `judge_mode` off and
-`memorise` False skip their nodes.
+`memorise` False skip their nodes. `plan_when` "failure" skips `plan`: the executor answers first,
+and `replan` writes the first plan only after a failure the trace shows.
 """
 
 from __future__ import annotations
@@ -37,7 +38,8 @@ from mia.graph.tracing import in_role
 
 
 def after_retrieve(state: State, runtime: Runtime[Context]) -> Literal["plan", "execute"]:
-    return "plan" if Context.coerce(runtime.context).memory_mode == "mia" else "execute"
+    ctx = Context.coerce(runtime.context)
+    return "plan" if ctx.memory_mode == "mia" and ctx.plan_when == "start" else "execute"
 
 
 def after_execute(state: State, runtime: Runtime[Context]) -> Literal["tools", "execute", "reflect", "finalize"]:

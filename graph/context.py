@@ -32,6 +32,7 @@ ReplanWhen = Literal["failure", "planner"]
 MemoryStyle = Literal["strategy", "paper"]
 RepeatedSearch = Literal["cached", "run"]
 PlanSearches = Literal["executor", "first"]
+PlanWhen = Literal["start", "failure"]
 Vision = Literal["auto", "on", "off"]
 
 log = logging.getLogger(__name__)
@@ -130,6 +131,13 @@ class Context:
         "An earlier answer or a junk reply is re-asked as a forced search call; 0 lets it answer at once.",
     )
     max_replans: int = _f(1, "Most reflect-and-replan rounds per question (the paper uses 1).")
+    plan_when: PlanWhen = _f(
+        "start",
+        "start: the planner writes a plan before the executor's first turn (the paper). failure: the "
+        "executor first answers alone, as plain ReAct, and the planner (with the retrieved memories and "
+        "the failed attempt) writes the plan only when the trace shows a failure (the replan_when "
+        "'failure' rule); an attempt without one costs no planner call. Needs max_replans >= 1.",
+    )
     plan_style: PlanStyle = _f(
         "hops",
         "hops: the plan is a chain of hops, each finding one fact named #1, #2, ... that later steps use "

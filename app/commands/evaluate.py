@@ -156,6 +156,13 @@ def eval_command(
             "then the plan's concrete queries, before the executor's first turn)."
         ),
     ] = None,
+    plan_when: Annotated[
+        Optional[str],
+        typer.Option(
+            help="start (default: the planner writes a plan before the executor's first turn) or failure "
+            "(the executor answers alone first; the planner plans only after a failure the trace shows)."
+        ),
+    ] = None,
     plan_in_prompt: Annotated[
         Optional[bool],
         typer.Option(help="Show the plan in the executor's prompt (default: on; off: the plan only chooses searches)."),
@@ -238,6 +245,7 @@ def eval_command(
         "memory_style": memory_style,
         "repeated_search": repeated_search,
         "plan_searches": plan_searches,
+        "plan_when": plan_when,
         "plan_in_prompt": plan_in_prompt,
         "k_pos": k_pos,
         "k_neg": k_neg,

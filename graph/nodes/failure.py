@@ -8,15 +8,18 @@ a forced answer (the budget, the context or the format ran out), a failed search
 whose words appear in no search result the agent read (it came from nowhere the agent looked), or
 an answer that only repeats a name the question gives ("Ruston & Hornsby" for "Ruston & Hornsby is
 now a part of what German company?": the agent stopped at the bridge; 1 of the 14 such answers
-in the tuning runs, results/hotpotqa-qwen-planners, 2wiki-qwen-planners and ladder-tune, was right).
+in the tuning runs, results/hotpotqa-qwen-planners, 2wiki-qwen-planners and ladder-tune, was right),
+one that names neither of a comparison's candidates, or one of the wrong kind (`wrong_kind`).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Any
 
 from mia.graph.judge.metrics import is_refusal
+from mia.graph.judge.polarity import polarity
 from mia.graph.judge.surface import content, tokens
 from mia.graph.prompts import render
 from mia.graph.protocol import is_yes_no_question, question_options
@@ -69,6 +72,49 @@ def off_candidates(answer: str, question: str) -> list[str]:
     return options
 
 
+_DATE_QUESTION = re.compile(
+    r"^\s*(?:when\b|what (?:is|was) the date\b|(?:in )?what year\b)|\bdate of (?:birth|death)\b|\bbirthday\b", re.I
+)
+_PLACE_QUESTION = re.compile(
+    r"^\s*where\b|\bplace of (?:birth|death)\b|\bwhich country\b|\bnationality\b|\bgraduate from\b|\bstudy\b", re.I
+)
+_MONTH = (
+    r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december"
+    r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b"
+)
+_DATE = re.compile(rf"\d|{_MONTH}|\bcentury\b", re.I)
+_DATE_IN_PLACE = re.compile(rf"\d{{4}}|{_MONTH}", re.I)
+_PERSON_CUES = "directed by|written by|composed by|founded by|produced by|created by|married to|son of|daughter of"
+
+
+def wrong_kind(answer: str, question: str, observations: Iterable[str]) -> str:
+    """The kind of answer the question asks for, when the answer is plainly of another kind; "" otherwise.
+    "yes_no": a yes/no question answered with neither, as the judge reads it (`polarity`: "USA" for
+    "Did the movies A and B originate from the same country?"); "date": a when-question answered without a date; "place": a
+    where/nationality/school question answered with a date or with a name the search results show
+    as a person ("directed by Otakar Vávra", "Otakar Vávra (28 February 1911 ..."): the agent
+    stopped at the bridge entity. On the first answers of plain ReAct on the 2Wiki tuning split
+    (results/2wiki-qwen-planners/none) it caught 9 wrong answers the other checks miss, and no right one."""
+    text = " ".join(answer.split())
+    if not text or question_options(question):
+        return ""
+    if is_yes_no_question(question):
+        return "" if polarity(question, text) in ("yes", "no") else "yes_no"
+    if _DATE_QUESTION.search(question):
+        return "" if _DATE.search(text) else "date"
+    if _PLACE_QUESTION.search(question):
+        if _DATE_IN_PLACE.search(text):
+            return "place"
+        name = text.rstrip(".")
+        if len(name) >= 4:
+            person = re.compile(
+                rf"(?:{_PERSON_CUES})\s+{re.escape(name)}\b|{re.escape(name)}\s*\((?:born|\d|c\.)", re.I
+            )
+            if any(person.search(o) for o in observations):
+                return "place"
+    return ""
+
+
 def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, question: str) -> str | None:
     """The failure this attempt's trace shows, as the planner prompt words it, or None."""
     attempt = _last_attempt(steps)
@@ -88,6 +134,8 @@ def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, qu
         return render("planner", "failure_restates", answer=text[:120])
     if options := off_candidates(text, question):
         return render("planner", "failure_off_candidates", answer=text[:120], first=options[0], second=options[1])
+    if kind := wrong_kind(text, question, all_observations):
+        return render("planner", f"failure_not_{kind}", answer=text[:120])
     return None
 
 
@@ -97,4 +145,4 @@ def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps[last + 1 :]
 
 
-__all__ = ["content_words", "unsupported", "restates_question", "off_candidates", "shown_failure"]
+__all__ = ["content_words", "unsupported", "restates_question", "off_candidates", "wrong_kind", "shown_failure"]

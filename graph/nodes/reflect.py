@@ -18,9 +18,16 @@ from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import to_messages
 from mia.graph.nodes.failure import shown_failure
 from mia.graph.nodes.steps import searches_made
-from mia.graph.prompts.builder import failure_replan_request, reflection, replan_message, replan_request
-from mia.graph.protocol import PLAN_STOP, adds_nothing, cut_before_answer, parse_yes_no, served_plan
-from mia.graph.state import State
+from mia.graph.prompts.builder import (
+    failure_replan_request,
+    late_plan_message,
+    planner_messages,
+    reflection,
+    replan_message,
+    replan_request,
+)
+from mia.graph.protocol import PLAN_STOP, adds_nothing, cut_before_answer, parse_yes_no, searches_added, served_plan
+from mia.graph.state import State, given
 
 
 NO_FAILURE = "none shown"  # the reflection step's args.failure when the trace shows none
@@ -29,7 +36,7 @@ NO_FAILURE = "none shown"  # the reflection step's args.failure when the trace s
 def make_reflect(deps: Deps):
     def reflect(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
-        if ctx.replan_when == "failure":
+        if ctx.replan_when == "failure" or not state.get("planner_messages"):  # no plan yet: plan_when "failure"
             return judge_by_failure(state)
         trace = build_trajectory(state, ctx).to_trace_text(
             max_words_per_observation=ctx.max_observation_words, include_judgement=False
@@ -87,6 +94,8 @@ def make_replan(deps: Deps):
         ctx = Context.coerce(runtime.context)
         conversation = list(state.get("planner_messages") or [])
         failure = shown_in_reflection(state.get("steps") or [])
+        if not conversation:  # plan_when "failure": the first plan, written after the failed attempt
+            return late_plan(deps, state, ctx, failure)
         if failure:  # the trace and its failure are the request (replan_when "failure")
             trace = build_trajectory(state, ctx).to_trace_text(
                 max_words_per_observation=ctx.max_observation_words, include_judgement=False
@@ -129,3 +138,48 @@ def make_replan(deps: Deps):
         }
 
     return replan
+
+
+def late_plan(deps: Deps, state: State, ctx: Context, failure: str) -> dict[str, Any]:
+    """The planner's first plan for a question the executor failed alone (plan_when "failure"): the
+    planner prompt with the retrieved memories and the failed attempt; the executor's answer is held
+    back and it continues with the plan and the failure named. A plan that only repeats the searches
+    made is not followed (drop_repeated_replan): the answer stands."""
+    trace = build_trajectory(state, ctx).to_trace_text(
+        max_words_per_observation=ctx.max_observation_words, include_judgement=False
+    )
+    conversation = planner_messages(
+        state["question"],
+        state.get("memory_text") or "",
+        caption=given(state, "caption") or "",
+        style=ctx.plan_style,
+        attempt=(trace, failure),
+    )
+    reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner", stop=PLAN_STOP)
+    text = served_plan(text_of(reply), state["question"])
+    conversation.append({"role": "assistant", "content": text})
+    base = {"planner_messages": conversation, "replans": state.get("replans", 0) + 1, "usage": usage}
+    if not text or (ctx.drop_repeated_replan and not searches_added(text, searches_made(state.get("steps") or []))):
+        step = {
+            "kind": "replan",
+            "content": text,
+            "args": {"first_plan": True, "dropped": "it repeats the searches made"},
+        }
+        return {**base, "steps": [step], "last_turn": "accept"}
+    messages: list[Any] = []
+    history = list(state.get("messages") or [])
+    last = history[-1] if history else None
+    if isinstance(last, AIMessage) and not last.tool_calls:
+        messages.append(AIMessage(content=cut_before_answer(text_of(last)) or "<think>", id=last.id))
+    messages.append(HumanMessage(content=late_plan_message(text, failure)))
+    return {
+        **base,
+        "plan": text,
+        "closed_plan": text,
+        "replan": text,
+        "messages": messages,
+        "steps": [{"kind": "replan", "content": text, "args": {"first_plan": True}}],
+        "answer": "",
+        "last_turn": "replan",
+        "format_retries": 0,
+    }

@@ -86,10 +86,21 @@ def render_trajectories(found: Any, max_words: int) -> str:
 
 
 def planner_messages(
-    question: str, memories: str = "", max_words: int = PLAN_WORDS, caption: str = "", style: str = PLAN_STYLE
+    question: str,
+    memories: str = "",
+    max_words: int = PLAN_WORDS,
+    caption: str = "",
+    style: str = PLAN_STYLE,
+    attempt: tuple[str, str] | None = None,
 ) -> list[Message]:
     """The planner's prompt for one question (with its image caption, if any); `memories` is the
-    rendered memory block (empty: the cold-start block); `style` hops or paper (Context.plan_style)."""
+    rendered memory block (empty: the cold-start block); `style` hops or paper (Context.plan_style);
+    `attempt` (trace, failure): the executor's failed attempt the plan follows (Context.plan_when "failure")."""
+    attempt_block = (
+        "\n\n" + render("planner", "attempt_block", trace=escape_untrusted(attempt[0]), reason=attempt[1])
+        if attempt
+        else ""
+    )
     return [
         {"role": "system", "content": render("planner", "system")},
         {
@@ -102,6 +113,7 @@ def planner_messages(
                 max_words=max_words,
                 question=question,
                 caption_line=caption_line(caption),
+                attempt_block=attempt_block,
             ),
         },
     ]
@@ -174,6 +186,12 @@ def failure_replan_request(trace: str, reason: str, question: str, max_words: in
     return render(
         "planner", "failure", trace=escape_untrusted(trace), reason=reason, question=question, max_words=max_words
     )
+
+
+def late_plan_message(plan: str, reason: str) -> str:
+    """The executor's turn that holds back its failed answer and hands it the plan written after it
+    (Context.plan_when "failure")."""
+    return render("planner", "late_plan_message", plan=plan, reason=reason)
 
 
 def replan_message(replan: str) -> str:

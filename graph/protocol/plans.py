@@ -63,7 +63,7 @@ def unfilled_hop(query: str) -> bool:
     return bool(_HOP_REF.search(query))
 
 
-_QUOTED = re.compile(r'"([^"\n]{2,200})"|\u201c([^\u201d\n]{2,200})\u201d')
+_QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d\n]+)["\u201d]')
 
 
 def plan_queries(plan: str, question: str = "") -> list[str]:
@@ -76,7 +76,7 @@ def plan_queries(plan: str, question: str = "") -> list[str]:
         if "search" not in line.lower():
             continue
         for match in _QUOTED.finditer(line):
-            query = " ".join((match.group(1) or match.group(2)).split())
+            query = " ".join(match.group(1).split())
             if query and not unfilled_hop(query) and (key := query_key(query)) not in seen:
                 seen.add(key)
                 out.append(query)
@@ -139,9 +139,6 @@ def drop_guessed_answer(plan: str, question: str) -> str:
     return "\n".join(kept_lines).rstrip()
 
 
-_QUOTED = re.compile(r'["\u201c]([^"\u201c\u201d\n]+)["\u201d]')
-
-
 def query_key(query: str) -> str:
     """A search query compared without case, punctuation and spacing (repeated searches, repeated replans)."""
     return " ".join(re.sub(r"[^\w\s]", " ", query.lower()).split())
@@ -161,6 +158,19 @@ def adds_nothing(replan: str, plan: str, searches_made: Iterable[str]) -> bool:
         if not queries or any(q not in done for q in queries):
             return False
     return True
+
+
+def searches_added(plan: str, searches_made: Iterable[str]) -> list[str]:
+    """The quoted queries of a plan's search steps that the episode has not made yet (a hop's "#1
+    father" counts: it is a search to come): none means the plan would only repeat."""
+    done = {query_key(q) for q in searches_made}
+    return [
+        query
+        for line in (plan or "").splitlines()
+        if "search" in line.lower()
+        for query in (" ".join(m.group(1).split()) for m in _QUOTED.finditer(line))
+        if query and query_key(query) not in done
+    ]
 
 
 def served_plan(raw: str, question: str) -> str:

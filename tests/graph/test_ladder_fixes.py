@@ -16,7 +16,7 @@ from mia.graph.prompts import builder
 from mia.graph.protocol import plan_queries
 from mia.memory.strategy import question_names, strategy_view
 
-from .fakes import FakeStore, fake_context, make_deps, memory
+from .fakes import FakeStore, fake_context, make_deps, memory, search_tool
 from .test_graph_logic import CALL, kinds, models, run
 
 DEFAULTS = {f.name: f.default for f in fields(Context)}
@@ -454,3 +454,171 @@ def test_the_graph_makes_the_plans_searches_before_the_executors_first_turn() ->
     tool = deps.tools(ctx(), None)[0]
     run(deps, ctx(plan_searches="first"), question=question)
     assert tool.metadata["calls"] == [[question]]
+
+
+# ---- answers of the wrong kind (pure)
+
+
+@pytest.mark.parametrize(
+    "question, answer, observations, kind",
+    [
+        ("Did the movies Laserblast and Juanita originate from the same country?", "USA", [], "yes_no"),
+        ("Did the movies Laserblast and Juanita originate from the same country?", "No, they did not.", [], ""),
+        # the judge's reading: a sentence that asserts "both" is a yes
+        ("Were both A and B mathematicians from Russia?", "A and B were both Russian mathematicians.", [], ""),
+        ("When did Margaret Verney's father die?", "Sir Ralph Verney", [], "date"),
+        ("When did Margaret Verney's father die?", "10 September 1859", [], ""),
+        ("What is the date of death of the composer of film X?", "in the 19th century", [], ""),
+        (
+            "Where was the director of film The Duel born?",
+            "Dover Kosashvili",
+            ["The Duel, directed by Dover Kosashvili."],
+            "place",
+        ),
+        (
+            "Where was the director of film The Duel born?",
+            "Otakar Vávra",
+            ["Otakar Vávra (28 February 1911) was a director."],
+            "place",
+        ),
+        ("Where was the founder of Brand New Immortals born?", "He was born on April 19, 1968.", [], "place"),
+        ("Where was the director of film The Duel born?", "Tbilisi", ["Dover Kosashvili (born in Tbilisi)."], ""),
+        ("Where was the director of film The Duel born?", "He was born in Tbilisi, Georgia.", [], ""),
+        # a question that names its candidates is the neither-candidate rule's
+        ("Which film came out first, A or B?", "1999", [], ""),
+        ("Who directed The Duel?", "Dover Kosashvili", ["directed by Dover Kosashvili"], ""),
+    ],
+)
+def test_an_answer_of_the_wrong_kind(question: str, answer: str, observations: list[str], kind: str) -> None:
+    from mia.graph.nodes.failure import wrong_kind
+
+    assert wrong_kind(answer, question, observations) == kind
+    failure = shown_failure([obs(o) for o in observations or [answer]], answer, "answered", question)
+    if kind:
+        assert failure is not None and answer[:20] in failure
+
+
+# ---- plan_when "failure": plain ReAct first, the planner only after a failure the trace shows
+
+
+def test_plan_when_failure_makes_no_planner_call_on_an_answer_without_a_failure() -> None:
+    m = models(planner=[], executor=[CALL.format(q="Hamlet author"), "<answer>Hamlet author</answer>"])
+    store = FakeStore(positives=[memory("p1", "Who wrote Macbeth?", "1. Search the play", "correct")])
+    deps, _ = make_deps(m, store=store)
+    out = run(deps, ctx(plan_when="failure"))
+    assert out["answer"] == "Hamlet author" and not out["plan"]
+    assert m["fake:planner"].prompts == [] and out["usage"]["planner"]["calls"] == 0
+    # the executor's prompt is plain ReAct's: no plan, no memory
+    none_prompt = models(executor=[CALL.format(q="x"), "<answer>x</answer>"])
+    run(make_deps(none_prompt)[0], ctx(memory_mode="none"))
+    assert m["fake:executor"].prompts[0][1].content == none_prompt["fake:executor"].prompts[0][1].content
+    assert [s["args"]["failure"] for s in out["trajectory"]["steps"] if s["kind"] == "reflection"] == ["none shown"]
+
+
+def test_plan_when_failure_plans_after_a_shown_failure_with_memory_and_the_attempt() -> None:
+    question = "Where was the director of film The Duel born?"
+    plan = '1. Search "Dover Kosashvili place of birth" -> #1\n2. Answer with #1.'
+    m = models(
+        planner=[plan],
+        executor=[
+            CALL.format(q=question),
+            "<answer>Dover Kosashvili</answer>",
+            CALL.format(q="Dover Kosashvili place of birth"),
+            "<answer>Tbilisi</answer>",
+        ],
+    )
+    store = FakeStore(
+        positives=[memory("p1", "Where was the director of film X born?", "1. Search the director", "correct")]
+    )
+    tools = [
+        search_tool(
+            {
+                question: "The Duel (2010), directed by Dover Kosashvili.",
+                "Dover Kosashvili place of birth": "Dover Kosashvili was born in Tbilisi.",
+            }
+        )
+    ]
+    deps, _ = make_deps(m, store=store, tools=tools)
+    out = run(deps, ctx(plan_when="failure"), question=question)
+    assert out["answer"] == "Tbilisi" and out["plan"] == plan
+    (prompt,) = m["fake:planner"].prompts  # one planner call: the first plan, after the failure
+    request = prompt[-1].content
+    assert "already tried this question without a plan" in request and "stopped one hop early" in request
+    assert "directed by Dover Kosashvili" in request  # the attempt, its search result included
+    assert "Search the director" in request  # the retrieved memory
+    handed = m["fake:executor"].prompts[2][-1].content
+    assert "not accepted yet" in handed and plan in handed
+    assert "<answer>" not in str(m["fake:executor"].prompts[2][-2].content)  # the failed answer is held back
+    steps = out["trajectory"]["steps"]
+    assert [s for s in steps if s["kind"] == "replan"][0]["args"] == {"first_plan": True}
+    assert out["trajectory"]["plan"] == plan
+
+
+def test_plan_when_failure_does_not_follow_a_plan_that_only_repeats_the_searches() -> None:
+    question = "Where was the director of film The Duel born?"
+    m = models(
+        planner=[f'1. Search "{question}"\n2. Answer with the place.'],
+        executor=[CALL.format(q=question), "<answer>Dover Kosashvili</answer>"],
+    )
+    tools = [search_tool({question: "The Duel (2010), directed by Dover Kosashvili."})]
+    deps, _ = make_deps(m, tools=tools)
+    out = run(deps, ctx(plan_when="failure"), question=question)
+    assert out["answer"] == "Dover Kosashvili" and len(m["fake:executor"].prompts) == 2
+    (replan,) = [s for s in out["trajectory"]["steps"] if s["kind"] == "replan"]
+    assert replan["args"]["dropped"] and out["usage"]["planner"]["calls"] == 1
+
+
+def test_plan_when_is_checked_and_the_paper_plans_at_the_start() -> None:
+    from mia.graph.context import check_values
+
+    with pytest.raises(ValueError, match="plan_when must be one of start, failure"):
+        check_values(Context(plan_when="sometimes"))  # type: ignore[arg-type]
+    assert Context.paper().plan_when == "start"
+
+
+@pytest.mark.real_model
+def test_plan_when_failure_on_the_real_model(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded model with plan_when "failure": the first search fails, so the attempt shows a
+    failure whatever the executor answers; the real planner then writes the first plan from that
+    attempt (one planner call), and the executor goes on to an answer."""
+    from langchain_core.tools import StructuredTool
+
+    from mia import build_graph
+    from mia.graph.builder import recursion_limit
+    from mia.graph.nodes.deps import Deps
+
+    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
+        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
+    calls: list[list[str]] = []
+
+    def search(query_list: list[str]) -> str:
+        """Search the corpus."""
+        calls.append(query_list)
+        if len(calls) == 1:
+            raise RuntimeError("the index is busy")
+        return "The Duel is a 2010 film directed by Dover Kosashvili. Dover Kosashvili was born in Tbilisi, Georgia."
+
+    tool = StructuredTool.from_function(search, name="search", description="Search the corpus with queries.")
+    deps = Deps(tools_factory=lambda ctx, paragraphs: [tool])
+    context = Context(
+        data_dir=str(tmp_path),
+        max_tool_calls=4,
+        judge_mode="off",
+        memorise=False,
+        planner_max_tokens=96,
+        executor_max_tokens=96,
+        plan_when="failure",
+    )
+    out = build_graph(deps=deps).invoke(
+        {"question": "Where was the director of film The Duel born?"},
+        context=context,
+        config={"recursion_limit": recursion_limit(context)},
+    )
+    steps = out["trajectory"]["steps"]
+    reflection = [s for s in steps if s["kind"] == "reflection"]
+    assert reflection and reflection[0]["content"] == "yes" and "search failed" in reflection[0]["args"]["failure"]
+    (late,) = [s for s in steps if s["kind"] == "replan"]
+    assert late["args"]["first_plan"] and late["content"]
+    assert out["usage"]["planner"]["calls"] == 1
+    assert out["plan"] == ("" if late["args"].get("dropped") else late["content"])
+    assert out["answer"] and len(calls) >= 2
