@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mia.graph.context import Context
@@ -11,7 +12,7 @@ if TYPE_CHECKING:
     from mia.memory.trajectory import Trajectory
 
 
-def build_trajectory(state: dict[str, Any], context: Context, **overrides: Any) -> Trajectory:
+def build_trajectory(state: Mapping[str, Any], context: Context, **overrides: Any) -> Trajectory:
     """The episode so far as a Trajectory (steps, plan, replan, answer, usage, used memories)."""
     from mia.memory.trajectory import Trajectory
 
