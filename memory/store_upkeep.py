@@ -141,6 +141,8 @@ def reset(store: UpkeepStore, namespace: str | None = None, include_log: bool = 
         removed = store.index.drop(namespace)
         store.trajectories.mark_synced(None)
         path = store.trajectory_log.path
+        if include_log:
+            store.trajectory_log.expand()
         if include_log and path.exists():
             if namespace is None:
                 path.rename(path.with_suffix(f".jsonl.bak-{int(time.time())}"))

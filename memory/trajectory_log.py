@@ -1,15 +1,22 @@
 """The append-only raw trajectory log (JSONL): the training data, and what memories can be
 rebuilt from. One write per call, under an exclusive file lock (`trajectories.jsonl.lock`), then fsync; a crash can only
 leave a torn last line, which readers skip with a warning (and the next append starts a new line).
+
+A finished study keeps its log gzip-compressed (`trajectories.jsonl.gz`: results/ keeps text, and
+compressed logs are a seventh of the size): readers read it as it is, and the first append expands
+it back to the plain log, so a run resumed or started from it (`mia eval --memory-from`) goes on as before.
 """
 
 from __future__ import annotations
 
+import gzip
 import logging
 import os
+import shutil
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 from filelock import FileLock
 from pydantic import ValidationError
@@ -24,6 +31,7 @@ class TrajectoryLog:
 
     def __init__(self, path: str | Path) -> None:
         self.path = Path(path)
+        self.compressed = self.path.with_name(self.path.name + ".gz")
         # appends from every process and thread go through this lock file beside the log
         self._lock = FileLock(str(self.path.with_name(self.path.name + ".lock")), thread_local=False)
         self._thread_lock = threading.Lock()
@@ -40,6 +48,7 @@ class TrajectoryLog:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         lines = [t.to_json_line().encode("utf-8") for t in trajectories]
         with self._thread_lock, self._lock:
+            self.expand()
             fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_BINARY", 0), 0o644)
             try:
                 start = os.fstat(fd).st_size
@@ -57,6 +66,26 @@ class TrajectoryLog:
                 os.close(fd)
         return offsets
 
+    def exists(self) -> bool:
+        """Whether there is a log, plain or compressed."""
+        return self.path.is_file() or self.compressed.is_file()
+
+    def expand(self) -> None:
+        """A compressed log becomes the plain one (written beside it, then renamed) before an append."""
+        if self.path.exists() or not self.compressed.is_file():
+            return
+        partial = self.path.with_name(self.path.name + ".expanding")
+        with gzip.open(self.compressed, "rb") as source, partial.open("wb") as target:
+            shutil.copyfileobj(source, target)
+            target.flush()
+            os.fsync(target.fileno())
+        os.replace(partial, self.path)
+        self.compressed.unlink()
+
+    def _open(self) -> Any:
+        """The log for reading, the plain one first (offsets are the plain file's, or the expanded stream's)."""
+        return self.path.open("rb") if self.path.exists() else gzip.open(self.compressed, "rb")
+
     def __iter__(self) -> Iterator[Trajectory]:
         return self.read()
 
@@ -67,9 +96,9 @@ class TrajectoryLog:
 
     def read_with_offsets(self, namespace: str | None = None) -> Iterator[tuple[Trajectory, int]]:
         """Like `read`, with each line's byte offset (the trajectory index stores it)."""
-        if not self.path.exists():
+        if not self.exists():
             return
-        with self.path.open("rb") as handle:
+        with self._open() as handle:
             offset = 0
             for number, raw in enumerate(handle, 1):
                 line_offset, offset = offset, offset + len(raw)
@@ -93,7 +122,7 @@ class TrajectoryLog:
     def read_at(self, offset: int, trajectory_id: str | None = None) -> Trajectory | None:
         """The trajectory whose line starts at `offset` (None if the log changed under it)."""
         try:
-            with self.path.open("rb") as handle:
+            with self._open() as handle:
                 handle.seek(offset)
                 raw = handle.readline()
             trajectory = Trajectory.model_validate_json(raw)

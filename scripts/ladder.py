@@ -63,13 +63,9 @@ def eval_args(spec: dict, split: str, set_name: str, rung: dict) -> list[str]:
 
 
 def finished(folder: Path, n: int) -> bool:
-    results = ROOT / folder / "results.jsonl"
-    if not results.is_file():
-        return False
-    import json
+    from mia.app.evaluation.runlog import read_rows  # results.jsonl, or a finished study's .gz
 
-    ids = {json.loads(line)["id"] for line in results.read_text(encoding="utf-8").splitlines() if line.strip()}
-    return len(ids) >= n
+    return len({row["id"] for row in read_rows(ROOT / folder)}) >= n
 
 
 def run_rung(spec: dict, split: str, set_name: str, rung: dict, dry_run: bool) -> None:
@@ -101,7 +97,9 @@ def report(spec: dict, split: str, sets: list[str]) -> None:
     mia = str(ROOT / ".venv" / "bin" / "mia")
     for set_name in sets:
         folders = [run_dir(spec, split, set_name, r["name"]) for r in spec["rungs"]]
-        present = [str(f) for f in folders if (ROOT / f / "results.jsonl").is_file()]
+        from mia.app.evaluation.runlog import read_rows
+
+        present = [str(f) for f in folders if read_rows(ROOT / f)]
         if len(present) < 2:
             print(f"[ladder] {set_name}: fewer than two rungs have answers; no report")
             continue

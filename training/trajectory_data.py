@@ -27,9 +27,10 @@ def read_trajectories(path: str | Path, namespace: str | None = None) -> list[An
     path = Path(path).expanduser()
     if path.is_dir():
         path = path / "trajectories.jsonl"
-    if not path.is_file():
+    log = TrajectoryLog(path)
+    if not log.exists():
         raise FileNotFoundError(f"trajectory log not found: {path}")
-    return list(TrajectoryLog(path).read(namespace))
+    return list(log.read(namespace))
 
 
 def _observations(trajectory: Any) -> list[dict[str, str]]:

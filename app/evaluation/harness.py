@@ -225,7 +225,9 @@ def prepare_store(store: Path) -> None:
 
 def is_memory_folder(folder: Path) -> bool:
     """A MemoryStore folder (Chroma in chroma/, the trajectory log beside it), as `mia memory` keeps one."""
-    return (folder / "chroma").is_dir() or (folder / "trajectories.jsonl").is_file()
+    from mia.memory.trajectory_log import TrajectoryLog
+
+    return (folder / "chroma").is_dir() or TrajectoryLog(folder / "trajectories.jsonl").exists()
 
 
 def memory_source(source: Path) -> tuple[Path, str]:
@@ -255,8 +257,8 @@ def memory_source(source: Path) -> tuple[Path, str]:
         if (source / "chroma").is_dir():
             with MemoryStore.open(source, snapshot=True) as store:  # leaves the source byte for byte
                 found.update(store.namespaces())
-        if (source / "trajectories.jsonl").is_file():
-            found.update(t.namespace for t in TrajectoryLog(source / "trajectories.jsonl").read())
+        if (trajectories := TrajectoryLog(source / "trajectories.jsonl")).exists():
+            found.update(t.namespace for t in trajectories.read())
     except MemoryStoreError as err:
         raise runlog.RunDirError(f"--memory-from {source}: {err}") from err
     namespaces = sorted(found)
@@ -281,9 +283,10 @@ def seed_memory(source: Path, target_store: Path) -> None:
 def rebuild_if_log_only(memory: Path) -> None:
     """A memory folder that holds its trajectory log but no Chroma files (a study as git keeps it)
     gets its memories back from the log, in order, with the credits the run gave them."""
-    if (memory / "trajectories.jsonl").is_file() and not (memory / "chroma").is_dir():
-        from mia.memory import MemoryStore
+    from mia.memory import MemoryStore
+    from mia.memory.trajectory_log import TrajectoryLog
 
+    if TrajectoryLog(memory / "trajectories.jsonl").exists() and not (memory / "chroma").is_dir():
         with MemoryStore.open(memory) as store:
             store.rebuild_from_log()
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from mia.app.evaluation.runlog import CONFIG, RESULTS, RunDirError, RunLock
+from mia.app.evaluation.runlog import CONFIG, RESULTS, RunDirError, RunLock, expand_results
 
 LOGGED_GRADE, LOGGED_CORRECT = "judge_grade_logged", "judge_correct_logged"
 
@@ -136,7 +136,7 @@ def regrade_run(run_dir: Path, model: Any = None) -> RegradeReport:
     run_dir = Path(run_dir)
     if run_dir.name == RESULTS:
         run_dir = run_dir.parent
-    path = run_dir / RESULTS
+    path = expand_results(run_dir)
     report = RegradeReport(run_dir)
     if not path.is_file():
         raise RegradeError(f"{path}: no such file (not a `mia eval` run folder?)")

@@ -2,10 +2,13 @@
 
 Why the log is the checkpoint: every finished question is one fsynced line, so a crashed or killed
 run resumes by skipping the ids already there, and the summary is always recomputed from the log.
+A superseded study keeps it gzip-compressed (results.jsonl.gz): it reads as it is, and a write
+(a resumed run, a re-grade) expands it first.
 """
 
 from __future__ import annotations
 
+import gzip
 import json
 import os
 from collections.abc import Iterable
@@ -30,8 +33,9 @@ def read_results(run_dir: Path, *, repair: bool = False) -> list[QuestionResult]
     """Every valid line of the log. A torn last line (a crash mid-write) is dropped, and with
     `repair` cut from the file so appends start on a clean line; a bad line elsewhere is an error."""
     path = Path(run_dir) / RESULTS
+    compressed = path.with_name(RESULTS + ".gz")
     if not path.exists():
-        return []
+        return read_results_bytes(compressed, gzip.decompress(compressed.read_bytes())) if compressed.is_file() else []
     raw = path.read_bytes()
     lines = raw.split(b"\n")
     last_nonblank = max((i for i, line in enumerate(lines) if line.strip()), default=-1)
@@ -61,6 +65,40 @@ def read_results(run_dir: Path, *, repair: bool = False) -> list[QuestionResult]
     return results
 
 
+def read_rows(run_dir: Path) -> list[dict[str, Any]]:
+    """The log's lines as logged (plain dicts, for analyses that read fields as they were written),
+    from results.jsonl or results.jsonl.gz; [] for a folder with neither."""
+    path = Path(run_dir) / RESULTS
+    compressed = path.with_name(RESULTS + ".gz")
+    if path.exists():
+        raw = path.read_bytes()
+    elif compressed.is_file():
+        raw = gzip.decompress(compressed.read_bytes())
+    else:
+        return []
+    return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def read_results_bytes(path: Path, raw: bytes) -> list[QuestionResult]:
+    """Every line of a compressed log (a finished study: no torn line to drop or repair)."""
+    try:
+        return [QuestionResult.model_validate_json(line) for line in raw.splitlines() if line.strip()]
+    except ValidationError as err:
+        raise RunDirError(f"{path}: corrupt result line ({err.errors()[0]['msg']})") from err
+
+
+def expand_results(run_dir: Path) -> Path:
+    """The plain results log of a run folder, expanded from results.jsonl.gz first if that is all it has."""
+    path = Path(run_dir) / RESULTS
+    compressed = path.with_name(RESULTS + ".gz")
+    if not path.exists() and compressed.is_file():
+        partial = path.with_name(RESULTS + ".expanding")
+        partial.write_bytes(gzip.decompress(compressed.read_bytes()))
+        os.replace(partial, path)
+        compressed.unlink()
+    return path
+
+
 def latest_by_id(results: Iterable[QuestionResult]) -> dict[str, QuestionResult]:
     """Later lines win (a retried question appends a new line rather than editing the file)."""
     out: dict[str, QuestionResult] = {}
@@ -76,7 +114,7 @@ def append_result(run_dir: Path, result: QuestionResult) -> None:
         line = result.model_dump_json()
     except PydanticSerializationError:
         line = QuestionResult.model_validate(result.model_dump()).model_dump_json()
-    with (Path(run_dir) / RESULTS).open("a", encoding="utf-8") as fh:
+    with expand_results(run_dir).open("a", encoding="utf-8") as fh:
         fh.write(line + "\n")
         fh.flush()
         os.fsync(fh.fileno())

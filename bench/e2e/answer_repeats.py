@@ -8,8 +8,9 @@ Reads run folders written before the graph cut looping answers and applies the p
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
-import json
 from pathlib import Path
 
 from mia.graph.judge.metrics import cover_match, exact_match, f1_score
@@ -29,7 +30,7 @@ def main() -> None:
     ]
     examples: list[str] = []
     for run in args.runs:
-        rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()]
+        rows = read_rows(run)
         cut = [(r, a) for r, a in ((r, drop_repeats(r["answer"])) for r in rows) if a != r["answer"]]
         cells = []
         for metric in (exact_match, f1_score, cover_match):

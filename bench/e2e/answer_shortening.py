@@ -11,6 +11,8 @@ scores both forms against the gold answers (EM, F1, cover match).
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
 import json
 import time
@@ -37,8 +39,7 @@ def main() -> None:
     model = load_chat_model("llamacpp:qwen-coder-1.5b", n_threads=1)
     rows = []
     for mode in args.modes:
-        for line in (RUNS / mode / "results.jsonl").read_text(encoding="utf-8").splitlines():
-            r = json.loads(line)
+        for r in read_rows(RUNS / mode):
             long, gold = r["answer"], r["gold_answers"]
             if len(long.split()) < args.min_words:
                 continue

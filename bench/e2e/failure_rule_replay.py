@@ -9,8 +9,9 @@ matcher (mia.graph.judge.matching). Writes bench/e2e/failure-rule-replay.md.
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
-import json
 from pathlib import Path
 
 from mia.app.evaluation.reflection import first_answer
@@ -22,8 +23,7 @@ OUT = Path(__file__).with_name("failure-rule-replay.md")
 
 def replay(run: Path) -> dict[str, int]:
     counts = {"right": 0, "wrong": 0, "rule_right": 0, "rule_wrong": 0, "planner_right": 0, "planner_wrong": 0}
-    for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines():
-        row = json.loads(line)
+    for row in read_rows(run):
         steps = row.get("trajectory") or []
         cut = next((i for i, s in enumerate(steps) if s.get("kind") == "answer"), None)
         if cut is None or row.get("error"):

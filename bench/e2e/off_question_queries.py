@@ -16,8 +16,9 @@ question's answer that this question's search results never showed. Writes bench
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
-import json
 import re
 from pathlib import Path
 from typing import Any
@@ -76,10 +77,9 @@ def name_words(question: str) -> set[str]:
 
 def past_log(run: Path) -> list[dict[str, Any]]:
     """The run's trajectory log, oldest first ([] for a run without memory)."""
-    log = run / "store" / "memory" / "trajectories.jsonl"
-    if not log.is_file():
-        return []
-    return [json.loads(line) for line in log.read_text(encoding="utf-8").splitlines() if line.strip()]
+    from mia.memory.trajectory_log import TrajectoryLog  # reads a compressed log too
+
+    return [t.model_dump(mode="json") for t in TrajectoryLog(run / "store" / "memory" / "trajectories.jsonl").read()]
 
 
 def borrowed_answer(row: dict[str, Any], earlier: list[dict[str, Any]]) -> bool:
@@ -103,12 +103,6 @@ def classify(question: str, query: str, others: list[set[str]]) -> str:
     if query_names and any(query_names <= other for other in others):
         return "borrowed"
     return "off"
-
-
-def read_rows(run: Path) -> list[dict[str, Any]]:
-    return [
-        json.loads(line) for line in (run / "results.jsonl").read_text(encoding="utf-8").splitlines() if line.strip()
-    ]
 
 
 def run_stats(run: Path, n: int | None, against: dict[str, bool] | None = None) -> dict[str, Any]:

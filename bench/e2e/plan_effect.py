@@ -14,6 +14,8 @@ bench/e2e/plan-effect.md and plan-effect.jsonl (one line per question).
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
 import json
 import tempfile
@@ -28,7 +30,7 @@ HERE = Path(__file__).resolve().parent
 
 
 def logged(run: Path) -> dict[str, dict[str, Any]]:
-    rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()]
+    rows = read_rows(run)
     return {r["id"]: r for r in rows}
 
 

@@ -11,8 +11,9 @@ the first answer against the final one is an exact replay of the rule, scored by
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
-import json
 from pathlib import Path
 from typing import Any
 
@@ -57,7 +58,7 @@ def main() -> None:
         "|---|---|---|---|---|---|---|---|---|---|---|---|---|",
     ]
     for run in args.runs:
-        rows = [json.loads(x) for x in (run / "results.jsonl").read_text().splitlines() if x.strip()][: args.n]
+        rows = read_rows(run)[: args.n]
         replayed = [replay(row) for row in rows]
         replays = [r for r in replayed if r is not None]
         dropped = [r for r in replays if r["dropped"]]

@@ -16,6 +16,8 @@ token no longer show here.
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
 import sys
 from pathlib import Path
@@ -59,7 +61,7 @@ def main() -> None:
     parser.add_argument("runs", nargs="+", type=Path, help="`mia eval` run folders (with results.jsonl)")
     parser.add_argument("--out", type=Path, default=HERE / "contradiction.md")
     args = parser.parse_args()
-    runs = [d for d in args.runs if (d / "results.jsonl").exists()]
+    runs = [d for d in args.runs if read_rows(d)]
     graded, found = contradicted(runs)
     lines = [
         "# The grader's verdict against the metrics, in logged runs",

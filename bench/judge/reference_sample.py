@@ -14,6 +14,8 @@ words), every memory mode represented.
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
 import hashlib
 import json
@@ -34,7 +36,8 @@ def run_folders() -> list[Path]:
         {
             p.parent
             for base in ("results", "bench/e2e")
-            for p in (ROOT / base).rglob("results.jsonl")
+            for pattern in ("results.jsonl", "results.jsonl.gz")
+            for p in (ROOT / base).rglob(pattern)
             if "store" not in p.parts and "ladder" not in p.parts
         }
     )
@@ -56,10 +59,7 @@ def triples() -> list[dict]:
     rows: list[dict] = []
     for folder in run_folders():
         mode = mode_of(folder)
-        for line in (folder / "results.jsonl").read_text(encoding="utf-8").splitlines():
-            if not line.strip():
-                continue
-            r = json.loads(line)
+        for r in read_rows(folder):
             answer = (r.get("answer") or "").strip()
             if r.get("error") or not answer:
                 continue

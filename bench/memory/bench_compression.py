@@ -29,6 +29,7 @@ from mia.memory import Compressor, Trajectory, TrajectoryStep
 from mia.memory.compression import extractive_workflow
 from mia.memory.embeddings import count_tokens
 from mia.memory.store import record_from_trajectory
+from mia.memory.trajectory_log import TrajectoryLog
 
 HERE = Path(__file__).resolve().parent
 DATA = (
@@ -197,10 +198,8 @@ def measure_stores(folders: list[Path]) -> dict:
     sources = []
     for folder in folders:
         logged = {}
-        for line in (folder / "trajectories.jsonl").read_text().splitlines():
-            if line.strip():
-                traj = Trajectory.model_validate_json(line)
-                logged[traj.id] = traj
+        for traj in TrajectoryLog(folder / "trajectories.jsonl").read():  # a compressed log too
+            logged[traj.id] = traj
         with MemoryStore.open(folder) as store:
             records = [r for ns in store.namespaces() for r in store.list(ns)]
         matched = 0

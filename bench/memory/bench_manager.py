@@ -39,7 +39,7 @@ def trajectories(n: int) -> list:
     """The first n trajectories, alternating between the two runs' logs (distinct questions)."""
     from mia.memory.trajectory_log import TrajectoryLog
 
-    logs = [list(TrajectoryLog(path)) for path in LOGS if path.exists()]
+    logs = [list(TrajectoryLog(path)) for path in LOGS if TrajectoryLog(path).exists()]
     mixed, seen = [], set()
     for i in range(max(map(len, logs), default=0)):
         for log in logs:

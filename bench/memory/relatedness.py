@@ -26,6 +26,8 @@ Output: bench/memory/relatedness.md (or `--out`).
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
 import json
 from pathlib import Path
@@ -60,10 +62,6 @@ def dataset_figures(name: str, n: int, seed: int, embedder) -> dict[str, dict]:
     examples, _ = load_examples(name, n=n, seed=seed)
     _, nearest = nearest_earlier([ex.question for ex in examples], embedder)
     return {"nearest_earlier": describe(nearest), "shown": describe(np.zeros(0)), "questions": len(examples)}
-
-
-def read_rows(folder: Path) -> list[dict]:
-    return [json.loads(line) for line in (folder / "results.jsonl").read_text().splitlines() if line.strip()]
 
 
 def shown_cosines(rows: list[dict], vectors: np.ndarray, embedder) -> tuple[list[int], np.ndarray]:

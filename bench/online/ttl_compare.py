@@ -13,6 +13,8 @@ accuracy (exact match, token F1 and "gold contained") per window of 20 questions
 
 from __future__ import annotations
 
+from mia.app.evaluation.runlog import read_rows
+
 import argparse
 import asyncio
 import json
@@ -112,7 +114,7 @@ def report(runs: list[Path], window: int = 20) -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     for run_dir in runs:
-        rows = [json.loads(line) for line in (run_dir / "results.jsonl").read_text().splitlines() if line.strip()]
+        rows = read_rows(run_dir)
         by_id = {r["id"]: r for r in rows}
         rows = list(by_id.values())
         # one queue per namespace (store/online/NS/episodes.jsonl); runs before that: store/online/episodes.jsonl

@@ -284,10 +284,10 @@ async def test_fresh_store_per_run_and_memory_from(tiny: Path, tmp_path: Path):
 async def test_memory_from_a_memory_folder(tiny: Path, tmp_path: Path, data_dir: Path):
     """A bare memory folder (the committed 2Wiki warm-up store, real Chroma) seeds a run: its records
     are copied, the run takes their namespace, and the source folder is left byte for byte."""
-    import filecmp
     import shutil
 
     from mia.memory import MemoryStore, Trajectory
+    from mia.memory.trajectory_log import TrajectoryLog
 
     source = tmp_path / "warmup-store"
     shutil.copytree(Path(__file__).resolve().parents[2] / "results" / "training" / "2wiki-warmup-store", source)
@@ -303,7 +303,8 @@ async def test_memory_from_a_memory_folder(tiny: Path, tmp_path: Path, data_dir:
     assert runlog.read_config(out)["namespace"] == seen["namespace"] == "eval-mia-2488b3b7"
     assert {p.relative_to(source): p.read_bytes() for p in source.rglob("*") if p.is_file()} == before
     copied = out / "store" / "memory"
-    assert filecmp.cmp(source / "trajectories.jsonl", copied / "trajectories.jsonl", shallow=False)
+    logged = [t.model_dump() for t in TrajectoryLog(source / "trajectories.jsonl").read()]  # committed compressed
+    assert len(logged) == 50 and [t.model_dump() for t in TrajectoryLog(copied / "trajectories.jsonl").read()] == logged
     with MemoryStore.open(copied, snapshot=True) as st:  # a real store that retrieves from the copy
         assert st.count("eval-mia-2488b3b7") == 50
         assert st.retrieve("Where was the director of film Adam And Eve born?", "eval-mia-2488b3b7").positives

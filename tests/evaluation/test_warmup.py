@@ -127,11 +127,13 @@ async def test_a_run_folder_from_before_start_existed_resumes(tiny: Path, tmp_pa
     assert len(again.calls) == 1
 
 
+@pytest.mark.parametrize("compressed", [False, True])
 async def test_memory_from_a_folder_that_keeps_only_its_trajectory_log_is_rebuilt(
-    tiny: Path, tmp_path: Path, data_dir: Path
+    tiny: Path, tmp_path: Path, data_dir: Path, compressed: bool
 ) -> None:
-    """A committed study keeps its trajectory log, not its Chroma files: `--memory-from` such a folder
-    rebuilds the memory from the log (real store) and leaves the source as it was."""
+    """A committed study keeps its trajectory log (gzip-compressed when finished), not its Chroma
+    files: `--memory-from` such a folder rebuilds the memory from the log (real store) and leaves the
+    source as it was."""
     from mia.memory import MemoryStore, Trajectory
 
     source = tmp_path / "study-memory"
@@ -142,6 +144,12 @@ async def test_memory_from_a_folder_that_keeps_only_its_trajectory_log_is_rebuil
     import shutil
 
     shutil.rmtree(source / "chroma")  # what git keeps of it
+    if compressed:
+        import gzip
+
+        log = source / "trajectories.jsonl"
+        log.with_name(log.name + ".gz").write_bytes(gzip.compress(log.read_bytes()))
+        log.unlink()
     before = sorted(p.name for p in source.iterdir())
     await run_evaluation(
         cfg(tiny, n=1, memory_from=str(source)), tmp_path / "r", runner_factory=factory(ScriptedGraph()), progress=False

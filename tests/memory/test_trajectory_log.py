@@ -79,3 +79,22 @@ def test_two_processes_appending_lose_nothing(tmp_path):
         assert proc.exitcode == 0
     questions = sorted(t.question for t in TrajectoryLog(path).read())
     assert questions == sorted([f"a-{i}" for i in range(40)] + [f"b-{i}" for i in range(40)])
+
+
+def test_a_compressed_log_reads_as_it_is_and_expands_on_the_first_append(tmp_path):
+    """A finished study keeps its log gzip-compressed: readers read it, a run that goes on from it appends."""
+    import gzip
+
+    plain = TrajectoryLog(tmp_path / "trajectories.jsonl")
+    first, second = make_trajectory(question="Q1?"), make_trajectory(question="Q2?")
+    offsets = plain.append_many([first, second])
+    data = plain.path.read_bytes()
+    plain.path.unlink()
+    assert not plain.exists()
+    plain.compressed.write_bytes(gzip.compress(data))
+    log = TrajectoryLog(tmp_path / "trajectories.jsonl")
+    assert log.exists() and [t.question for t in log.read()] == ["Q1?", "Q2?"]
+    assert log.read_at(offsets[1], second.id).question == "Q2?"
+    log.append(make_trajectory(question="Q3?"))
+    assert not log.compressed.exists() and log.path.read_bytes().startswith(data)
+    assert [t.question for t in log.read()] == ["Q1?", "Q2?", "Q3?"]
