@@ -15,7 +15,7 @@ and `replan` writes the first plan only after a failure the trace shows.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
 from langchain_core.runnables import RunnableConfig
 from langchain_core.tools import BaseTool, StructuredTool
@@ -113,7 +113,7 @@ class AskInput(BaseModel):
     question: str = Field(description="The question to research and answer.")
 
 
-class MiaGraph(CompiledStateGraph):
+class MiaGraph(CompiledStateGraph[Any, Context, Any, Any]):
     """The compiled MIA graph. Only `as_tool` differs: the graph's input also takes gold answers,
     sandbox paragraphs and a preset plan, which an agent calling MIA as a tool must not see."""
 
@@ -161,7 +161,7 @@ def build_graph(
     models: Mapping[str, Any] | None = None,
     name: str = "mia",
     **compile_kwargs: Any,
-) -> Any:
+) -> MiaGraph:
     """The compiled MIA graph. `deps` swaps the model/memory/tool factories (tests use fakes);
     `models` hands roles chat model objects (`{"executor": ChatOpenAI(...)}`) instead of specs.
     `store` is the LangGraph store (`runtime.store`); a `MiaStore` is also the graph's own memory
@@ -179,10 +179,10 @@ def build_graph(
     graph = build_builder(deps).compile(
         checkpointer=resolve_checkpointer(checkpointer), store=store, name=name, **compile_kwargs
     )
-    graph.__class__ = MiaGraph  # compile() always makes a CompiledStateGraph; MiaGraph adds no state
+    graph.__class__ = MiaGraph  # type: ignore[assignment]  # compile() makes a CompiledStateGraph; MiaGraph adds no state
     # LangGraph's default of 25 steps is below what the default budgets may take (a caller's
     # explicit recursion_limit still wins)
-    return graph.with_config(recursion_limit=recursion_limit(Context()))
+    return cast(MiaGraph, graph).with_config(recursion_limit=recursion_limit(Context()))
 
 
 def recursion_limit(context: Context) -> int:

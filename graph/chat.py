@@ -13,6 +13,7 @@ from typing import Annotated, Any
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
 from langgraph.graph import END, START, StateGraph
 from langgraph.graph.message import add_messages
+from langgraph.graph.state import CompiledStateGraph
 from typing_extensions import TypedDict
 
 from mia.graph.builder import build_graph, recursion_limit
@@ -67,7 +68,7 @@ def build_chat_graph(
     deps: Deps | None = None,
     name: str = "mia-chat",
     **compile_kwargs: Any,
-) -> Any:
+) -> CompiledStateGraph[ChatState, Context, ChatInput, ChatState]:
     """MIA with a `messages` input and output (see the module docstring); other arguments as
     `build_graph`."""
     g = StateGraph(ChatState, context_schema=Context, input_schema=ChatInput, output_schema=ChatState)

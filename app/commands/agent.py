@@ -15,13 +15,15 @@ import subprocess
 import sys
 import uuid
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import typer
 
 from mia.graph.models.defaults import OPTIONAL_ROLES, ROLES
 
 if TYPE_CHECKING:  # pragma: no cover - imported where used: `mia --help` stays fast
+    from langchain_core.runnables import RunnableConfig
+
     from mia.graph.result import RunResult
 
 EXIT_CONFIG = 2
@@ -403,7 +405,7 @@ def _run(
     console = Console(stderr=quiet, quiet=quiet)
     data_dir = context.resolved_data_dir()
     data_dir.mkdir(parents=True, exist_ok=True)
-    config = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(context)}
+    config: RunnableConfig = {"configurable": {"thread_id": thread}, "recursion_limit": recursion_limit(context)}
     target = checkpointer or data_dir / "checkpoints.sqlite"
     with ExitStack() as stack:
         try:
@@ -421,7 +423,8 @@ def _run(
         try:
             with console.status("[dim]working (local models are slow on CPU)...[/]") as status:
                 live = LiveReply(console, status)
-                for mode, payload in graph.stream(inputs, config, context=context, stream_mode=["updates", "messages"]):
+                for part in graph.stream(inputs, config, context=context, stream_mode=["updates", "messages"]):
+                    mode, payload = cast("tuple[str, Any]", part)  # a list of modes: (mode, payload) pairs
                     if mode == "messages":
                         live.token(*payload)
                         continue

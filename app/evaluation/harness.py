@@ -22,7 +22,7 @@ from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, JudgeChoice, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
 from mia.app.provenance import code_version
-from mia.graph.context import MemoryMode
+from mia.graph.context import Context, MemoryMode
 from mia.graph.models.defaults import OPTIONAL_ROLES
 from mia.graph.models.settings import read_settings
 from mia.graph.models.spec import parse_model_spec
@@ -120,10 +120,8 @@ class RunAborted(RuntimeError):
 RunnerFactory = Callable[[dict[str, Any], str], QuestionRunner]
 
 
-def build_context(config: dict[str, Any], setting: str) -> Any:
+def build_context(config: dict[str, Any], setting: str) -> Context:
     """The graph Context of a run (role models, memory mode and namespace, budgets, judge, corpus)."""
-    from mia import Context
-
     values: dict[str, Any] = {f"{role}_model": spec for role, spec in config["models"].items()}
     values.update(
         memory_mode=config["memory_mode"],

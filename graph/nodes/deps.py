@@ -19,14 +19,15 @@ if TYPE_CHECKING:  # pragma: no cover
     from langchain_core.tools import BaseTool
 
     from mia.graph.context import Context
+    from mia.memory import Compressor, MemoryStore, Verdict
 
 log = logging.getLogger(__name__)
 
 ModelFactory = Callable[[str, float, int], "BaseChatModel"]
-StoreFactory = Callable[[Path], Any]
+StoreFactory = Callable[[Path], "MemoryStore"]
 ToolsFactory = Callable[["Context", "Sequence[dict] | None"], "list[BaseTool]"]
-JudgeFn = Callable[..., Any]
-CompressorFactory = Callable[["BaseChatModel | None"], Any]
+JudgeFn = Callable[..., "Verdict"]
+CompressorFactory = Callable[["BaseChatModel | None"], "Compressor"]
 
 
 def check_role_models(models: Mapping[str, Any]) -> dict[str, Any]:
@@ -51,7 +52,7 @@ def _default_model(spec: str, temperature: float, max_tokens: int) -> BaseChatMo
     return load_chat_model(spec, temperature=temperature, max_tokens=max_tokens)
 
 
-def _default_store(data_dir: Path) -> Any:
+def _default_store(data_dir: Path) -> MemoryStore:
     from mia.graph.prompts import all_templates
     from mia.memory import MemoryStore
     from mia.memory.screening import WorkflowScreen
@@ -61,14 +62,14 @@ def _default_store(data_dir: Path) -> Any:
     return MemoryStore.from_env(data_dir, screen=WorkflowScreen(prompt_templates=all_templates()))
 
 
-def _default_compressor(model: BaseChatModel | None) -> Any:
+def _default_compressor(model: BaseChatModel | None) -> Compressor:
     from mia.graph.protocol import strip_think
     from mia.memory import Compressor
 
     return Compressor(model, visible_text=strip_think)
 
 
-def _default_judge(**kwargs: Any) -> Any:
+def _default_judge(**kwargs: Any) -> Verdict:
     from mia.graph.judge import judge
 
     return judge(**kwargs)
@@ -140,7 +141,7 @@ class Deps:
         self._compressor = compressor_factory or _default_compressor
         self._role_models = check_role_models(role_models or {})
         self._models: dict[tuple[str, float, int], BaseChatModel] = {}
-        self._stores: dict[Path, Any] = {}
+        self._stores: dict[Path, MemoryStore] = {}
         self._owns_stores = owns_stores  # False: a store handed in (build_graph(store=...)), never closed here
         self._lock = threading.Lock()
 
@@ -157,7 +158,7 @@ class Deps:
         )
         return Deps(**{**given, **changes})
 
-    def with_memory_store(self, store: Any) -> Deps:
+    def with_memory_store(self, store: MemoryStore) -> Deps:
         """A copy of these Deps whose memory is `store` for every data directory: how
         `build_graph(store=MiaStore(...))` makes the graph use that memory."""
         return self._copy(store_factory=lambda _path: store, owns_stores=False)
@@ -182,7 +183,7 @@ class Deps:
                 self._models[key] = self._model_factory(*key)
             return self._models[key]
 
-    def memory_store(self, context: Context) -> Any:
+    def memory_store(self, context: Context) -> MemoryStore:
         """The memory store under the context's data directory (opened once per process)."""
         path = context.resolved_data_dir()
         with self._lock:
@@ -190,7 +191,7 @@ class Deps:
                 self._stores[path] = self._store_factory(path)
             return self._stores[path]
 
-    def usable_memory_store(self, context: Context) -> tuple[Any, str | None]:
+    def usable_memory_store(self, context: Context) -> tuple[MemoryStore, str | None]:
         """The memory store, and a warning when its folder had been removed under this process:
         then a store these Deps opened is closed and a new, empty one opened there, so this and every
         later episode is stored again (before, each later write failed and its memory was lost). A
@@ -221,11 +222,11 @@ class Deps:
         """The executor's tools for this question (the sandbox paragraphs when given)."""
         return self._tools_factory(context, paragraphs)
 
-    def judge(self, **kwargs: Any) -> Any:
+    def judge(self, **kwargs: Any) -> Verdict:
         """mia.graph.judge.judge(model=, question=, answer=, trace_text=, gold_answers=, mode=)."""
         return self._judge(**kwargs)
 
-    def compressor(self, model: BaseChatModel | None) -> Any:
+    def compressor(self, model: BaseChatModel | None) -> Compressor:
         """A memory Compressor over the manager model (None: extractive workflows, no model call)."""
         return self._compressor(model)
 

@@ -78,14 +78,14 @@ def make_retrieve_memory(deps: Deps):
             if lost:
                 update["warnings"] = [lost]
             if ctx.memory_mode == "mia":
-                extra = {"caption": caption, "caption_weight": ctx.caption_weight} if caption else {}
                 got = store.retrieve(
                     state["question"],
                     namespace=ctx.namespace,
                     k_pos=ctx.k_pos,
                     k_neg=ctx.k_neg,
                     min_similarity=ctx.min_similarity,
-                    **extra,
+                    caption=caption,  # "": the question cosine alone
+                    caption_weight=ctx.caption_weight,
                 )
                 update["memory_text"] = render_memories(got, ctx.memory_style)
                 update["used_memory_ids"] = list(got.ids)
