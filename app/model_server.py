@@ -11,6 +11,11 @@ OpenAI-style error naming the field (`model_server_schema.py`), a body over `max
 limit (the backend counts its tokens with the model's tokenizer before generating), and a client that
 disconnects cancels its generation at the next token, streaming or not.
 
+Load (as vLLM and llama.cpp's server under pressure): at most `max_pending` chat requests are in
+the server at once, answered or waiting for a slot of the backend; one more is refused at once with
+a 503 and `Retry-After`, so a burst is answered or cleanly refused, never left to time out. SIGTERM
+stops accepting, lets the requests in flight finish for up to 5 s, then cancels them.
+
 Keys (as vLLM's `--api-key`): with `api_key`, every /v1 request needs `Authorization: Bearer KEY`
 (401 otherwise; /health stays open for probes). `serve` refuses a non-loopback host without a key
 unless told `insecure`: a model on the network with no key is anyone's (docs/security.md).
@@ -30,6 +35,7 @@ import uuid
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
+from starlette.background import BackgroundTask
 from starlette.requests import Request  # at module level: FastAPI resolves the endpoint's annotation here
 
 from mia.app.model_server_schema import ChatRequest, RequestError, parse_request, to_langchain
@@ -37,6 +43,10 @@ from mia.app.model_server_schema import ChatRequest, RequestError, parse_request
 #: Largest request body accepted (413 past it). 8 MiB holds far more text than any context window
 #: served here (32k tokens are ~130 kB), so only abuse is refused.
 MAX_BODY_BYTES = 8 * 1024 * 1024
+#: Chat requests in the server at once (running or waiting for the backend); the next is a 503.
+MAX_PENDING = 64
+#: Seconds SIGTERM waits for the requests in flight before it cancels them.
+GRACEFUL_SHUTDOWN_S = 5
 
 
 def _usage(meta: dict[str, Any] | None) -> dict[str, int]:
@@ -105,7 +115,13 @@ async def _read_body(request: Any, limit: int) -> bytes:
     return bytes(body)
 
 
-def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES, api_key: str | None = None) -> Any:
+def create_app(
+    model: Any,
+    model_id: str,
+    max_body_bytes: int = MAX_BODY_BYTES,
+    api_key: str | None = None,
+    max_pending: int = MAX_PENDING,
+) -> Any:
     """The FastAPI app serving `model` (a LangChain BaseChatModel) under the name `model_id`; with
     `api_key`, /v1 answers only requests that carry it as a bearer token."""
     from fastapi import FastAPI
@@ -169,8 +185,38 @@ def create_app(model: Any, model_id: str, max_body_bytes: int = MAX_BODY_BYTES, 
     async def models() -> dict[str, Any]:
         return {"object": "list", "data": [{"id": model_id, "object": "model", "created": created, "owned_by": "mia"}]}
 
+    pending = 0  # chat requests admitted and not yet answered (a stream counts until it ends)
+
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
+        nonlocal pending
+        if pending >= max_pending:
+            busy = _error(
+                503,
+                f"the server is busy ({max_pending} requests in progress); retry shortly",
+                "server_error",
+                code="server_busy",
+            )
+            busy.headers["Retry-After"] = "1"
+            return busy
+        pending += 1
+        handed_to_stream = False
+
+        def release() -> None:
+            nonlocal pending
+            pending -= 1
+
+        try:
+            response = await answer(request)
+            if isinstance(response, StreamingResponse):
+                response.background = BackgroundTask(release)  # the slot is held until the stream ends
+                handed_to_stream = True
+            return response
+        finally:
+            if not handed_to_stream:
+                release()
+
+    async def answer(request: Request) -> Any:
         try:
             req = parse_request(await _read_body(request, max_body_bytes))
             messages = to_langchain(req.messages)
@@ -338,6 +384,7 @@ def serve(
     max_body_bytes: int = MAX_BODY_BYTES,
     api_key: str | None = None,
     insecure: bool = False,
+    max_pending: int = MAX_PENDING,
 ) -> None:
     """Load `spec`, bind host:port (0 = a free port) and serve until interrupted.
 
@@ -364,7 +411,12 @@ def serve(
             say(url)
 
     server = _Server(
-        uvicorn.Config(create_app(model, spec, max_body_bytes, api_key), log_level=log_level, access_log=False)
+        uvicorn.Config(
+            create_app(model, spec, max_body_bytes, api_key, max_pending),
+            log_level=log_level,
+            access_log=False,
+            timeout_graceful_shutdown=GRACEFUL_SHUTDOWN_S,
+        )
     )
     try:
         server.run(sockets=[sock])

@@ -113,6 +113,12 @@ def serve_model(
     insecure: bool = typer.Option(
         False, "--insecure", help="Serve on a non-loopback --host without a key (refused otherwise)."
     ),
+    max_pending: int = typer.Option(
+        64,
+        "--max-pending",
+        min=1,
+        help="Chat requests in the server at once (running or queued); one more is a 503 with Retry-After.",
+    ),
 ) -> None:
     """Serve a model over an OpenAI-compatible HTTP API (/v1/chat/completions, /v1/models, /health).
 
@@ -133,6 +139,7 @@ def serve_model(
             log_level=log_level,
             api_key=key or None,
             insecure=insecure,
+            max_pending=max_pending,
         )
     except InsecureHostError as err:
         typer.secho(f"error: {err}", fg=typer.colors.RED, err=True)

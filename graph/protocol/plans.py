@@ -103,11 +103,16 @@ def cut_plan_loop(plan: str) -> str:
     return plan
 
 
+#: A search result copied into a plan (the tools' `Doc i (Title: ...)` lines): a 1.5B planner shown
+#: the failed attempt continued its transcript, results and all, inside step 1 (2Wiki tuning split).
+_COPIED_RESULT = re.compile(r"\bDoc \d+ \(Title:")
+
+
 def cut_plan_overrun(plan: str) -> str:
-    """The plan without what a model wrote after it (an invented question, a transcript replay)
-    or after it began to loop."""
-    match = _OVERRUN.search(plan)
-    return cut_plan_loop(plan[: match.start()].rstrip() if match and match.start() > 0 else plan)
+    """The plan without what a model wrote after it (an invented question, a transcript replay, a
+    copied search result) or after it began to loop."""
+    cuts = [m.start() for m in (_OVERRUN.search(plan), _COPIED_RESULT.search(plan)) if m and m.start() > 0]
+    return cut_plan_loop(plan[: min(cuts)].rstrip(" \t\n:") if cuts else plan)
 
 
 _SENTENCES = re.compile(r"(?<=[.!])\s+")

@@ -64,18 +64,22 @@ def smollm2_model() -> RecordingLlamaCpp:
 
 
 @contextmanager
-def running_server(model: Any, max_body_bytes: int = 256 * 1024) -> Iterator[str]:
+def running_server(model: Any, max_body_bytes: int = 256 * 1024, max_pending: int | None = None) -> Iterator[str]:
     """Serve `model` with uvicorn on a free port in a thread; yield the base URL (…/v1)."""
     import uvicorn
 
-    from mia.app.model_server import create_app
+    from mia.app.model_server import MAX_PENDING, create_app
 
     sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     sock.bind(("127.0.0.1", 0))
     port = sock.getsockname()[1]
     server = uvicorn.Server(
-        uvicorn.Config(create_app(model, "llamacpp:smollm2", max_body_bytes), log_level="warning", access_log=False)
+        uvicorn.Config(
+            create_app(model, "llamacpp:smollm2", max_body_bytes, max_pending=max_pending or MAX_PENDING),
+            log_level="warning",
+            access_log=False,
+        )
     )
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()

@@ -125,6 +125,9 @@ def test_a_plan_ends_where_the_model_goes_on_with_something_else() -> None:
     assert cut_plan_overrun(plan + "\nQuestion: Which is older?\nPlan:") == plan
     assert cut_plan_overrun(plan + "\n3. Answer: the earlier one.") == plan + "\n3. Answer: the earlier one."  # a step
     assert cut_plan_overrun("Final answer: X") == "Final answer: X"  # nothing before it: kept for the caller to judge
+    # verbatim shape from results/ladder-tune/2wiki/plan-on-failure: the attempt's results copied into step 1
+    copied = '1. Search "Who directed Here Comes The Groom?": Doc 1 (Title: Here Comes the Groom) Here Comes ...'
+    assert cut_plan_overrun(copied) == '1. Search "Who directed Here Comes The Groom?"'
 
 
 # Logged by Qwen-1.5B (results/hotpotqa-qwen-defaults/mia, "Which genus contains more species, Crowea or
