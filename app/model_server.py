@@ -11,9 +11,10 @@ OpenAI-style error naming the field (`model_server_schema.py`), a body over `max
 limit (the backend counts its tokens with the model's tokenizer before generating), and a client that
 disconnects cancels its generation at the next token, streaming or not.
 
-Load (as vLLM and llama.cpp's server under pressure): at most `max_pending` chat requests are in
-the server at once, answered or waiting for a slot of the backend; one more is refused at once with
-a 503 and `Retry-After`, so a burst is answered or cleanly refused, never left to time out. SIGTERM
+Load (as vLLM and llama.cpp's server under pressure): as many generations run at once as the backend
+has parallel slots, the other admitted requests wait their turn in the event loop; at most
+`max_pending` chat requests are in the server at once, and one more is refused at once with a 503
+and `Retry-After`, so a burst is answered or cleanly refused, never left to time out. SIGTERM
 stops accepting, lets the requests in flight finish for up to 5 s, then cancels them.
 
 Keys (as vLLM's `--api-key`): with `api_key`, every /v1 request needs `Authorization: Bearer KEY`
@@ -45,6 +46,8 @@ from mia.app.model_server_schema import ChatRequest, RequestError, parse_request
 MAX_BODY_BYTES = 8 * 1024 * 1024
 #: Chat requests in the server at once (running or waiting for the backend); the next is a 503.
 MAX_PENDING = 64
+#: Generations at once for a backend that does not say its parallel slots (llama.cpp's say n_parallel).
+DEFAULT_RUNNING = 4
 #: Seconds SIGTERM waits for the requests in flight before it cancels them.
 GRACEFUL_SHUTDOWN_S = 5
 
@@ -186,6 +189,11 @@ def create_app(
         return {"object": "list", "data": [{"id": model_id, "object": "model", "created": created, "owned_by": "mia"}]}
 
     pending = 0  # chat requests admitted and not yet answered (a stream counts until it ends)
+    # Generations at once: the backend's parallel slots. Why: each running generation waits for its
+    # next chunk in a worker thread; with every admitted request started at once, 50 requests took
+    # the event loop's few threads waiting on generations queued behind them, and the server stalled
+    # until the clients timed out (bench/app/soak.md).
+    slots = asyncio.Semaphore(max(1, int(getattr(model, "n_parallel", 0) or DEFAULT_RUNNING)))
 
     @app.post("/v1/chat/completions")
     async def chat(request: Request) -> Any:
@@ -200,16 +208,20 @@ def create_app(
             busy.headers["Retry-After"] = "1"
             return busy
         pending += 1
-        handed_to_stream = False
+        handed_to_stream, running = False, False
 
         def release() -> None:
             nonlocal pending
+            if running:
+                slots.release()
             pending -= 1
 
         try:
+            await slots.acquire()  # waiting here holds no thread; a generation holds one per chunk
+            running = True
             response = await answer(request)
             if isinstance(response, StreamingResponse):
-                response.background = BackgroundTask(release)  # the slot is held until the stream ends
+                response.background = BackgroundTask(release)  # held until the stream ends
                 handed_to_stream = True
             return response
         finally:

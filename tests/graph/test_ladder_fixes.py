@@ -290,10 +290,15 @@ def test_eval_paper_records_the_papers_settings(monkeypatch: pytest.MonkeyPatch,
     assert len(captured) == 1  # no bad option reached a run
 
 
-@pytest.mark.real_model
-def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The embedded model under the defaults: one planner call for a hop plan, no yes/no reflection
-    call, a reflection step that names the failure it found (or none), and a replan only then."""
+def on_the_real_model(
+    tmp_path: Any,
+    monkeypatch: pytest.MonkeyPatch,
+    inputs: dict[str, Any] | None = None,
+    deps: Any = None,
+    **fields: Any,
+) -> dict[str, Any]:
+    """One question through `build_graph` on the embedded model (no judge, no memory written, short
+    turns); `inputs` default to the first HotpotQA sample with its paragraphs."""
     import json
     from pathlib import Path
 
@@ -302,20 +307,26 @@ def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, mon
 
     for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
         monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
-    record = json.loads((Path(__file__).parent / "data" / "hotpotqa_sample.json").read_text())[0]
+    if inputs is None:
+        record = json.loads((Path(__file__).parent / "data" / "hotpotqa_sample.json").read_text())[0]
+        inputs = {"question": record["question"], "paragraphs": record["paragraphs"]}
     context = Context(
         data_dir=str(tmp_path),
-        max_tool_calls=2,
         judge_mode="off",
         memorise=False,
         planner_max_tokens=96,
         executor_max_tokens=96,
+        **fields,
     )
-    out = build_graph().invoke(
-        {"question": record["question"], "paragraphs": record["paragraphs"]},
-        context=context,
-        config={"recursion_limit": recursion_limit(context)},
-    )
+    graph = build_graph(deps=deps) if deps is not None else build_graph()
+    return graph.invoke(inputs, context=context, config={"recursion_limit": recursion_limit(context)})
+
+
+@pytest.mark.real_model
+def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The embedded model under the defaults: one planner call for a hop plan, no yes/no reflection
+    call, a reflection step that names the failure it found (or none), and a replan only then."""
+    out = on_the_real_model(tmp_path, monkeypatch, max_tool_calls=2)
     reflection = [s for s in out["trajectory"]["steps"] if s["kind"] == "reflection"]
     assert out["plan"] and len(reflection) == 1 and "failure" in reflection[0]["args"]
     replanned = reflection[0]["content"] == "yes"
@@ -331,27 +342,8 @@ def test_plan_first_on_the_real_model(tmp_path: Any, monkeypatch: pytest.MonkeyP
     import json
     from pathlib import Path
 
-    from mia import build_graph
-    from mia.graph.builder import recursion_limit
-
-    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
-        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
     record = json.loads((Path(__file__).parent / "data" / "hotpotqa_sample.json").read_text())[0]
-    context = Context(
-        data_dir=str(tmp_path),
-        max_tool_calls=3,
-        judge_mode="off",
-        memorise=False,
-        planner_max_tokens=96,
-        executor_max_tokens=96,
-        plan_searches="first",
-        plan_in_prompt=False,
-    )
-    out = build_graph().invoke(
-        {"question": record["question"], "paragraphs": record["paragraphs"]},
-        context=context,
-        config={"recursion_limit": recursion_limit(context)},
-    )
+    out = on_the_real_model(tmp_path, monkeypatch, max_tool_calls=3, plan_searches="first", plan_in_prompt=False)
     calls = [s for s in out["trajectory"]["steps"] if s["kind"] == "tool_call"]
     planned = [c for c in calls if c["content"] == "planned"]
     assert planned and planned[0]["args"]["query_list"] == [record["question"].strip()]
@@ -583,12 +575,8 @@ def test_plan_when_failure_on_the_real_model(tmp_path: Any, monkeypatch: pytest.
     attempt (one planner call), and the executor goes on to an answer."""
     from langchain_core.tools import StructuredTool
 
-    from mia import build_graph
-    from mia.graph.builder import recursion_limit
     from mia.graph.nodes.deps import Deps
 
-    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
-        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
     calls: list[list[str]] = []
 
     def search(query_list: list[str]) -> str:
@@ -600,20 +588,8 @@ def test_plan_when_failure_on_the_real_model(tmp_path: Any, monkeypatch: pytest.
 
     tool = StructuredTool.from_function(search, name="search", description="Search the corpus with queries.")
     deps = Deps(tools_factory=lambda ctx, paragraphs: [tool])
-    context = Context(
-        data_dir=str(tmp_path),
-        max_tool_calls=4,
-        judge_mode="off",
-        memorise=False,
-        planner_max_tokens=96,
-        executor_max_tokens=96,
-        plan_when="failure",
-    )
-    out = build_graph(deps=deps).invoke(
-        {"question": "Where was the director of film The Duel born?"},
-        context=context,
-        config={"recursion_limit": recursion_limit(context)},
-    )
+    question = {"question": "Where was the director of film The Duel born?"}
+    out = on_the_real_model(tmp_path, monkeypatch, question, deps, max_tool_calls=4, plan_when="failure")
     steps = out["trajectory"]["steps"]
     reflection = [s for s in steps if s["kind"] == "reflection"]
     assert reflection and reflection[0]["content"] == "yes" and "search failed" in reflection[0]["args"]["failure"]
