@@ -20,7 +20,7 @@ from typing import Any
 
 from mia.graph.judge.metrics import is_refusal
 from mia.graph.judge.polarity import polarity
-from mia.graph.judge.surface import content, tokens
+from mia.graph.judge.surface import content, countries_in, tokens
 from mia.graph.prompts import render
 from mia.graph.protocol import is_yes_no_question, question_options
 
@@ -75,9 +75,8 @@ def off_candidates(answer: str, question: str) -> list[str]:
 _DATE_QUESTION = re.compile(
     r"^\s*(?:when\b|what (?:is|was) the date\b|(?:in )?what year\b)|\bdate of (?:birth|death)\b|\bbirthday\b", re.I
 )
-_PLACE_QUESTION = re.compile(
-    r"^\s*where\b|\bplace of (?:birth|death)\b|\bwhich country\b|\bnationality\b|\bgraduate from\b|\bstudy\b", re.I
-)
+_PLACE_QUESTION = re.compile(r"^\s*where\b|\bplace of (?:birth|death)\b|\bgraduate from\b|\bstudy\b", re.I)
+_NATIONALITY_QUESTION = re.compile(r"\bnationality\b|\b(?:which|what) country\b", re.I)
 _MONTH = (
     r"\b(?:january|february|march|april|may|june|july|august|september|october|november|december"
     r"|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec)\b"
@@ -90,11 +89,14 @@ _PERSON_CUES = "directed by|written by|composed by|founded by|produced by|create
 def wrong_kind(answer: str, question: str, observations: Iterable[str]) -> str:
     """The kind of answer the question asks for, when the answer is plainly of another kind; "" otherwise.
     "yes_no": a yes/no question answered with neither, as the judge reads it (`polarity`: "USA" for
-    "Did the movies A and B originate from the same country?"); "date": a when-question answered without a date; "place": a
-    where/nationality/school question answered with a date or with a name the search results show
-    as a person ("directed by Otakar Vávra", "Otakar Vávra (28 February 1911 ..."): the agent
-    stopped at the bridge entity. On the first answers of plain ReAct on the 2Wiki tuning split
-    (results/2wiki-qwen-planners/none) it caught 9 wrong answers the other checks miss, and no right one."""
+    "Did the movies A and B originate from the same country?"); "date": a when-question answered without a date; "nationality": a
+    nationality or which-country question answered with no country or nationality the judge knows
+    ("Alexel Braun": 17 such distinct first answers in the tuning logs, all wrong); "place": a
+    where/school question answered with a date or with a name the search results show as a person
+    ("directed by Otakar Vávra", "Otakar Vávra (28 February 1911 ..."): the agent stopped at the
+    bridge entity. On the first answers of plain ReAct on the 2Wiki tuning split
+    (results/2wiki-qwen-planners/none) the first version caught 9 wrong answers the other checks
+    miss, and no right one."""
     text = " ".join(answer.split())
     if not text or question_options(question):
         return ""
@@ -102,6 +104,8 @@ def wrong_kind(answer: str, question: str, observations: Iterable[str]) -> str:
         return "" if polarity(question, text) in ("yes", "no") else "yes_no"
     if _DATE_QUESTION.search(question):
         return "" if _DATE.search(text) else "date"
+    if _NATIONALITY_QUESTION.search(question):
+        return "" if countries_in(tokens(text)) else "nationality"
     if _PLACE_QUESTION.search(question):
         if _DATE_IN_PLACE.search(text):
             return "place"

@@ -476,6 +476,9 @@ def test_the_graph_makes_the_plans_searches_before_the_executors_first_turn() ->
         ("Where was the founder of Brand New Immortals born?", "He was born on April 19, 1968.", [], "place"),
         ("Where was the director of film The Duel born?", "Tbilisi", ["Dover Kosashvili (born in Tbilisi)."], ""),
         ("Where was the director of film The Duel born?", "He was born in Tbilisi, Georgia.", [], ""),
+        ("What nationality is the director of film This Ain't Avatar XXX?", "Alexel Braun", [], "nationality"),
+        ("What nationality is the director of film X?", "Italian", [], ""),
+        ("Which country is the director of film X from?", "He was from Canada.", [], ""),
         # a question that names its candidates is the neither-candidate rule's
         ("Which film came out first, A or B?", "1999", [], ""),
         ("Who directed The Duel?", "Dover Kosashvili", ["directed by Dover Kosashvili"], ""),
