@@ -14,9 +14,8 @@ from hypothesis import strategies as st
 from langchain_core.messages import BaseMessage
 
 from mia.graph.builder import build_graph, recursion_limit
-from mia.graph.context import Context
 from mia.graph.tools import build_tools
-from tests.graph.fakes import ScriptedChatModel, make_deps
+from tests.graph.fakes import ScriptedChatModel, make_deps, fake_context
 
 KEYWORD = "Zorblaxian"  # what the executor searches for; only the planted paragraph has it
 CALL = (
@@ -68,12 +67,7 @@ def run_with(document: str) -> list[BaseMessage]:
         "fake:judge": ScriptedChatModel(fallback="A"),
     }
     deps, _ = make_deps(models, tools=build_tools(paragraphs, top_k=3))
-    ctx = Context(
-        planner_model="fake:planner",
-        executor_model="fake:executor",
-        manager_model="fake:manager",
-        judge_model="fake:judge",
-        tool_protocol="text",
+    ctx = fake_context(
         min_tool_calls=0,
         max_tool_calls=1,
         max_replans=0,

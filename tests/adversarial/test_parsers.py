@@ -266,9 +266,8 @@ def test_lone_surrogates_are_replaced_at_the_boundary() -> None:
 @given(replies=st.lists(texts, min_size=1, max_size=4), planner=texts)
 def test_the_graph_survives_hostile_model_output(replies: list[str], planner: str) -> None:
     from mia.graph.builder import build_graph, recursion_limit
-    from mia.graph.context import Context
 
-    from tests.graph.fakes import ScriptedChatModel, make_deps
+    from tests.graph.fakes import ScriptedChatModel, fake_context, make_deps
 
     models = {
         "fake:planner": ScriptedChatModel(script=[planner, planner], fallback=planner),
@@ -277,12 +276,7 @@ def test_the_graph_survives_hostile_model_output(replies: list[str], planner: st
         "fake:judge": ScriptedChatModel(script=[], fallback=replies[0]),
     }
     deps, _seen = make_deps(models)
-    context = Context(
-        planner_model="fake:planner",
-        executor_model="fake:executor",
-        manager_model="fake:manager",
-        judge_model="fake:judge",
-        tool_protocol="text",
+    context = fake_context(
         min_tool_calls=0,
         max_tool_calls=2,
         max_format_retries=1,

@@ -8,10 +8,9 @@ from typing import Any
 import pytest
 
 from mia.graph.builder import build_graph, recursion_limit
-from mia.graph.context import Context
 from mia.memory import Compressor, MemoryStore
 
-from .fakes import ScriptedChatModel, make_deps
+from .fakes import ScriptedChatModel, make_deps, fake_context
 
 CALL = '<tool_call>{{"name": "search", "arguments": {{"query_list": ["{q}"]}}}}</tool_call>'
 WORKFLOW = "1. Search the play's author (play title -> author)\n2. Answer with the author (author -> answer)"
@@ -41,12 +40,7 @@ def test_a_memorised_workflow_is_retrieved_by_the_next_question(store: MemorySto
         "fake:judge": ScriptedChatModel(fallback="A"),
     }
     deps, _ = make_deps(models, store=store, compressor_factory=Compressor)
-    context = Context(
-        planner_model="fake:planner",
-        executor_model="fake:executor",
-        manager_model="fake:manager",
-        judge_model="fake:judge",
-        tool_protocol="text",
+    context = fake_context(
         min_tool_calls=0,
     )
     graph = build_graph(deps=deps)

@@ -9,7 +9,7 @@ from typing import Any
 from mia.graph.builder import build_graph, recursion_limit
 from mia.graph.context import Context
 
-from .fakes import FakeStore, ScriptedChatModel, make_deps, memory
+from .fakes import FakeStore, ScriptedChatModel, make_deps, memory, fake_context
 
 CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Hamlet author"]}}</tool_call>'
 
@@ -24,12 +24,7 @@ def models() -> dict[str, ScriptedChatModel]:
 
 
 def ctx(**kw: Any) -> Context:
-    return Context(
-        planner_model="fake:planner",
-        executor_model="fake:executor",
-        manager_model="fake:manager",
-        judge_model="fake:judge",
-        tool_protocol="text",
+    return fake_context(
         min_tool_calls=0,
         **kw,
     )

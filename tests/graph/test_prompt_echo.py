@@ -6,11 +6,10 @@ from __future__ import annotations
 import pytest
 
 from mia.graph.builder import build_graph, recursion_limit
-from mia.graph.context import Context
 from mia.graph.prompts import load_prompts
 from mia.graph.prompts.echo import prompt_fragments, strip_prompt_echo
 
-from .fakes import ScriptedChatModel, make_deps
+from .fakes import ScriptedChatModel, make_deps, fake_context
 
 
 @pytest.mark.parametrize(
@@ -49,12 +48,7 @@ def test_graph_answer_drops_an_echoed_instruction() -> None:
         "fake:judge": ScriptedChatModel(script=[], fallback="A"),
     }
     deps, seen = make_deps(models)
-    ctx = Context(
-        planner_model="fake:planner",
-        executor_model="fake:executor",
-        manager_model="fake:manager",
-        judge_model="fake:judge",
-        tool_protocol="text",
+    ctx = fake_context(
         min_tool_calls=0,
         replan_when="planner",
     )
