@@ -1,15 +1,16 @@
 """Assembles the MIA graph:
 
-    prepare -> retrieve_memory -> plan -> execute <-> tools
-                                  |  ^
-                                  v  | (yes, at most max_replans)
-                               reflect -> replan  (drop_repeated_replan: a replan that adds nothing -> finalize)
-                                  | (no)
-                               finalize -> judge -> memorise -> END
+    prepare -> retrieve_memory ---------> execute <-> tools       (plan_when "failure", the default)
+                     |                     ^  |  ^
+                     +--> plan ------------+  v  | (a failure shown, at most max_replans)
+           (plan_when "start", the paper)  reflect -> replan  (the first plan, or a supplementary one;
+                                              | (none)          one that adds nothing -> finalize)
+                                           finalize -> judge -> memorise -> END
 
 `memory_mode` none/trajectory-rag skip the planner and reflection; `judge_mode` off and
-`memorise` False skip their nodes. `plan_when` "failure" skips `plan`: the executor answers first,
-and `replan` writes the first plan only after a failure the trace shows.
+`memorise` False skip their nodes. `plan_when` "failure" skips `plan` (unless the input presets
+one): the executor answers first, and `replan` writes the first plan only after a failure the trace
+shows.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ from mia.graph.tracing import in_role
 
 def after_retrieve(state: State, runtime: Runtime[Context]) -> Literal["plan", "execute"]:
     ctx = Context.coerce(runtime.context)
-    return "plan" if ctx.memory_mode == "mia" and ctx.plan_when == "start" else "execute"
+    preset = bool((state.get("plan") or "").strip())  # a plan given in the input (training) is used at once
+    return "plan" if ctx.memory_mode == "mia" and (ctx.plan_when == "start" or preset) else "execute"
 
 
 def after_execute(state: State, runtime: Runtime[Context]) -> Literal["tools", "execute", "reflect", "finalize"]:

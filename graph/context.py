@@ -132,11 +132,12 @@ class Context:
     )
     max_replans: int = _f(1, "Most reflect-and-replan rounds per question (the paper uses 1).")
     plan_when: PlanWhen = _f(
-        "start",
-        "start: the planner writes a plan before the executor's first turn (the paper). failure: the "
-        "executor first answers alone, as plain ReAct, and the planner (with the retrieved memories and "
-        "the failed attempt) writes the plan only when the trace shows a failure (the replan_when "
-        "'failure' rule); an attempt without one costs no planner call. Needs max_replans >= 1.",
+        "failure",
+        "failure: the executor first answers alone, as plain ReAct, and the planner (with the retrieved "
+        "memories and the failed attempt) writes a plan only when the trace shows a failure (the "
+        "replan_when 'failure' rule); an attempt without one costs no planner call. start: a plan "
+        "before the executor's first turn, as the paper (under it the defaults lost to plain ReAct: "
+        "results/ladder/README.md). Needs max_replans >= 1 to plan at all.",
     )
     plan_style: PlanStyle = _f(
         "hops",
@@ -352,6 +353,7 @@ def _hints() -> dict[str, Any]:
 
 
 PAPER: dict[str, Any] = {
+    "plan_when": "start",
     "plan_style": "paper",
     "replan_when": "planner",
     "drop_repeated_replan": False,

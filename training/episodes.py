@@ -124,7 +124,13 @@ class GraphEpisodeRunner:
         from mia.graph.nodes.deps import Deps
         from mia.training.policy_chat import POLICY_SPEC
 
-        overrides = {"memory_mode": "mia", "memorise": False, "judge_mode": "ground_truth", **context_overrides}
+        overrides = {
+            "memory_mode": "mia",
+            "memorise": False,
+            "judge_mode": "ground_truth",
+            "plan_when": "start",  # the planner's plan (or a preset one) is what is trained
+            **context_overrides,
+        }
         self.context = Context(**overrides)
         make_model = deps_parts.pop("model_factory", None) or _load_model
 

@@ -70,6 +70,13 @@ _drop_repeated = typer.Option(
     "--drop-repeated-replan/--follow-repeated-replan",
     help="Do not follow a replan that only repeats the plan or its searches (default: drop; --paper: follow).",
 )
+_plan_when = typer.Option(
+    None,
+    "--plan-when",
+    help="failure (default: the executor answers alone first; the planner plans, with the memories "
+    "and the failed attempt, only after a failure the trace shows) or start (a plan before the first "
+    "turn, as the paper; --paper sets it).",
+)
 _no_mem = typer.Option(False, "--no-memorise", help="Do not store this episode in memory.")
 _json = typer.Option(False, "--json", help="Print only the final result as JSON (no progress).")
 _thread = typer.Option(None, "--thread", "-t", help="Thread id: resume it, or continue it with a new question.")
@@ -123,6 +130,7 @@ def ask(
     judge_arbiter: str = _judge_arbiter,
     judge_contradiction: str = _judge_contradiction,
     paper: bool = _paper,
+    plan_when: str = _plan_when,
     drop_repeated_replan: bool = _drop_repeated,
     no_memorise: bool = _no_mem,
     as_json: bool = _json,
@@ -173,6 +181,7 @@ def chat(
     judge_mode: str = _judge_mode,
     judge_arbiter: str = _judge_arbiter,
     paper: bool = _paper,
+    plan_when: str = _plan_when,
     drop_repeated_replan: bool = _drop_repeated,
     no_memorise: bool = _no_mem,
     thread: str = _thread,
@@ -343,6 +352,7 @@ def _context(options: dict[str, Any]) -> Any:
     if options.get("max_tokens"):
         overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
     overrides["drop_repeated_replan"] = options.get("drop_repeated_replan")
+    overrides["plan_when"] = options.get("plan_when")
     try:  # the paper's values (min_similarity None among them) where no option was given
         context = Context(**context_overrides(overrides, paper=bool(options.get("paper"))))
     except ValueError as err:  # an OptionError, or a value Context's own check refuses

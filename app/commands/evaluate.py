@@ -159,8 +159,8 @@ def eval_command(
     plan_when: Annotated[
         Optional[str],
         typer.Option(
-            help="start (default: the planner writes a plan before the executor's first turn) or failure "
-            "(the executor answers alone first; the planner plans only after a failure the trace shows)."
+            help="failure (default: the executor answers alone first; the planner plans only after a failure "
+            "the trace shows) or start (a plan before the executor's first turn, as the paper)."
         ),
     ] = None,
     plan_in_prompt: Annotated[

@@ -158,7 +158,13 @@ def late_plan(deps: Deps, state: State, ctx: Context, failure: str) -> dict[str,
     reply, usage = invoke(deps.chat_model(ctx, "planner"), to_messages(conversation), "planner", stop=PLAN_STOP)
     text = served_plan(text_of(reply), state["question"])
     conversation.append({"role": "assistant", "content": text})
-    base = {"planner_messages": conversation, "replans": state.get("replans", 0) + 1, "usage": usage}
+    shown = [str(m["id"]) for m in state.get("memories") or [] if m.get("id")]  # the planner saw them now
+    base = {
+        "planner_messages": conversation,
+        "replans": state.get("replans", 0) + 1,
+        "usage": usage,
+        "used_memory_ids": shown,
+    }
     if not text or (ctx.drop_repeated_replan and not searches_added(text, searches_made(state.get("steps") or []))):
         step = {
             "kind": "replan",

@@ -88,7 +88,8 @@ def make_retrieve_memory(deps: Deps):
                     caption_weight=ctx.caption_weight,
                 )
                 update["memory_text"] = render_memories(got, ctx.memory_style)
-                update["used_memory_ids"] = list(got.ids)
+                # credited only once a planner is shown them: at once, or with a late plan (plan_when "failure")
+                update["used_memory_ids"] = list(got.ids) if ctx.plan_when == "start" else []
                 update["memories"] = [m.shown() for m in list(got.positives) + list(got.negatives)]
             else:
                 found = store.search_trajectories(

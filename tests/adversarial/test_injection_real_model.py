@@ -46,6 +46,7 @@ def test_planted_document_is_retrieved_and_nothing_instruction_like_is_stored(tm
         **MODELS,
         data_dir=str(tmp_path),
         memory_mode="mia",
+        plan_when="start",  # the planner reads the memories, planted document included
         memorise=True,
         judge_mode="ground_truth",
         namespace="injection",

@@ -71,7 +71,7 @@ def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
     seen: list[RunResult], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # the eval runner
-    context = Context.from_env(data_dir=str(tmp_path / "eval"))
+    context = Context.from_env(data_dir=str(tmp_path / "eval"), plan_when="start")  # the script plans first
     example = EvalExample(id="q1", question=QUESTION, answer="Paris")
     line = asyncio.run(GraphRunner(graph=build_graph(deps=fresh_deps()), context=context, setting="open")(example))
     assert len(seen) == 1
@@ -83,7 +83,9 @@ def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
     # the CLI
     monkeypatch.setattr(deps_module, "_DEFAULT", fresh_deps())
     res = CliRunner().invoke(
-        app, ["ask", QUESTION, "--json", "--gold", "Paris", "--thread", "t-1", "--data-dir", str(tmp_path / "cli")]
+        app,
+        ["ask", QUESTION, "--json", "--gold", "Paris", "--thread", "t-1", "--data-dir", str(tmp_path / "cli")]
+        + ["--plan-when", "start"],
     )
     assert res.exit_code == 0, res.output
     assert len(seen) == 2
@@ -93,7 +95,7 @@ def test_eval_runner_cli_json_and_learner_see_the_same_run_result(
     assert RunResult.from_output(printed) == by_cli  # --json carries the whole result
 
     # the test-time learner
-    context = Context.from_env(data_dir=str(tmp_path / "online"))
+    context = Context.from_env(data_dir=str(tmp_path / "online"), plan_when="start")
     cfg = OnlineConfig(batch_questions=8)
     session = LearningSession(context, cfg, deps=fresh_deps(), trainer=MemoryOnlyTrainer(), start=False)
     state = {"question": QUESTION, "gold_answers": ["Paris"]}
@@ -120,7 +122,7 @@ def test_to_output_round_trips_and_keeps_the_cli_json_keys() -> None:
     result = run_question(
         build_graph(deps=deps),
         {"question": QUESTION, "gold_answers": ["Paris"], "caption": "a map of France"},
-        Context(),
+        Context(plan_when="start"),
     )
     out = result.to_output()
     assert RunResult.from_output(out) == result and result.caption == "a map of France"

@@ -47,6 +47,7 @@ async def test_one_question_through_the_real_graph(tmp_path: Path, data_dir: Pat
             manager_max_tokens=48,
             judge_max_tokens=8,
             max_replans=0,
+            plan_when="start",  # a plan first: every role runs
             judge_method="llm",
         ),
     )

@@ -68,12 +68,24 @@ def test_failed_run_resumes_from_its_checkpoint(fake_models: dict[str, Any], tmp
         raise ConnectionError("backend went away")
 
     fake_models["model"].script = ["1. Plan.", boom]
-    args = ["ask", "Q?", "--data-dir", str(tmp_path), "--thread", "t-2", "--judge-mode", "off"]
+    args = ["ask", "Q?", "--data-dir", str(tmp_path), "--thread", "t-2", "--judge-mode", "off", "--plan-when", "start"]
     res = runner.invoke(app, args)
     assert res.exit_code == 1 and "resume it with `mia ask --thread t-2`" in res.output
     planner_calls = len(fake_models["model"].prompts)
     fake_models["model"].script = [SEARCH.format("resumed"), "<answer>resumed</answer>"]
-    res = runner.invoke(app, ["ask", "--thread", "t-2", "--data-dir", str(tmp_path), "--json", "--judge-mode", "off"])
+    resume = [
+        "ask",
+        "--thread",
+        "t-2",
+        "--data-dir",
+        str(tmp_path),
+        "--json",
+        "--judge-mode",
+        "off",
+        "--plan-when",
+        "start",
+    ]
+    res = runner.invoke(app, resume)
     assert res.exit_code == 0, res.output
     out = json.loads(res.stdout.strip().splitlines()[-1])
     assert out["answer"] == "resumed" and out["plan"] == "1. Plan."

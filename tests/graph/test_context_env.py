@@ -51,15 +51,22 @@ def test_blank_context_fields_take_dotenv(dotenv: Path, monkeypatch: pytest.Monk
 
 
 def test_graph_without_context_uses_the_models_named_in_dotenv(dotenv: Path) -> None:
-    models = {
-        "fake:env-planner": ScriptedChatModel(script=["1. Search for the author."]),
-        "fake:env-executor": ScriptedChatModel(script=[CALL, "<answer>Shakespeare</answer>"]),
+    models = {  # the default plans after a failure: the executor's first answer is none
+        "fake:env-planner": ScriptedChatModel(script=['1. Search "Hamlet playwright".']),
+        "fake:env-executor": ScriptedChatModel(
+            script=[
+                CALL,
+                "<answer>I don't know</answer>",
+                CALL.replace("Hamlet", "Hamlet playwright"),
+                "<answer>Shakespeare</answer>",
+            ]
+        ),
         "fake:env-manager": ScriptedChatModel(script=[]),
         "fake:env-judge": ScriptedChatModel(script=[], fallback="A"),
     }
     deps, seen = make_deps(models)
     out = build_graph(deps=deps).invoke({"question": "Who wrote Hamlet?", "gold_answers": ["Shakespeare"]})
-    assert out["answer"] == "Shakespeare" and out["plan"] == "1. Search for the author."
+    assert out["answer"] == "Shakespeare" and out["plan"] == '1. Search "Hamlet playwright".'
     assert models["fake:env-planner"].prompts and models["fake:env-executor"].prompts
     assert seen["judge"][0]["model"] is models["fake:env-judge"]
     traj, _ = seen["store"].memorised[0]

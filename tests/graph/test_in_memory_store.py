@@ -40,9 +40,7 @@ def test_a_memorised_workflow_is_retrieved_by_the_next_question(store: MemorySto
         "fake:judge": ScriptedChatModel(fallback="A"),
     }
     deps, _ = make_deps(models, store=store, compressor_factory=Compressor)
-    context = fake_context(
-        min_tool_calls=0,
-    )
+    context = fake_context(min_tool_calls=0, plan_when="start")  # memory reaches the plan written first
     graph = build_graph(deps=deps)
     config: Any = {"recursion_limit": recursion_limit(context)}
 

@@ -23,7 +23,8 @@ DEFAULTS = {f.name: f.default for f in fields(Context)}
 
 
 def ctx(**kw: Any) -> Context:
-    return fake_context(**{"min_tool_calls": 0, **kw})
+    """The fixes under a plan written at the start (plan_when "start"); the plan_when tests say "failure"."""
+    return fake_context(**{"min_tool_calls": 0, "plan_when": "start", **kw})
 
 
 # ---- the failure rule (pure)
@@ -324,9 +325,9 @@ def on_the_real_model(
 
 @pytest.mark.real_model
 def test_the_default_graph_on_the_real_model_reflects_by_rule(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The embedded model under the defaults: one planner call for a hop plan, no yes/no reflection
-    call, a reflection step that names the failure it found (or none), and a replan only then."""
-    out = on_the_real_model(tmp_path, monkeypatch, max_tool_calls=2)
+    """The embedded model with a plan written first: one planner call for a hop plan, no yes/no
+    reflection call, a reflection step that names the failure it found (or none), and a replan only then."""
+    out = on_the_real_model(tmp_path, monkeypatch, max_tool_calls=2, plan_when="start")
     reflection = [s for s in out["trajectory"]["steps"] if s["kind"] == "reflection"]
     assert out["plan"] and len(reflection) == 1 and "failure" in reflection[0]["args"]
     replanned = reflection[0]["content"] == "yes"
@@ -508,6 +509,7 @@ def test_plan_when_failure_makes_no_planner_call_on_an_answer_without_a_failure(
     run(make_deps(none_prompt)[0], ctx(memory_mode="none"))
     assert m["fake:executor"].prompts[0][1].content == none_prompt["fake:executor"].prompts[0][1].content
     assert [s["args"]["failure"] for s in out["trajectory"]["steps"] if s["kind"] == "reflection"] == ["none shown"]
+    assert out["used_memory_ids"] == []  # retrieved, never shown to a planner: nothing to credit
 
 
 def test_plan_when_failure_plans_after_a_shown_failure_with_memory_and_the_attempt() -> None:
@@ -547,6 +549,7 @@ def test_plan_when_failure_plans_after_a_shown_failure_with_memory_and_the_attem
     steps = out["trajectory"]["steps"]
     assert [s for s in steps if s["kind"] == "replan"][0]["args"] == {"first_plan": True}
     assert out["trajectory"]["plan"] == plan
+    assert out["used_memory_ids"] == ["p1"]  # the late plan was written with it: credited by the verdict
 
 
 def test_plan_when_failure_does_not_follow_a_plan_that_only_repeats_the_searches() -> None:

@@ -48,10 +48,7 @@ def test_graph_answer_drops_an_echoed_instruction() -> None:
         "fake:judge": ScriptedChatModel(script=[], fallback="A"),
     }
     deps, seen = make_deps(models)
-    ctx = fake_context(
-        min_tool_calls=0,
-        replan_when="planner",
-    )
+    ctx = fake_context(min_tool_calls=0, replan_when="planner", plan_when="start")
     out = build_graph(deps=deps).invoke(
         {"question": "Which magazine was started first?"}, context=ctx, config={"recursion_limit": recursion_limit(ctx)}
     )

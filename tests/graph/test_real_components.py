@@ -42,7 +42,8 @@ def test_memory_store_tools_judge_for_real(tmp_path: Path) -> None:
         namespace="t",
         max_tool_calls=2,
         replan_when="planner",
-    )  # the scripts hold the planner's yes/no reflection turns
+        plan_when="start",
+    )  # the scripts hold the plan and the planner's yes/no reflection turns
     graph = build_graph(deps=deps)
 
     first = graph.invoke({"question": q, "gold_answers": [gold], "paragraphs": record["paragraphs"]}, context=ctx)

@@ -14,7 +14,7 @@ from mia.app.cli import app
 
 pytestmark = pytest.mark.real_model
 SAMPLE = Path(__file__).parent / "data" / "hotpotqa_sample.json"
-TIGHT = ["--max-tokens", "24", "--namespace", "real-test", "--json"]
+TIGHT = ["--max-tokens", "24", "--namespace", "real-test", "--json", "--plan-when", "start"]  # every role runs
 
 
 def _last_json(output: str) -> dict:

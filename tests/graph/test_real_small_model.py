@@ -50,7 +50,13 @@ def test_real_executor_searches_before_answering(tmp_path: Path) -> None:
 
 def test_real_plan_has_search_steps_and_no_loop(tmp_path: Path) -> None:
     out = _run(
-        tmp_path, memory_mode="mia", max_tool_calls=0, max_replans=0, planner_max_tokens=80, executor_max_tokens=8
+        tmp_path,
+        memory_mode="mia",
+        plan_when="start",
+        max_tool_calls=0,
+        max_replans=0,
+        planner_max_tokens=80,
+        executor_max_tokens=8,
     )
     plan = out["plan"]
     assert re.search(r"(?im)^\s*1\.\s*search\b", plan), plan
@@ -73,6 +79,7 @@ def test_real_replan_is_followed_only_when_it_adds_something(tmp_path: Path) -> 
         search_top_k=2,
         drop_repeated_replan=True,
         replan_when="planner",
+        plan_when="start",
     )
     steps = [TrajectoryStep.model_validate(s) for s in out["trajectory"]["steps"]]
     kinds = [s.kind for s in steps]

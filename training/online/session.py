@@ -100,7 +100,9 @@ class LearningSession:
         served_planner: Any = None,
         start: bool = True,
     ) -> None:
-        self.context, self.cfg = context, cfg or OnlineConfig()
+        # the planner learns from the plan of every question it serves: plans come first here, whatever
+        # the graph's default (plan_when "failure" would plan only after a shown failure)
+        self.context, self.cfg = dataclasses.replace(context, plan_when="start"), cfg or OnlineConfig()
         self.inner = deps or default_deps()
         data_dir = context.resolved_data_dir()
         # one episode queue and one adapter history per memory namespace: a tenant's answers never
