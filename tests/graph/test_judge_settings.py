@@ -105,7 +105,7 @@ def test_the_judge_node_grades_by_the_matcher_and_its_verdict_is_the_label() -> 
     m = models()
     m["fake:judge"] = ScriptedChatModel(script=[], fallback="B")  # would grade it INCORRECT if asked
     store = FakeStore(positives=[memory("p1", "Who wrote Othello?", "1. Searched.", "correct")])
-    context = ctx(max_replans=0)
+    context = ctx(max_replans=0, plan_when="start")  # the planner is shown p1: the verdict credits it
     out = build_graph(deps=real_judge_deps(m, store)).invoke(
         {"question": "Who wrote Hamlet?", "gold_answers": ["William Shakespeare"]},
         context=context,

@@ -261,6 +261,7 @@ def test_build_graph_store_is_the_graphs_memory(store: MiaStore) -> None:
         manager_model="fake:manager",
         judge_mode="off",
         max_replans=0,
+        plan_when="start",  # the planner is shown the store's memories
         min_tool_calls=0,
         tool_protocol="text",
         namespace="default",
