@@ -169,7 +169,7 @@ class Context:
         "executor: the executor makes every search. first: before the executor's first turn the graph "
         "runs the question itself, then the plan's concrete search steps (those with no unfilled #N) in "
         "one call, each a tool call of the budget: Qwen-1.5B searched only the plan's first step and "
-        "answered (results/ladder-tune/2wiki/default).",
+        "answered (results/ladder-tune/2wiki/default-v1).",
     )
     plan_in_prompt: bool = _f(
         True,

@@ -4,7 +4,7 @@
 Why: Qwen-1.5B makes one search and answers. Handed a hop plan it searched the plan's first step
 only: "Which film has the director born earlier, Life Is Hot In Cracktown or Between Maybes?" got
 one search for the first film's director and the answer "Buddy Giovinazzo", where plain ReAct
-searched both films (results/ladder-tune/2wiki/default: 3 of the first 17 right, plain ReAct 7).
+searched both films (results/ladder-tune/2wiki/default-v1: 3 of the first 17 right, plain ReAct 7).
 So the graph makes the searches the plan names: the question itself first (what plain ReAct
 searches, each query with the whole result budget), then the plan's concrete queries in one call.
 Each is a tool call of the budget, written into the history as the executor's own turn, so the
