@@ -344,7 +344,9 @@ def test_plan_first_on_the_real_model(tmp_path: Any, monkeypatch: pytest.MonkeyP
     from pathlib import Path
 
     record = json.loads((Path(__file__).parent / "data" / "hotpotqa_sample.json").read_text())[0]
-    out = on_the_real_model(tmp_path, monkeypatch, max_tool_calls=3, plan_searches="first", plan_in_prompt=False)
+    out = on_the_real_model(
+        tmp_path, monkeypatch, max_tool_calls=3, plan_when="start", plan_searches="first", plan_in_prompt=False
+    )
     calls = [s for s in out["trajectory"]["steps"] if s["kind"] == "tool_call"]
     planned = [c for c in calls if c["content"] == "planned"]
     assert planned and planned[0]["args"]["query_list"] == [record["question"].strip()]
