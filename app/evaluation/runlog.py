@@ -33,7 +33,7 @@ def read_results(run_dir: Path, *, repair: bool = False) -> list[QuestionResult]
     """Every valid line of the log. A torn last line (a crash mid-write) is dropped, and with
     `repair` cut from the file so appends start on a clean line; a bad line elsewhere is an error."""
     path = Path(run_dir) / RESULTS
-    compressed = path.with_name(RESULTS + ".gz")
+    compressed = _compressed(run_dir)
     if not path.exists():
         return read_results_bytes(compressed, gzip.decompress(compressed.read_bytes())) if compressed.is_file() else []
     raw = path.read_bytes()
@@ -69,14 +69,17 @@ def read_rows(run_dir: Path) -> list[dict[str, Any]]:
     """The log's lines as logged (plain dicts, for analyses that read fields as they were written),
     from results.jsonl or results.jsonl.gz; [] for a folder with neither."""
     path = Path(run_dir) / RESULTS
-    compressed = path.with_name(RESULTS + ".gz")
     if path.exists():
         raw = path.read_bytes()
-    elif compressed.is_file():
+    elif (compressed := _compressed(run_dir)).is_file():
         raw = gzip.decompress(compressed.read_bytes())
     else:
         return []
     return [json.loads(line) for line in raw.splitlines() if line.strip()]
+
+
+def _compressed(run_dir: Path) -> Path:
+    return Path(run_dir) / (RESULTS + ".gz")
 
 
 def read_results_bytes(path: Path, raw: bytes) -> list[QuestionResult]:
@@ -89,8 +92,7 @@ def read_results_bytes(path: Path, raw: bytes) -> list[QuestionResult]:
 
 def expand_results(run_dir: Path) -> Path:
     """The plain results log of a run folder, expanded from results.jsonl.gz first if that is all it has."""
-    path = Path(run_dir) / RESULTS
-    compressed = path.with_name(RESULTS + ".gz")
+    path, compressed = Path(run_dir) / RESULTS, _compressed(run_dir)
     if not path.exists() and compressed.is_file():
         partial = path.with_name(RESULTS + ".expanding")
         partial.write_bytes(gzip.decompress(compressed.read_bytes()))

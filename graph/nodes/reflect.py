@@ -118,23 +118,11 @@ def make_replan(deps: Deps):
                 "usage": usage,
                 "last_turn": "accept",
             }
-        messages: list[Any] = []
-        history = list(state.get("messages") or [])
-        last = history[-1] if history else None
-        if isinstance(last, AIMessage) and not last.tool_calls:
-            # Same id: add_messages replaces the last turn with its text before <answer>.
-            messages.append(AIMessage(content=cut_before_answer(text_of(last)) or "<think>", id=last.id))
-        messages.append(HumanMessage(content=replan_message(text)))
         return {
-            "replan": text,
             "planner_messages": conversation,
             "replans": state.get("replans", 0) + 1,
-            "messages": messages,
-            "steps": [{"kind": "replan", "content": text}],
             "usage": usage,
-            "answer": "",
-            "last_turn": "replan",
-            "format_retries": 0,
+            **continue_with(state, text, replan_message(text), {"kind": "replan", "content": text}),
         }
 
     return replan
@@ -172,19 +160,28 @@ def late_plan(deps: Deps, state: State, ctx: Context, failure: str) -> dict[str,
             "args": {"first_plan": True, "dropped": "it repeats the searches made"},
         }
         return {**base, "steps": [step], "last_turn": "accept"}
+    step = {"kind": "replan", "content": text, "args": {"first_plan": True}}
+    return {
+        **base,
+        "plan": text,
+        "closed_plan": text,
+        **continue_with(state, text, late_plan_message(text, failure), step),
+    }
+
+
+def continue_with(state: State, plan: str, handed: str, step: dict[str, Any]) -> dict[str, Any]:
+    """The update that hands the executor a plan mid-episode: its last turn cut before <answer>
+    (same id: add_messages replaces it), then `handed`; the answer is cleared and execution goes on."""
     messages: list[Any] = []
     history = list(state.get("messages") or [])
     last = history[-1] if history else None
     if isinstance(last, AIMessage) and not last.tool_calls:
         messages.append(AIMessage(content=cut_before_answer(text_of(last)) or "<think>", id=last.id))
-    messages.append(HumanMessage(content=late_plan_message(text, failure)))
+    messages.append(HumanMessage(content=handed))
     return {
-        **base,
-        "plan": text,
-        "closed_plan": text,
-        "replan": text,
+        "replan": plan,
         "messages": messages,
-        "steps": [{"kind": "replan", "content": text, "args": {"first_plan": True}}],
+        "steps": [step],
         "answer": "",
         "last_turn": "replan",
         "format_retries": 0,
