@@ -168,6 +168,8 @@ def test_fresh_install_runs_the_graph_on_an_api_model(
             "1",
             "--max-replans",
             "0",
+            "--plan-when",
+            "start",  # the default plans only after a failure; this install test wants every role called
             "--max-tokens",
             "24",
             "--paragraphs",
