@@ -21,6 +21,7 @@ from typing import Any
 from mia.graph.judge.metrics import is_refusal
 from mia.graph.judge.polarity import polarity
 from mia.graph.judge.surface import content, countries_in, tokens
+from mia.graph.nodes.evidence import contradiction
 from mia.graph.prompts import render
 from mia.graph.protocol import is_yes_no_question, question_options
 
@@ -143,10 +144,36 @@ def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, qu
     return None
 
 
+_EVENT = {"born": " of birth", "died": " of death", "first": ""}
+
+
+def settled_by_evidence(steps: list[dict[str, Any]], answer: str, question: str) -> str | None:
+    """The executor's message when its own search results contradict its answer to a dated
+    comparison (mia.graph.nodes.evidence): the years settle it, so no plan is needed; None otherwise."""
+    text = " ".join(answer.split())
+    observations = [str(s.get("content") or "") for s in steps if s.get("kind") == "observation"]
+    found = contradiction(question, text, observations) if text else None
+    if found is None:
+        return None
+    (first, first_year), (second, second_year) = found.years.items()
+    return render(
+        "executor",
+        "evidence_contradicts",
+        answer=text[:120],
+        first=first,
+        first_year=first_year,
+        second=second,
+        second_year=second_year,
+        event=_EVENT[found.event],
+        relation=found.relation,
+        expected=found.expected,
+    )
+
+
 def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """The steps since the last replan (the attempt just ended)."""
     last = max((i for i, s in enumerate(steps) if s.get("kind") == "replan"), default=-1)
     return steps[last + 1 :]
 
 
-__all__ = ["content_words", "unsupported", "restates_question", "off_candidates", "wrong_kind", "shown_failure"]
+__all__ = ["settled_by_evidence", "content_words", "unsupported", "restates_question", "off_candidates", "wrong_kind", "shown_failure"]

@@ -16,7 +16,7 @@ from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import to_messages
-from mia.graph.nodes.failure import shown_failure
+from mia.graph.nodes.failure import settled_by_evidence, shown_failure
 from mia.graph.nodes.steps import searches_made
 from mia.graph.prompts.builder import (
     failure_replan_request,
@@ -69,23 +69,28 @@ def make_reflect(deps: Deps):
 
 
 def judge_by_failure(state: State) -> dict[str, Any]:
-    """Reflection without a model call: replan only on a failure the trace shows (mia.graph.nodes.failure)."""
-    failure = shown_failure(
-        list(state.get("steps") or []), state.get("answer") or "", state.get("stop_reason") or "", state["question"]
-    )
+    """Reflection without a model call: replan only on a failure the trace shows (mia.graph.nodes.failure).
+    When the agent's own search results settle it (a dated comparison answered against its years),
+    the step is marked `settled` and replan hands the executor that message instead of a plan."""
+    steps, answer = list(state.get("steps") or []), state.get("answer") or ""
+    settled = settled_by_evidence(steps, answer, state["question"]) if state.get("stop_reason") == "answered" else None
+    failure = settled or shown_failure(steps, answer, state.get("stop_reason") or "", state["question"])
+    args: dict[str, Any] = {"failure": failure or NO_FAILURE, **({"settled": True} if settled else {})}
     return {
         "reflections": state.get("reflections", 0) + 1,
-        "steps": [
-            {"kind": "reflection", "content": "yes" if failure else "no", "args": {"failure": failure or NO_FAILURE}}
-        ],
+        "steps": [{"kind": "reflection", "content": "yes" if failure else "no", "args": args}],
         "last_turn": "replan" if failure else "accept",
     }
 
 
+def _last_reflection(steps: list[Any]) -> dict[str, Any]:
+    last = next((s for s in reversed(steps) if isinstance(s, dict) and s.get("kind") == "reflection"), None)
+    return dict((last or {}).get("args") or {})
+
+
 def shown_in_reflection(steps: list[Any]) -> str:
     """The failure the last reflection step recorded (replan_when "failure"), or "" (none, or the planner's yes/no)."""
-    last = next((s for s in reversed(steps) if isinstance(s, dict) and s.get("kind") == "reflection"), None)
-    failure = str(((last or {}).get("args") or {}).get("failure") or "")
+    failure = str(_last_reflection(steps).get("failure") or "")
     return "" if failure == NO_FAILURE else failure
 
 
@@ -94,6 +99,9 @@ def make_replan(deps: Deps):
         ctx = Context.coerce(runtime.context)
         conversation = list(state.get("planner_messages") or [])
         failure = shown_in_reflection(state.get("steps") or [])
+        if failure and _last_reflection(state.get("steps") or []).get("settled"):  # no plan needed
+            step = {"kind": "replan", "content": "", "args": {"settled": True}}
+            return {"replans": state.get("replans", 0) + 1, **continue_with(state, "", failure, step)}
         if not conversation:  # plan_when "failure": the first plan, written after the failed attempt
             return late_plan(deps, state, ctx, failure)
         if failure:  # the trace and its failure are the request (replan_when "failure")

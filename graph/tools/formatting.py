@@ -7,11 +7,13 @@ results; an even share keeps every query answered.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from mia.graph.tools.corpus import Hit
 
 QUERY_SEPARATOR = "\n=======\n"
+_DOC_MARK = re.compile(r"(?:^|\s)Doc \d+ \(Title: ")
 
 
 def truncate(text: str, max_chars: int) -> str:
@@ -26,6 +28,18 @@ def truncate(text: str, max_chars: int) -> str:
 def format_hits(hits: Sequence[Hit]) -> str:
     """`Doc 1 (Title: X) text` lines, numbered from 1."""
     return "\n".join(f"Doc {i} (Title: {h.title}) {h.text}" for i, h in enumerate(hits, start=1))
+
+
+def parse_hits(text: str) -> list[tuple[str, str]]:
+    """The (title, text) of every `Doc i (Title: ...)` line in a tool result, in order: the inverse of
+    `format_hits`, for checks that read what the agent was shown (a cut block keeps its cut text).
+    Splits on the fixed markers only, so it is linear in the text."""
+    hits = []
+    for block in _DOC_MARK.split(text)[1:]:
+        title, _, body = block.partition(") ")
+        body = body.split(QUERY_SEPARATOR, 1)[0].split('\nResults for "', 1)[0]
+        hits.append((title.strip(), body.strip()))
+    return hits
 
 
 def format_blocks(queries: Sequence[str], bodies: Sequence[str], max_chars: int) -> str:

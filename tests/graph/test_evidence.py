@@ -1,0 +1,119 @@
+"""The dated-comparison check (mia.graph.nodes.evidence) and what the graph does with it: the
+executor's own search results settle the answer, so it answers again with no planner call."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from mia.graph.nodes.evidence import contradiction, year_in
+from mia.graph.tools.corpus import Hit
+from mia.graph.tools.formatting import format_results, parse_hits
+
+from .fakes import make_deps, search_tool
+from .test_graph_logic import CALL, models, run
+from .test_ladder_fixes import ctx
+
+FILMS = format_results(
+    ["The Open House", "Sons Of Ingmar"],
+    [
+        [Hit("1", "The Open House", "The Open House is a 2018 American horror film.", 1.0, 1)],
+        [
+            Hit("2", "Ingmar Bergman", "Ingmar Bergman (14 July 1918 - 30 July 2007) was a director.", 1.0, 1),
+            Hit("3", "Sons of Ingmar (film)", "Sons of Ingmar (Swedish: Ingmarssönerna) is a 1919 Swedish film.", 1.0, 2),
+        ],
+    ],
+    4096,
+)
+PEOPLE = (
+    "Doc 1 (Title: Georges Prêtre) Georges Prêtre (14 August 1924 - 4 January 2017) was a French conductor.\n"
+    "Doc 2 (Title: Laura Riding) Laura Riding (January 16, 1901 - September 2, 1991) was an American poet."
+)
+
+
+def test_the_results_parse_back_into_their_paragraphs() -> None:
+    hits = parse_hits(FILMS)
+    assert [title for title, _ in hits] == ["The Open House", "Ingmar Bergman", "Sons of Ingmar (film)"]
+    assert hits[2][1].startswith("Sons of Ingmar (Swedish") and "=======" not in hits[0][1]
+    assert parse_hits("No relevant passage found.") == []
+
+
+@pytest.mark.parametrize(
+    "text, event, year",
+    [
+        ("Laura Riding (January 16, 1901 - September 2, 1991) was a poet.", "died", 1991),
+        ("Laura Riding (January 16, 1901 - September 2, 1991) was a poet.", "born", 1901),
+        ("Max Eastman was a writer who died in Barbados in 1969.", "died", 1969),
+        ("Sons of Ingmar (Swedish: Ingmarssönerna) is a 1919 Swedish film.", "first", 1919),
+        ("A film with no date.", "first", None),
+    ],
+)
+def test_the_year_a_paragraph_gives(text: str, event: str, year: int | None) -> None:
+    assert year_in(text, event) == year
+
+
+@pytest.mark.parametrize(
+    "question, answer, observations, expected",
+    [
+        # the candidates' own paragraphs date them: the answer contradicts the years
+        ("Which film was released earlier, The Open House or Sons Of Ingmar?", "The Open House", [FILMS], "Sons Of Ingmar"),
+        ("Which film was released more recently, The Open House or Sons Of Ingmar?", "Sons Of Ingmar", [FILMS], "The Open House"),
+        ("Who died earlier, Georges Prêtre or Laura Riding?", "Georges Prêtre", [PEOPLE], "Laura Riding"),
+        ("Who was born first, Georges Prêtre or Laura Riding?", "Georges Prêtre", [PEOPLE], "Laura Riding"),
+        ("Who is younger, Georges Prêtre or Laura Riding?", "Laura Riding", [PEOPLE], "Georges Prêtre"),
+        # the answer fits the years, names neither, or names both
+        ("Which film was released earlier, The Open House or Sons Of Ingmar?", "Sons Of Ingmar", [FILMS], None),
+        ("Which film was released earlier, The Open House or Sons Of Ingmar?", "Ingmar Bergman", [FILMS], None),
+        # only one candidate dated, no comparison, or the year would be another entity's
+        ("Which film was released earlier, The Open House or Hamlet?", "The Open House", [FILMS], None),
+        ("Who directed The Open House?", "Sons Of Ingmar", [FILMS], None),
+        ("Which film has the director born earlier, The Open House or Sons Of Ingmar?", "The Open House", [FILMS], None),
+        ("Is The Open House or Sons Of Ingmar longer?", "The Open House", [FILMS], None),
+    ],
+)
+def test_a_dated_comparison_answered_against_its_years(
+    question: str, answer: str, observations: list[str], expected: str | None
+) -> None:
+    found = contradiction(question, answer, observations)
+    assert (found is None) if expected is None else (found is not None and found.expected == expected)
+
+
+def test_the_executor_answers_again_from_its_own_years_with_no_planner_call() -> None:
+    question = "Which film was released earlier, The Open House or Sons Of Ingmar?"
+    m = models(
+        planner=[],
+        executor=[
+            CALL.format(q="The Open House"),
+            "<answer>The Open House</answer>",
+            "<think>1919 is before 2018</think><answer>Sons Of Ingmar</answer>",
+        ],
+    )
+    deps, _ = make_deps(m, tools=[search_tool({"The Open House": FILMS})])
+    out = run(deps, ctx(plan_when="failure"), question=question)
+    assert out["answer"] == "Sons Of Ingmar" and m["fake:planner"].prompts == []
+    handed = m["fake:executor"].prompts[2][-1].content
+    assert "The Open House the year 2018" in handed and "Sons Of Ingmar the year 1919" in handed
+    assert "by those years it is Sons Of Ingmar" in handed
+    steps: list[dict[str, Any]] = out["trajectory"]["steps"]
+    (reflection,) = [s for s in steps if s["kind"] == "reflection"]
+    assert reflection["args"]["settled"] is True
+    (replan,) = [s for s in steps if s["kind"] == "replan"]
+    assert replan["args"] == {"settled": True} and not out["plan"] and out["usage"]["planner"]["calls"] == 0
+
+
+def test_an_answer_the_years_support_is_accepted() -> None:
+    question = "Which film was released earlier, The Open House or Sons Of Ingmar?"
+    m = models(executor=[CALL.format(q="The Open House"), "<answer>Sons Of Ingmar</answer>"])
+    deps, _ = make_deps(m, tools=[search_tool({"The Open House": FILMS})])
+    out = run(deps, ctx(plan_when="failure"), question=question)
+    assert out["answer"] == "Sons Of Ingmar" and len(m["fake:executor"].prompts) == 2
+    assert not [s for s in out["trajectory"]["steps"] if s["kind"] == "replan"]
+
+
+def test_plain_react_is_never_corrected() -> None:
+    question = "Which film was released earlier, The Open House or Sons Of Ingmar?"
+    m = models(executor=[CALL.format(q="The Open House"), "<answer>The Open House</answer>"])
+    deps, _ = make_deps(m, tools=[search_tool({"The Open House": FILMS})])
+    out = run(deps, ctx(memory_mode="none"), question=question)
+    assert out["answer"] == "The Open House" and len(m["fake:executor"].prompts) == 2
