@@ -149,7 +149,9 @@ class Context:
     replan_when: ReplanWhen = _f(
         "failure",
         "failure: replan only on a failure the trace shows (no answer, a forced answer at the budget, a "
-        "failed tool call, or an answer no search result supports), with no model call otherwise; planner: "
+        "failed tool call, an answer no search result supports, or one that a dated comparison's years in its own "
+        "results contradict, which is settled by telling the executor the years: mia.graph.nodes.evidence), with "
+        "no model call otherwise; planner: "
         "the planner reads the trace and says yes or no after every attempt, as the paper does (it replanned "
         "12 of 26 right first answers on HotpotQA and broke more than it fixed: results/hotpotqa-qwen-planners).",
     )

@@ -117,3 +117,29 @@ def test_plain_react_is_never_corrected() -> None:
     deps, _ = make_deps(m, tools=[search_tool({"The Open House": FILMS})])
     out = run(deps, ctx(memory_mode="none"), question=question)
     assert out["answer"] == "The Open House" and len(m["fake:executor"].prompts) == 2
+
+
+@pytest.mark.real_model
+def test_the_real_executor_answers_again_from_the_years(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The embedded executor, handed the years after a scripted wrong first answer, names the
+    candidate they pick. (Its own first answer cannot be made wrong on demand, so the first two
+    turns are scripted; the turn after the correction is the real model's, with the graph's prompt.)"""
+    from mia.graph.context import Context
+    from mia.graph.nodes.deps import Deps
+    from mia.graph.nodes.execute import TEXT_STOP
+
+    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
+        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
+    real = Deps().chat_model(Context(data_dir=str(tmp_path), executor_max_tokens=96), "executor")
+    question = "Which film was released earlier, The Open House or Sons Of Ingmar?"
+    m = models(
+        executor=[
+            CALL.format(q="The Open House"),
+            "<answer>The Open House</answer>",
+            lambda messages: str(real.invoke(messages, stop=TEXT_STOP).content),
+        ]
+    )
+    deps, _ = make_deps(m, tools=[search_tool({"The Open House": FILMS})])
+    out = run(deps, ctx(plan_when="failure"), question=question)
+    assert [s["args"] for s in out["trajectory"]["steps"] if s["kind"] == "replan"] == [{"settled": True}]
+    assert "Ingmar" in out["answer"] and "Open House" not in out["answer"], out["answer"]
