@@ -1,6 +1,10 @@
 """Export and import of memories as JSONL: a header line, then one record per line. Vectors are
 not exported (they depend on the embedder); import re-embeds, so a file moves between stores
-with different embedders. Damaged lines are reported and skipped, never fatal."""
+with different embedders. Damaged lines are reported and skipped, never fatal.
+
+Other items kept in the same store (a LangGraph app's own values put through `MiaStore`) travel in
+the same file, one `{"mia_store_item": 1, ...}` line each: this layer writes and reads them as
+given and leaves their meaning to the caller that passes them (`items=`, `put_items=`)."""
 
 from __future__ import annotations
 
@@ -41,10 +45,15 @@ class TransferStore(Protocol):
 
 log = logging.getLogger(__name__)
 HEADER_KEY = "mia_memory_export"
+ITEM_KEY = "mia_store_item"  # a line holding a store item that is not a workflow memory
 
 
 def export_records(
-    store: TransferStore, path: str | Path, namespace: str | None = None, overwrite: bool = False
+    store: TransferStore,
+    path: str | Path,
+    namespace: str | None = None,
+    overwrite: bool = False,
+    items: Iterable[dict[str, Any]] = (),
 ) -> int:
     """Write a header line and one record per line (vectors are not exported: re-embedded on import),
     to a temporary file beside `path` renamed into place, so a crash never leaves half an export.
@@ -56,12 +65,14 @@ def export_records(
     check_export_target(path, overwrite)
     records = store.list(namespace)
     records.sort(key=lambda r: (r.namespace, r.created_at))
+    extra = [{ITEM_KEY: 1, **item} for item in items]
     header = {
         HEADER_KEY: 1,
         "schema_version": SCHEMA_VERSION,
         "embedder": store.embedder.name,
         "namespace": namespace,
         "count": len(records),
+        "items": len(extra),
         "exported_at": time.time(),
     }
     handle = tempfile.NamedTemporaryFile(
@@ -72,6 +83,8 @@ def export_records(
             handle.write(json.dumps(header) + "\n")
             for record in records:
                 handle.write(record.model_dump_json() + "\n")
+            for line in extra:
+                handle.write(json.dumps(line, ensure_ascii=False) + "\n")
         check_export_target(path, overwrite)  # nothing took its place while the records were written
         os.replace(handle.name, path)
     except BaseException:
@@ -95,14 +108,16 @@ def check_export_target(path: Path, overwrite: bool = False) -> None:
 
 @dataclass
 class ExportFile:
-    """What `read_export` found: the valid records, and one line of text per skipped line."""
+    """What `read_export` found: the valid records, the store items (namespace, key, value), and one
+    line of text per skipped line."""
 
     records: list[MemoryRecord] = field(default_factory=list)
+    items: list[dict[str, Any]] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
 
 
-def _parse_line(raw: bytes) -> MemoryRecord | None:
-    """A record, or None for the header; raises ValueError with a one-line reason.
+def _parse_line(raw: bytes) -> MemoryRecord | dict[str, Any] | None:
+    """A record, a store item (dict), or None for the header; raises ValueError with a one-line reason.
 
     orjson rejects NaN/Infinity and nesting deeper than 1024 (json.loads raised RecursionError
     on a deeply nested line and accepted NaN, which was then stored unreadable)."""
@@ -119,6 +134,13 @@ def _parse_line(raw: bytes) -> MemoryRecord | None:
         if version > SCHEMA_VERSION:
             log.warning("written by a newer schema (%s); unknown fields are ignored", version)
         return None
+    if ITEM_KEY in data:
+        namespace, key, value = data.get("namespace"), data.get("key"), data.get("value")
+        if not (isinstance(namespace, str) and is_valid_namespace(namespace)):
+            raise ValueError(f"item: invalid namespace {ascii(namespace)[:60]}")
+        if not (isinstance(key, str) and key) or not isinstance(value, dict):
+            raise ValueError("item: needs a non-empty string key and an object value")
+        return {k: v for k, v in data.items() if k != ITEM_KEY}
     try:
         return MemoryRecord.model_validate(data)
     except ValidationError as err:
@@ -140,8 +162,10 @@ def read_export(path: Path) -> ExportFile:
             except ValueError as err:
                 found.skipped.append(f"line {number}: {err}")
                 continue
-            if record is not None:
+            if isinstance(record, MemoryRecord):
                 found.records.append(record)
+            elif record is not None:
+                found.items.append(record)
     return found
 
 
@@ -151,12 +175,15 @@ def import_records(
     namespace: str | None = None,
     dedup: bool = True,
     on_skip: Callable[[str], None] | None = None,
+    put_items: Callable[[list[dict[str, Any]], str | None], int] | None = None,
 ) -> dict[str, int]:
     """Add the records of an export. `namespace` moves them all into one namespace. With dedup,
     each record goes through the duplicate rule (kept, replaced or added). Ids already in the
     store are left alone, so importing the same file twice changes nothing; an id repeated in
     the file is imported once. Each skipped line is logged and passed to `on_skip` (one line of
-    text); a record the store refuses is skipped the same way and counted as failed. Returns counts by action."""
+    text); a record the store refuses is skipped the same way and counted as failed. The file's
+    store items go to `put_items(items, namespace)` (it returns how many it added); without it they
+    are counted as `items_not_imported`. Returns counts by action."""
     path = Path(path)
     if namespace is not None:
         check_namespace(namespace)
@@ -195,6 +222,11 @@ def import_records(
         "already_present": 0,
         "failed": 0,
     }
+    if found.items:
+        if put_items is None:
+            counts["items_not_imported"] = len(found.items)
+        else:
+            counts["items_added"] = put_items(found.items, namespace)
     fresh: list[MemoryRecord] = []
     for ns in sorted({r.namespace for r in records}):
         group = [r for r in records if r.namespace == ns]

@@ -310,13 +310,17 @@ def export(
         False, "--force", help="Replace an existing regular file (never a link, folder or device)."
     ),
 ) -> None:
-    """Export memories as JSONL (a header line, then one record per line; no vectors)."""
+    """Export memories as JSONL (a header line, then one record per line; no vectors), with the other
+    items an app put in the same store (MiaStore)."""
+    from mia.graph.integrations import MiaStore
     from mia.memory.transfer import check_export_target
 
     check_export_target(path, force)  # before the store is opened: a refused path costs nothing
     store = _open(ctx, read_only=True)
-    n = store.export_jsonl(path, None if all_namespaces else _state(ctx)["namespace"], overwrite=force)
-    typer.echo(f"exported {n} memories to {path}")
+    namespace = None if all_namespaces else _state(ctx)["namespace"]
+    items = MiaStore(store).export_items(namespace)
+    n = store.export_jsonl(path, namespace, overwrite=force, items=items)
+    typer.echo(f"exported {n} memories" + (f" and {len(items)} other items" if items else "") + f" to {path}")
 
 
 @app.command("import")
@@ -332,10 +336,16 @@ def import_(
     ),
 ) -> None:
     """Import memories from JSONL (re-embedded; each bad line is reported and skipped, the good ones land)."""
+    from mia.graph.integrations import MiaStore
+
     store = _open(ctx)
     skipped: list[str] = []
     counts = store.import_jsonl(
-        path, None if keep_namespaces else _state(ctx)["namespace"], dedup=dedup, on_skip=skipped.append
+        path,
+        None if keep_namespaces else _state(ctx)["namespace"],
+        dedup=dedup,
+        on_skip=skipped.append,
+        put_items=MiaStore(store).import_items,
     )
     for line in skipped[:10]:
         typer.secho(f"skipped {_short(line, 160)}", fg=typer.colors.YELLOW, err=True)

@@ -51,7 +51,9 @@ def replay(run: Path) -> tuple[dict[str, int], list[str]]:
             counts[f"contradicted_{key}"] += 1
             gold = match_answer(row["question"], found.expected, row["gold_answers"]).decision == "correct"
             counts["picks_gold"] += gold
-            fired.append(f"| {run.name} | {row['question']} | {answer} | {found.years} | {found.expected} | {'yes' if gold else 'no'} |")
+            fired.append(
+                f"| {run.name} | {row['question']} | {answer} | {found.years} | {found.expected} | {'yes' if gold else 'no'} |"
+            )
     return counts, fired
 
 
@@ -77,7 +79,12 @@ def main() -> None:
             f"| {run} | {c['questions']} | {c['right']} | {c['wrong']} | "
             f"{c['contradicted_right']} / {c['contradicted_wrong']} | {c['picks_gold']} |"
         )
-    lines += ["", "| run | question | first answer | years read | years pick | gold? |", "|---|---|---|---|---|---|", *details]
+    lines += [
+        "",
+        "| run | question | first answer | years read | years pick | gold? |",
+        "|---|---|---|---|---|---|",
+        *details,
+    ]
     OUT.write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 

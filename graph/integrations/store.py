@@ -44,7 +44,7 @@ from langgraph.store.base import (
 
 from mia.graph.integrations.namespaces import to_mia, to_tuple
 from mia.graph.integrations.store_items import BUCKETS as ITEM_BUCKETS
-from mia.graph.integrations.store_items import GenericItems
+from mia.graph.integrations.store_items import EMBEDDED, GenericItems
 from mia.graph.integrations.store_search import search
 from mia.graph.integrations.store_values import (
     as_value,
@@ -161,6 +161,44 @@ class MiaStore(BaseStore):
         for bucket in (*MEMORY_BUCKETS, *ITEM_BUCKETS):
             if bucket not in kept:
                 self.memory.index.delete(namespace, bucket, [key])
+
+    # ------------------------------------------------------------------ export and import
+    def export_items(self, namespace: str | None = None) -> list[dict[str, Any]]:
+        """The items that are not workflow memories, of one MIA namespace or all, as `mia memory
+        export` writes them beside the memories (`indexed`: the item had a text to embed)."""
+        return [
+            {
+                "namespace": ns,
+                "key": item.key,
+                "value": item.value,
+                "created_at": item.created_at,
+                "updated_at": item.updated_at,
+                "indexed": bucket == EMBEDDED,
+            }
+            for ns in self.memory.scope(namespace)
+            for bucket in ITEM_BUCKETS
+            for item in self.items.all(ns, (bucket,))
+        ]
+
+    def import_items(self, items: Iterable[dict[str, Any]], namespace: str | None = None) -> int:
+        """Put exported items back, into `namespace` when given (else each item's own), keeping
+        their creation time; a key the namespace already holds is left alone, so importing twice
+        changes nothing. An indexed item is embedded by this store's `fields` (the paths it was
+        put with are not exported). Returns how many were added."""
+        added = 0
+        for item in items:
+            ns = check_namespace(namespace or item["namespace"])
+            key = str(item["key"])
+            if self.memory.get(key, namespace=ns) is not None or self.items.get(ns, key) is not None:
+                continue
+            value = as_value(item["value"])
+            text = item_text(value, self.fields) if item.get("indexed", True) else ""
+            vector = self.memory.embedder.embed_documents([text])[0] if text else None
+            self.memory.check_writable()
+            with self.memory.writing():
+                self.items.put(ns, key, value, vector, float(item.get("created_at") or time.time()))
+            added += 1
+        return added
 
     # ------------------------------------------------------------------ namespaces
     def _list_namespaces(self, op: ListNamespacesOp) -> list[tuple[str, ...]]:

@@ -176,4 +176,12 @@ def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return steps[last + 1 :]
 
 
-__all__ = ["settled_by_evidence", "content_words", "unsupported", "restates_question", "off_candidates", "wrong_kind", "shown_failure"]
+__all__ = [
+    "settled_by_evidence",
+    "content_words",
+    "unsupported",
+    "restates_question",
+    "off_candidates",
+    "wrong_kind",
+    "shown_failure",
+]

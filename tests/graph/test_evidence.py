@@ -21,7 +21,9 @@ FILMS = format_results(
         [Hit("1", "The Open House", "The Open House is a 2018 American horror film.", 1.0, 1)],
         [
             Hit("2", "Ingmar Bergman", "Ingmar Bergman (14 July 1918 - 30 July 2007) was a director.", 1.0, 1),
-            Hit("3", "Sons of Ingmar (film)", "Sons of Ingmar (Swedish: Ingmarssönerna) is a 1919 Swedish film.", 1.0, 2),
+            Hit(
+                "3", "Sons of Ingmar (film)", "Sons of Ingmar (Swedish: Ingmarssönerna) is a 1919 Swedish film.", 1.0, 2
+            ),
         ],
     ],
     4096,
@@ -57,8 +59,18 @@ def test_the_year_a_paragraph_gives(text: str, event: str, year: int | None) -> 
     "question, answer, observations, expected",
     [
         # the candidates' own paragraphs date them: the answer contradicts the years
-        ("Which film was released earlier, The Open House or Sons Of Ingmar?", "The Open House", [FILMS], "Sons Of Ingmar"),
-        ("Which film was released more recently, The Open House or Sons Of Ingmar?", "Sons Of Ingmar", [FILMS], "The Open House"),
+        (
+            "Which film was released earlier, The Open House or Sons Of Ingmar?",
+            "The Open House",
+            [FILMS],
+            "Sons Of Ingmar",
+        ),
+        (
+            "Which film was released more recently, The Open House or Sons Of Ingmar?",
+            "Sons Of Ingmar",
+            [FILMS],
+            "The Open House",
+        ),
         ("Who died earlier, Georges Prêtre or Laura Riding?", "Georges Prêtre", [PEOPLE], "Laura Riding"),
         ("Who was born first, Georges Prêtre or Laura Riding?", "Georges Prêtre", [PEOPLE], "Laura Riding"),
         ("Who is younger, Georges Prêtre or Laura Riding?", "Laura Riding", [PEOPLE], "Georges Prêtre"),
@@ -68,7 +80,12 @@ def test_the_year_a_paragraph_gives(text: str, event: str, year: int | None) -> 
         # only one candidate dated, no comparison, or the year would be another entity's
         ("Which film was released earlier, The Open House or Hamlet?", "The Open House", [FILMS], None),
         ("Who directed The Open House?", "Sons Of Ingmar", [FILMS], None),
-        ("Which film has the director born earlier, The Open House or Sons Of Ingmar?", "The Open House", [FILMS], None),
+        (
+            "Which film has the director born earlier, The Open House or Sons Of Ingmar?",
+            "The Open House",
+            [FILMS],
+            None,
+        ),
         ("Is The Open House or Sons Of Ingmar longer?", "The Open House", [FILMS], None),
     ],
 )

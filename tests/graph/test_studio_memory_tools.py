@@ -63,7 +63,12 @@ def test_two_users_of_one_server_see_only_their_own_workflows(tmp_path: Path, da
             client,
             "alice",
             "manage_workflow",
-            {"action": "create", "question": alice, "workflow": "1. Search each magazine's founding year", "correct": True},
+            {
+                "action": "create",
+                "question": alice,
+                "workflow": "1. Search each magazine's founding year",
+                "correct": True,
+            },
         )
         assert made.startswith("Created workflow"), made
         _call(

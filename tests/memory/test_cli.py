@@ -135,3 +135,30 @@ def test_show_honours_namespace(data_dir):
     hidden = run(data_dir, "show", art["id"])  # another namespace's memory is not shown
     assert hidden.exit_code == 1 and "namespace 'default'" in hidden.output
     assert "Mona Lisa" in run(data_dir, "show", art["id"][:10], "-A").output
+
+
+def test_export_and_import_carry_an_apps_own_store_items(data_dir, tmp_path, embedder):
+    """Items a LangGraph app put through MiaStore (not workflow memories) leave with the memories and
+    come back, value, creation time and indexing intact; importing twice adds nothing."""
+    from mia.graph.integrations import MiaStore
+
+    with MemoryStore.open(data_dir / "memory", embedder=embedder) as st:
+        store = MiaStore(st)
+        store.put(("default",), "pref", {"text": "likes short answers", "tags": ["style"]})
+        store.put(("default",), "counter", {"n": 3}, index=False)
+        created = store.get(("default",), "pref").created_at
+    file = tmp_path / "out.jsonl"
+    out = run(data_dir, "export", str(file))
+    assert out.exit_code == 0 and "exported 2 memories and 2 other items" in out.output, out.output
+    out = run(data_dir, "--namespace", "copy", "import", str(file))
+    assert out.exit_code == 0 and "items added 2" in out.output, out.output
+    assert "items added 0" in run(data_dir, "--namespace", "copy", "import", str(file)).output
+    with MemoryStore.open(data_dir / "memory", embedder=embedder) as st:
+        store = MiaStore(st)
+        pref, counter = store.get(("copy",), "pref"), store.get(("copy",), "counter")
+        assert pref.value == {"text": "likes short answers", "tags": ["style"]} and pref.created_at == created
+        assert counter.value == {"n": 3}
+        assert [h.key for h in store.search(("copy",), query="short answers", limit=5)][:1] == ["pref"]
+        assert len(st.list("copy")) == 2  # the memories came too
+    lines = [json.loads(line) for line in file.read_text().splitlines()]
+    assert lines[0]["items"] == 2 and sum("mia_store_item" in line for line in lines) == 2

@@ -50,6 +50,9 @@ HOSTILE = {  # one bad line each; the GOOD line after it must land
     "not an object": "[1, 2, 3]",
     "binary": "\x00\x01\x02\xff",
     "invalid namespace": record(id="ns1", namespace="../etc"),
+    "store item without a key": json.dumps({"mia_store_item": 1, "namespace": "default", "value": {"a": 1}}),
+    "store item with a list value": json.dumps({"mia_store_item": 1, "namespace": "default", "key": "k", "value": [1]}),
+    "store item in a bad namespace": json.dumps({"mia_store_item": 1, "namespace": "../x", "key": "k", "value": {}}),
 }
 
 
@@ -244,3 +247,19 @@ def test_a_snapshot_reader_leaves_the_folder_byte_for_byte_and_does_not_wait_for
     finally:
         writer.kill()
         writer.wait()
+
+
+def test_store_items_without_a_taker_are_counted_not_lost_silently(tmp_path, embedder):
+    """The memory layer reads an app's store items but cannot put them (MiaStore, a layer above,
+    does): without `put_items` they are counted as not imported, and the memories still land."""
+    path = tmp_path / "items.jsonl"
+    item = json.dumps({"mia_store_item": 1, "namespace": "default", "key": "k", "value": {"a": 1}})
+    path.write_text("\n".join([HEADER, item, GOOD]) + "\n")
+    with MemoryStore.open(tmp_path / "memory", embedder=embedder) as st:
+        counts = st.import_jsonl(path, None)
+        assert counts["added"] == 1 and counts["items_not_imported"] == 1 and counts["invalid_lines"] == 0
+        taken: list[tuple[list[dict], str | None]] = []
+        counts = st.import_jsonl(path, "other", put_items=lambda items, ns: taken.append((items, ns)) or len(items))
+        assert counts["items_added"] == 1 and taken == [
+            ([{"namespace": "default", "key": "k", "value": {"a": 1}}], "other")
+        ]
