@@ -5,6 +5,7 @@ reviewable as Python, and re-executing after an API change is one command."""
 
 from __future__ import annotations
 
+import os
 import sys
 from pathlib import Path
 
@@ -19,13 +20,13 @@ SWAP = [
 Every role of MIA (planner, executor, memory manager, judge) takes a **model spec string**, and the graph
 takes any LangGraph **checkpointer**. This notebook swaps them without changing the graph:
 
-1. the embedded llama.cpp model (`llamacpp:smollm2`, in this process);
+1. the embedded llama.cpp model (`llamacpp:qwen-coder-0.5b`, in this process);
 2. the same model behind an OpenAI-compatible HTTP server (`mia serve-model`), reached as
    `openai-compatible:<name>@<url>`, exactly as a hosted API or vLLM/Ollama server would be;
 3. checkpointers: SQLite by path, PostgreSQL by URL (`postgresql://...`, extra `postgres`);
 4. hosted providers (`openai:`, `anthropic:`, `google_genai:`), which need a key and their extra.
 
-It runs offline with SmolLM2-135M and tiny budgets (a 135M model answers poorly: the point is the wiring)."""),
+It runs offline with the embedded Qwen2.5-Coder-0.5B and tiny budgets (after `mia models fetch qwen-coder-0.5b`)."""),
     new_code_cell("""import os, tempfile
 from dataclasses import replace
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -33,9 +34,9 @@ os.environ.setdefault("TQDM_DISABLE", "1")            # no progress bars in the 
 from mia import build_graph, Context
 
 scratch = tempfile.mkdtemp(prefix="mia-backends-")
-SMOL = "llamacpp:smollm2"
+MODEL = "llamacpp:qwen-coder-0.5b"
 context = Context(
-    planner_model=SMOL, executor_model=SMOL, manager_model=SMOL, judge_model=SMOL,
+    planner_model=MODEL, executor_model=MODEL, manager_model=MODEL, judge_model=MODEL,
     data_dir=scratch, namespace="backends", judge_mode="off", memorise=False,
     max_tool_calls=1, max_replans=0, planner_max_tokens=24, executor_max_tokens=24,
 )
@@ -53,15 +54,18 @@ print("llama.cpp answer:", repr(out["answer"]), "| executor calls:", out["usage"
 free port; the URL is printed. Any role can then point at it (here the executor), like it would point at
 a hosted model."""),
     new_code_cell("""import re, subprocess, sys
-server = subprocess.Popen([sys.executable, "-m", "mia.app.cli", "serve-model", "--model", SMOL, "--port", "0"],
+server = subprocess.Popen([sys.executable, "-m", "mia.app.cli", "serve-model", "--model", MODEL, "--port", "0"],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
 for line in server.stdout:
     if m := re.search(r"at (http://127\\.0\\.0\\.1:\\d+/v1)", line):
         url = m.group(1)
         break
-served = replace(context, executor_model=f"openai-compatible:smollm2@{url}")
-out = graph.invoke({"question": question, "paragraphs": paragraphs}, context=served)
-print("served answer:", repr(out["answer"]), "| executor calls:", out["usage"]["executor"]["calls"])
+# tool_protocol="text": the same <tool_call> text protocol as in process (under "auto" an HTTP model gets
+# native tool calling, which hosted API models handle best). Over HTTP there is no prefilled turn or
+# grammar, so the replies may differ from the in-process ones in their wording.
+served = replace(context, executor_model=f"openai-compatible:qwen-coder-0.5b@{url}", tool_protocol="text")
+served_out = graph.invoke({"question": question, "paragraphs": paragraphs}, context=served)
+print("served answer:", repr(served_out["answer"]), "| executor calls:", served_out["usage"]["executor"]["calls"])
 server.terminate()
 _ = server.wait(timeout=60)"""),
     new_markdown_cell("""## Checkpointers
@@ -137,6 +141,28 @@ print("trained planner says:", repr(reply.content[:120]))"""),
 ]
 
 
+def scrub(nb: nbformat.NotebookNode) -> nbformat.NotebookNode:
+    """Committed outputs hold what a reader needs: no stderr (warnings and progress bars, which
+    name this machine's site-packages) and no path of this checkout or its data directory."""
+    data_dir = os.environ.get("MIA_DATA_DIR")
+    paths = [(str(HERE.parent), "<checkout>")]
+    if data_dir:
+        paths.insert(0, (str(Path(data_dir).resolve()), "$MIA_DATA_DIR"))
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for out in cell.get("outputs", []):
+            if out.get("output_type") == "stream" and out.get("name") == "stderr":
+                continue
+            if "text" in out:
+                for path, placeholder in paths:
+                    out["text"] = out["text"].replace(path, placeholder)
+            kept.append(out)
+        cell["outputs"] = kept
+    return nb
+
+
 def main() -> None:
     meta = {"kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"}}
     books = {"02_swapping_backends.ipynb": SWAP, "03_training_a_planner_adapter.ipynb": TRAIN}
@@ -149,6 +175,7 @@ def main() -> None:
             from nbclient import NotebookClient
 
             NotebookClient(nb, timeout=1800, kernel_name="python3").execute()
+            scrub(nb)
         nbformat.write(nb, HERE / name)
         print("wrote", HERE / name)
     if "--execute" in sys.argv and "01_quickstart.ipynb" in wanted:  # hand-written: executed in place
@@ -156,7 +183,7 @@ def main() -> None:
 
         nb = nbformat.read(HERE / "01_quickstart.ipynb", as_version=4)
         NotebookClient(nb, timeout=1800, kernel_name="python3").execute()
-        nbformat.write(nb, HERE / "01_quickstart.ipynb")
+        nbformat.write(scrub(nb), HERE / "01_quickstart.ipynb")
         print("executed", HERE / "01_quickstart.ipynb")
 
 

@@ -1,8 +1,9 @@
-"""notebooks/02 and 03 run top to bottom, offline, with the real embedded SmolLM2 (tiny budgets),
+"""notebooks/02 (Qwen2.5-Coder-0.5B) and 03 (SmolLM2) run top to bottom, offline, with real embedded models (tiny budgets),
 and are committed executed (with their outputs). 01 is run by tests/graph/test_notebook.py."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -31,12 +32,15 @@ def test_notebooks_are_committed_with_outputs(name: str) -> None:
     assert code and all(c.get("execution_count") for c in code), f"{name}: commit it executed"
     assert code[-1].get("outputs"), f"{name}: committed without its outputs"
     assert not [o for c in code for o in c["outputs"] if o.get("output_type") == "error"]
+    text = "\n".join(str(o.get("text", "")) for c in code for o in c["outputs"])
+    assert not re.search(r"(?:^|[\s'\"(])/(?:work|root|home|Users|tmp)/", text), f"{name}: a local path in its outputs"
 
 
 def test_swapping_backends_notebook_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("MIA_POSTGRES_URL", raising=False)
     text = _execute("02_swapping_backends.ipynb", tmp_path)
     assert "llama.cpp answer:" in text and "served answer:" in text
+    assert "served answer: ''" not in text  # the same model over HTTP answers (text protocol, as in process)
     assert "checkpointer: sqlite | resumed thread: question = \"Which magazine" in text and "finished: True" in text
     assert "openai:gpt-4o-mini -> " in text and "OPENAI_API_KEY" in text
 
