@@ -1,6 +1,6 @@
-"""Replay the dated-comparison check (mia.graph.nodes.evidence) on logged first answers: how many
-right and wrong first answers to "..., A or B?" questions would it contradict, and is the
-candidate its years pick the gold answer?
+"""Replay the evidence checks (mia.graph.nodes.evidence) on logged first answers: how many right
+and wrong first answers to "..., A or B?" and yes/no questions would they contradict, and is what
+the years or countries pick the gold answer?
 
     python bench/e2e/comparison_check_replay.py results/2wiki-qwen-planners/none results/hotpotqa-qwen-planners/none
 
@@ -22,7 +22,7 @@ from mia.app.evaluation.runlog import read_rows
 from mia.graph.context import Context
 from mia.graph.judge.matching import match_answer
 from mia.graph.nodes.evidence import contradiction
-from mia.graph.protocol import question_options
+from mia.graph.protocol import is_yes_no_question, question_options
 from mia.graph.tools.registry import build_tools
 
 OUT = Path(__file__).with_name("comparison-check-replay.md")
@@ -37,7 +37,8 @@ def replay(run: Path) -> tuple[dict[str, int], list[str]]:
     for row in read_rows(run):
         steps = row.get("trajectory") or []
         cut = next((i for i, s in enumerate(steps) if s.get("kind") == "answer"), None)
-        if cut is None or row.get("error") or not question_options(row["question"]):
+        question = row["question"]
+        if cut is None or row.get("error") or not (question_options(question) or is_yes_no_question(question)):
             continue
         (search,) = build_tools([p.model_dump() for p in examples[row["id"]].paragraphs], top_k=top_k)
         seen = [str(search.invoke(s.get("args") or {})) for s in steps[:cut] if s.get("kind") == "tool_call"]
@@ -52,7 +53,7 @@ def replay(run: Path) -> tuple[dict[str, int], list[str]]:
             gold = match_answer(row["question"], found.expected, row["gold_answers"]).decision == "correct"
             counts["picks_gold"] += gold
             fired.append(
-                f"| {run.name} | {row['question']} | {answer} | {found.years} | {found.expected} | {'yes' if gold else 'no'} |"
+                f"| {run.name} | {row['question']} | {answer} | {found.facts} | {found.expected} | {'yes' if gold else 'no'} |"
             )
     return counts, fired
 
@@ -62,13 +63,14 @@ def main() -> None:
     ap.add_argument("runs", nargs="+", type=Path)
     args = ap.parse_args()
     lines = [
-        "# The dated-comparison check replayed on logged first answers",
+        "# The evidence checks replayed on logged first answers",
         "",
         f"Command: `python bench/e2e/comparison_check_replay.py {' '.join(map(str, args.runs))}`. "
-        "Questions that name two candidates; first answers graded by the matcher (uncertain counts as wrong). "
+        "Questions that name two candidates, and yes/no questions; first answers graded by the matcher "
+        "(uncertain counts as wrong). "
         "A correction can only help a wrong first answer and only hurt a right one.",
         "",
-        "| run | questions | right first answers | wrong | contradicted right / wrong | years pick the gold |",
+        "| run | questions | right first answers | wrong | contradicted right / wrong | the facts pick the gold |",
         "|---|---|---|---|---|---|",
     ]
     details: list[str] = []
@@ -81,7 +83,7 @@ def main() -> None:
         )
     lines += [
         "",
-        "| run | question | first answer | years read | years pick | gold? |",
+        "| run | question | first answer | facts read | they pick | gold? |",
         "|---|---|---|---|---|---|",
         *details,
     ]

@@ -8,16 +8,23 @@ the year off each candidate's own paragraph is a lookup, not a judgement: replay
 ReAct's first answers of the tuning split (bench/e2e/comparison-check-replay.md) it contradicts
 wrong answers only. Comparisons through another entity ("the film whose director was born first")
 are left alone: the year on the film's paragraph is not the director's.
+
+The same lookup settles "Are A and B of the same nationality / from the same country / located in
+the same country?": each one's own paragraph names its country in its first sentence ("was an
+American writer", "is a village in Iran"), and a yes or no that the two countries contradict is
+told so (on the tuning split: 6 such answers, all wrong, in 6 runs).
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
+from typing import TypeVar
 
-from mia.graph.judge.surface import content, tokens
-from mia.graph.protocol import question_options
+from mia.graph.judge.polarity import polarity
+from mia.graph.judge.surface import content, countries_in, tokens
+from mia.graph.protocol import is_yes_no_question, question_options
 from mia.graph.tools.formatting import parse_hits
 
 _EARLY = re.compile(r"\b(?:earlier|earliest|first|older|oldest|sooner)\b", re.I)
@@ -34,16 +41,32 @@ _YEAR = re.compile(r"\b(1[0-9]{3}|20[0-9]{2})\b")
 _PARENS = re.compile(r"\(([^()]{0,120})\)")
 _DIED_IN = re.compile(r"\bdied\b[^.]{0,80}?\b(1[0-9]{3}|20[0-9]{2})\b", re.I)
 _BORN_IN = re.compile(r"\bborn\b[^.]{0,80}?\b(1[0-9]{3}|20[0-9]{2})\b", re.I)
+# "Were A and B of the same nationality?", "Did the movies A and B originate from the same country?",
+# "Are both high schools, A and B, located in the same country?" (questions are short: the lazy
+# groups meet the fixed suffix within MAX_SAME_CHARS)
+_SAME = re.compile(
+    r"^(?:are|were|is|was|do|did)\s+(?:both\s+)?(?:the\s+)?"
+    r"(?:(?:movies|films|film|movie|bands|people|magazines|songs|albums)\s+|[a-z ]{1,40},\s+)?"
+    r"(?P<a>.+?)\s+and\s+(?P<b>.+?),?\s+(?:both\s+)?(?:of|from|originate from|come from|have|located in)"
+    r"\s+the same (?P<what>nationality|country)(?:\s+of origin)?\s*\?$",
+    re.I,
+)
+MAX_SAME_CHARS = 300
+_SENTENCE_END = re.compile(r"(?<=[a-z0-9)])\.\s")
+
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
 class Contradiction:
-    """The candidate the years pick (`expected`), the years read for each candidate (in the
-    question's order), the event they date ("born", "died", or "first" for a release, a founding...)
-    and the direction the question asks for ("earlier" or "later")."""
+    """What the agent's results settle (`expected`: a candidate, or "yes"/"no"), the fact read for
+    each of the two (in the question's order: a year, or a country), and what kind of check read
+    them: `event` "born", "died" or "first" (a release, a founding...) with `relation` "earlier" or
+    "later" for a dated comparison; `event` "same" with `relation` "nationality" or "country"."""
 
     expected: str
-    years: dict[str, int]
+    facts: dict[str, str]
     event: str
     relation: str
 
@@ -83,9 +106,16 @@ def year_in(text: str, event: str) -> int | None:
 
 
 def contradiction(question: str, answer: str, observations: Iterable[str]) -> Contradiction | None:
+    """What the agent's own results say against its answer: a dated comparison's years
+    (`dated_contradiction`) or two countries (`same_country_contradiction`); None when neither
+    applies or the answer fits."""
+    hits = [hit for text in observations for hit in parse_hits(text)]
+    return dated_contradiction(question, answer, hits) or same_country_contradiction(question, answer, hits)
+
+
+def dated_contradiction(question: str, answer: str, hits: list[tuple[str, str]]) -> Contradiction | None:
     """The years' verdict when the answer names one candidate of a dated comparison and the
-    candidates' own paragraphs, as the agent read them, date the other one as the one asked for;
-    None when the question is not such a comparison, a year is missing, or the answer fits."""
+    candidates' own paragraphs (title, text) date the other one as the one asked for."""
     options = question_options(question)
     if len(options) != 2:
         return None
@@ -96,14 +126,7 @@ def contradiction(question: str, answer: str, observations: Iterable[str]) -> Co
     if early == late or _THROUGH.search(rest):
         return None
     event = "died" if _DIED.search(rest) else "born" if _BORN.search(rest) else "first"
-    years: dict[str, int] = {}
-    for text in observations:
-        for title, body in parse_hits(text):
-            for option in options:
-                if option not in years and _same_entity(title, option):
-                    year = year_in(body, event)
-                    if year is not None:
-                        years[option] = year
+    years = _read(hits, options, lambda body: year_in(body, event))
     if len(years) < 2 or years[options[0]] == years[options[1]]:
         return None
     # "older" asks for the earlier birth and "younger" for the later one, so the direction suffices
@@ -111,9 +134,60 @@ def contradiction(question: str, answer: str, observations: Iterable[str]) -> Co
     other = options[1] if expected == options[0] else options[0]
     said, wanted, not_wanted = _words(answer), _words(expected), _words(other)
     if not_wanted and not_wanted <= said and not wanted <= said:
-        ordered = {option: years[option] for option in options}
-        return Contradiction(expected=expected, years=ordered, event=event, relation="earlier" if early else "later")
+        facts = {option: str(years[option]) for option in options}
+        return Contradiction(expected=expected, facts=facts, event=event, relation="earlier" if early else "later")
     return None
 
 
-__all__ = ["Contradiction", "contradiction", "year_in"]
+def same_country_contradiction(question: str, answer: str, hits: list[tuple[str, str]]) -> Contradiction | None:
+    """The countries' verdict on "Are A and B of the same nationality / country?" when each one's
+    own paragraph names exactly one country in its first sentence and the answer's yes or no (as
+    the judge reads it) says the opposite."""
+    text = " ".join(question.split())
+    if len(text) > MAX_SAME_CHARS or not is_yes_no_question(text):
+        return None
+    match = _SAME.match(text)
+    if not match or _THROUGH.search(match.group("a") + " " + match.group("b")):
+        return None
+    pair = [match.group("a").strip(" ,"), match.group("b").strip(" ,")]
+    countries = _read(hits, pair, country_of)
+    said = polarity(question, answer)
+    if len(countries) < 2 or said not in ("yes", "no"):
+        return None
+    expected = "yes" if countries[pair[0]] == countries[pair[1]] else "no"
+    if said == expected:
+        return None
+    facts = {name: countries[name].replace("_", " ").title() for name in pair}
+    return Contradiction(expected=expected, facts=facts, event="same", relation=match.group("what").lower())
+
+
+_UK = {"england": "united_kingdom", "scotland": "united_kingdom", "wales": "united_kingdom"}
+
+
+def country_of(text: str) -> str | None:
+    """The one country a paragraph's first sentence names (by name or demonym), else None. The
+    nations of the United Kingdom count as it: "an English actor" and "a British actor" share one."""
+    found = {_UK.get(c, c) for c in countries_in(tokens(_SENTENCE_END.split(text, maxsplit=1)[0]))}
+    return next(iter(found)) if len(found) == 1 else None
+
+
+def _read(hits: list[tuple[str, str]], names: list[str], fact: Callable[[str], T | None]) -> dict[str, T]:
+    """The fact each name's own paragraph gives (the first such paragraph that gives one)."""
+    read: dict[str, T] = {}
+    for title, body in hits:
+        for name in names:
+            if name not in read and _same_entity(title, name):
+                value = fact(body)
+                if value is not None:
+                    read[name] = value
+    return read
+
+
+__all__ = [
+    "Contradiction",
+    "contradiction",
+    "country_of",
+    "dated_contradiction",
+    "same_country_contradiction",
+    "year_in",
+]

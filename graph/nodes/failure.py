@@ -148,25 +148,33 @@ _EVENT = {"born": " of birth", "died": " of death", "first": ""}
 
 
 def settled_by_evidence(steps: list[dict[str, Any]], answer: str, question: str) -> str | None:
-    """The executor's message when its own search results contradict its answer to a dated
-    comparison (mia.graph.nodes.evidence): the years settle it, so no plan is needed; None otherwise."""
+    """The executor's message when its own search results contradict its answer (a dated
+    comparison's years, or two countries: mia.graph.nodes.evidence): they settle it, so no plan is
+    needed; None otherwise."""
     text = " ".join(answer.split())
     observations = [str(s.get("content") or "") for s in steps if s.get("kind") == "observation"]
     found = contradiction(question, text, observations) if text else None
     if found is None:
         return None
-    (first, first_year), (second, second_year) = found.years.items()
+    (first, first_fact), (second, second_fact) = found.facts.items()
+    facts = {"answer": text[:120], "first": first, "second": second, "expected": found.expected}
+    if found.event == "same":
+        return render(
+            "executor",
+            "evidence_contradicts_same",
+            **facts,
+            first_country=first_fact,
+            second_country=second_fact,
+            what=found.relation,
+        )
     return render(
         "executor",
         "evidence_contradicts",
-        answer=text[:120],
-        first=first,
-        first_year=first_year,
-        second=second,
-        second_year=second_year,
+        **facts,
+        first_year=first_fact,
+        second_year=second_fact,
         event=_EVENT[found.event],
         relation=found.relation,
-        expected=found.expected,
     )
 
 

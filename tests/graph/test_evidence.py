@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from mia.graph.nodes.evidence import contradiction, year_in
+from mia.graph.nodes.evidence import contradiction, country_of, year_in
 from mia.graph.tools.corpus import Hit
 from mia.graph.tools.formatting import format_results, parse_hits
 
@@ -94,6 +94,50 @@ def test_a_dated_comparison_answered_against_its_years(
 ) -> None:
     found = contradiction(question, answer, observations)
     assert (found is None) if expected is None else (found is not None and found.expected == expected)
+
+
+COUNTRIES = (
+    "Doc 1 (Title: Laserblast) Laserblast is a 1978 American science fiction film. It was shot in California.\n"
+    "Doc 2 (Title: The Life of Juanita Castro) The Life of Juanita Castro is a 1965 American film by Andy Warhol.\n"
+    "Doc 3 (Title: Patti, Dashtiari) Patti is a village in Dashtiari County, Iran.\n"
+    "Doc 4 (Title: Alofau) Alofau is a village on the border of France and Germany."
+)
+
+
+@pytest.mark.parametrize(
+    "question, answer, expected",
+    [
+        ("Did the movies Laserblast and The Life Of Juanita Castro, originate from the same country?", "No", "yes"),
+        ("Were Laserblast and The Life Of Juanita Castro from the same country?", "no, they were not", "yes"),
+        ("Are Laserblast and Patti, Dashtiari located in the same country?", "Yes", "no"),
+        ("Did the movies Laserblast and The Life Of Juanita Castro, originate from the same country?", "Yes", None),
+        # a first sentence with two countries decides nothing; nor does a question about others
+        ("Are Alofau and Laserblast located in the same country?", "No", None),
+        ("Do the directors of Laserblast and The Life Of Juanita Castro have the same nationality?", "No", None),
+        ("Is Laserblast longer than The Life Of Juanita Castro?", "No", None),
+    ],
+)
+def test_a_same_country_question_answered_against_its_countries(
+    question: str, answer: str, expected: str | None
+) -> None:
+    found = contradiction(question, answer, [COUNTRIES])
+    assert (found is None) if expected is None else (found is not None and found.expected == expected)
+
+
+def test_the_country_of_a_paragraph_is_the_one_its_first_sentence_names() -> None:
+    assert country_of("Max Eastman (1883-1969) was an American writer. He lived in Mexico.") == "united_states"
+    assert country_of("A British-American film.") is None and country_of("A film.") is None
+    assert country_of("An English actor.") == country_of("A British actor.") == country_of("A Welsh band.")
+
+
+def test_the_executor_is_told_the_countries() -> None:
+    question = "Did the movies Laserblast and The Life Of Juanita Castro, originate from the same country?"
+    m = models(executor=[CALL.format(q="Laserblast"), "<answer>No</answer>", "<answer>Yes</answer>"])
+    deps, _ = make_deps(m, tools=[search_tool({"Laserblast": COUNTRIES})])
+    out = run(deps, ctx(plan_when="failure"), question=question)
+    handed = m["fake:executor"].prompts[2][-1].content
+    assert "Laserblast the country United States" in handed and "the answer is yes" in handed
+    assert out["answer"] == "Yes" and out["usage"]["planner"]["calls"] == 0
 
 
 def test_the_executor_answers_again_from_its_own_years_with_no_planner_call() -> None:
