@@ -15,7 +15,7 @@ one that names neither of a comparison's candidates, or one of the wrong kind (`
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from mia.graph.judge.metrics import is_refusal
@@ -120,7 +120,7 @@ def wrong_kind(answer: str, question: str, observations: Iterable[str]) -> str:
     return ""
 
 
-def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, question: str) -> str | None:
+def shown_failure(steps: Sequence[Mapping[str, Any]], answer: str, stop_reason: str, question: str) -> str | None:
     """The failure this attempt's trace shows, as the planner prompt words it, or None."""
     attempt = _last_attempt(steps)
     if stop_reason.startswith("forced:"):
@@ -147,7 +147,7 @@ def shown_failure(steps: list[dict[str, Any]], answer: str, stop_reason: str, qu
 _EVENT = {"born": " of birth", "died": " of death", "first": ""}
 
 
-def settled_by_evidence(steps: list[dict[str, Any]], answer: str, question: str) -> str | None:
+def settled_by_evidence(steps: Sequence[Mapping[str, Any]], answer: str, question: str) -> str | None:
     """The executor's message when its own search results contradict its answer (a dated
     comparison's years, or two countries: mia.graph.nodes.evidence): they settle it, so no plan is
     needed; None otherwise."""
@@ -178,7 +178,7 @@ def settled_by_evidence(steps: list[dict[str, Any]], answer: str, question: str)
     )
 
 
-def _last_attempt(steps: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _last_attempt(steps: Sequence[Mapping[str, Any]]) -> Sequence[Mapping[str, Any]]:
     """The steps since the last replan (the attempt just ended)."""
     last = max((i for i, s in enumerate(steps) if s.get("kind") == "replan"), default=-1)
     return steps[last + 1 :]
