@@ -8,7 +8,6 @@ from __future__ import annotations
 import os
 import shutil
 import signal
-import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -16,7 +15,7 @@ import pytest
 
 from mia.app.commands.agent import free_port, studio_command, studio_env
 
-from .test_studio_server import _wait_ok
+from .test_studio_server import served
 
 pytestmark = [pytest.mark.server, pytest.mark.real_model]
 APP = Path(__file__).parent / "data" / "studio_tools"
@@ -44,18 +43,7 @@ def test_two_users_of_one_server_see_only_their_own_workflows(tmp_path: Path, da
     (tmp_path / "data" / "models").symlink_to(data_dir / "models")  # MiniLM, without the session's memory
     env = studio_env() | {"MIA_DATA_DIR": str(tmp_path / "data")}
     log = tmp_path / "server.log"
-    with log.open("w") as fh:
-        proc = subprocess.Popen(
-            studio_command(app / "langgraph.json", "127.0.0.1", port),
-            cwd=app,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ok(url, proc, log)
+    with served(studio_command(app / "langgraph.json", "127.0.0.1", port), app, env, log) as (url, proc):
         client = get_sync_client(url=url)
         alice = "Which magazine was started first, Arthur's Magazine or First for Women?"
         bob = "Who directed the film The Duel?"
@@ -92,11 +80,3 @@ def test_two_users_of_one_server_see_only_their_own_workflows(tmp_path: Path, da
         finally:
             stored.close()
         assert set(owners) == {alice, bob} and "alice" in owners[alice] and "bob" in owners[bob], owners
-    finally:
-        if proc.poll() is None:
-            os.killpg(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()

@@ -8,6 +8,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -33,6 +35,26 @@ def _wait_ok(url: str, proc: subprocess.Popen, log: Path, timeout: float = 180) 
     pytest.fail(f"langgraph dev did not answer in {timeout}s:\n{log.read_text()[-3000:]}")
 
 
+@contextmanager
+def served(command: list[str], cwd: Path, env: dict[str, str], log: Path) -> Iterator[tuple[str, subprocess.Popen]]:
+    """A `langgraph dev` process (its own process group) until it answers /ok: its URL and process;
+    the group is stopped on the way out (SIGTERM, then SIGKILL after 30 s)."""
+    with log.open("w") as fh:
+        proc = subprocess.Popen(command, cwd=cwd, env=env, stdout=fh, stderr=subprocess.STDOUT, start_new_session=True)
+    url = f"http://127.0.0.1:{command[command.index('--port') + 1]}"
+    try:
+        _wait_ok(url, proc, log)
+        yield url, proc
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGTERM)
+        try:
+            proc.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
 def test_studio_serves_the_graph(tmp_path: Path, data_dir: Path) -> None:
     from langgraph_sdk import get_sync_client
 
@@ -40,18 +62,7 @@ def test_studio_serves_the_graph(tmp_path: Path, data_dir: Path) -> None:
     env = studio_env() | {"MIA_DATA_DIR": str(data_dir)}
     log = tmp_path / "server.log"
     mia = Path(sys.executable).with_name("mia")
-    with log.open("w") as fh:
-        proc = subprocess.Popen(
-            [str(mia), "studio", "--port", str(port)],
-            cwd=tmp_path,
-            env=env,
-            stdout=fh,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-        )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait_ok(url, proc, log)
+    with served([str(mia), "studio", "--port", str(port)], tmp_path, env, log) as (url, _):
         client = get_sync_client(url=url)
         assistant = client.assistants.search(graph_id="mia")[0]
         schemas = client.assistants.get_schemas(assistant["assistant_id"])
@@ -90,10 +101,3 @@ def test_studio_serves_the_graph(tmp_path: Path, data_dir: Path) -> None:
         assert [m["type"] for m in chat["messages"]] == ["human", "ai"], chat  # Studio's chat view: Q and A only
         assert chat["messages"][-1]["content"] == chat["answer"] and chat["question"] == "Capital of France?"
         assert "BlockingError" not in log.read_text()
-    finally:
-        os.killpg(proc.pid, signal.SIGTERM)  # the group of the `mia studio` we started
-        try:
-            proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            os.killpg(proc.pid, signal.SIGKILL)
-            proc.wait()
