@@ -87,6 +87,26 @@ def _device(settings: Settings) -> Check:
     return Check("device", ok, detail, settings.device)
 
 
+def _llamacpp_build(settings: Settings) -> Check:
+    """Which llama.cpp build `llamacpp:` loads, and what a native one would add (nothing is imported)."""
+    from mia.graph.models.native import find_build, unused_features
+
+    build = None if settings.llamacpp_build == "prebuilt" else find_build(settings.data_dir)
+    unused = unused_features()
+    if build is not None:
+        return Check("llama.cpp build", True, f"native for this CPU ({build.folder})", "native")
+    if settings.llamacpp_build == "native":
+        return Check(
+            "llama.cpp build", False, "MIA_LLAMACPP_BUILD=native but none is built: mia models build-native", "native"
+        )
+    detail = (
+        f"prebuilt; it leaves {', '.join(unused)} unused: mia models build-native (minutes, once)"
+        if unused
+        else "prebuilt (it uses this CPU's vector units; a native build adds little)"
+    )
+    return Check("llama.cpp build", True, detail, "prebuilt")
+
+
 def collect(settings: Settings, *, probe_device: bool = True) -> DoctorReport:
     """Gather the report (no model loading, no network)."""
     from mia.graph.models import spec_status
@@ -107,6 +127,7 @@ def collect(settings: Settings, *, probe_device: bool = True) -> DoctorReport:
     for spec in SAMPLE_SPECS:
         s = spec_status(spec, env)
         report.backends.append(Check(spec.split(":")[0], s.ok, s.detail, spec))
+    report.backends.append(_llamacpp_build(settings))
     data = settings.data_dir
     report.paths = [Check("data dir", data.is_dir(), "exists" if data.is_dir() else "created on first use", str(data))]
     for model in registry().values():

@@ -35,3 +35,19 @@ def code_version() -> dict[str, Any]:
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
     return {"version": __version__, "commit": commit, "dirty": bool(status) if status is not None else None}
+
+
+def llamacpp_build() -> dict[str, Any]:
+    """Which llama.cpp build a `llamacpp:` role of this process loads (a run's config records it, so
+    seconds are compared build to build): {"build", "xllamacpp", "cpu", "threads"}."""
+    from mia.app.settings import get_settings
+    from mia.graph.models.native import cpu_signature, find_build, installed_version
+
+    settings = get_settings()
+    native = settings.llamacpp_build != "prebuilt" and find_build(settings.data_dir) is not None
+    return {
+        "build": "native" if native else "prebuilt",
+        "xllamacpp": installed_version(),
+        "cpu": cpu_signature(),
+        "threads": settings.llamacpp_threads,
+    }

@@ -78,6 +78,47 @@ def fetch_models(
             typer.echo(f"{name}: de-quantised in {ensure_converted(name)}")
 
 
+@models_app.command("build-native")
+def build_native_command(
+    jobs: Optional[int] = typer.Option(None, "--jobs", "-j", min=1, help="Compile jobs (default: every core)."),
+    force: bool = typer.Option(False, "--force", help="Build again even if this CPU's build exists."),
+) -> None:
+    """Compile llama.cpp (the installed xllamacpp) for this CPU, once: minutes, a C++ compiler and cmake.
+
+    Later runs load it instead of the portable prebuilt wheel (MIA_LLAMACPP_BUILD=auto); `mia doctor`
+    says which build is in use and which CPU features the prebuilt one leaves unused."""
+    from mia.app.settings import get_settings
+    from mia.graph.models.native import NativeBuildError, build_native, find_build, unused_features
+
+    data_dir = get_settings().data_dir
+    if not force and (found := find_build(data_dir)) is not None:
+        typer.echo(
+            f"native build for this CPU already at {found.folder} (built in {found.seconds:.0f} s; --force rebuilds)"
+        )
+        return
+    unused = unused_features()
+    typer.echo(
+        "building llama.cpp for this CPU "
+        + (
+            f"(the prebuilt wheel leaves {', '.join(unused)} unused)"
+            if unused
+            else "(the prebuilt wheel already uses its vector units: expect little gain)"
+        )
+        + "; this takes minutes"
+    )
+    log_path = data_dir / "native" / "build.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        with log_path.open("w", encoding="utf-8") as log:
+            built = build_native(data_dir, jobs=jobs, force=force, log=log)
+    except NativeBuildError as err:
+        typer.secho(f"error: {err} ({log_path})", fg=typer.colors.RED, err=True)
+        raise typer.Exit(2) from err
+    typer.echo(
+        f"built in {built.seconds:.0f} s: {built.folder} (used from now on; MIA_LLAMACPP_BUILD=prebuilt turns it off)"
+    )
+
+
 def doctor(
     no_device: bool = typer.Option(False, "--no-device", help="Skip the CUDA probe (avoids importing torch)."),
 ) -> None:

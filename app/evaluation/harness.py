@@ -21,7 +21,7 @@ from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, JudgeChoice, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
-from mia.app.provenance import code_version
+from mia.app.provenance import code_version, llamacpp_build
 from mia.graph.context import Context, MemoryMode
 from mia.graph.models.defaults import OPTIONAL_ROLES
 from mia.graph.models.settings import read_settings
@@ -195,6 +195,7 @@ def prepare_run_dir(cfg: EvalConfig, out_dir: Path, setting: str) -> tuple[dict[
         return stored, True
     fresh["started_at"] = _now()
     fresh["code"] = code_version()
+    fresh["llamacpp"] = llamacpp_build()
     if cfg.memory_from:
         source, namespace = memory_source(Path(cfg.memory_from))
         seed_memory(source, store_dir(out_dir, fresh))
@@ -372,7 +373,9 @@ def note_resume(out_dir: Path, config: dict[str, Any]) -> None:
     """Record when and with which code a run was continued. Only a resume that answers questions
     is recorded: rebuilding a finished run's summary runs no code that the results depend on."""
     config["resumed_at"] = _now()
-    config.setdefault("resumed_code", []).append({"at": config["resumed_at"], **code_version()})
+    config.setdefault("resumed_code", []).append(
+        {"at": config["resumed_at"], **code_version(), "llamacpp": llamacpp_build()}
+    )
     runlog.write_config(out_dir, config)
 
 

@@ -39,11 +39,14 @@ def _cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int) -> dict:
-    """Prompt and generation speed from llama.cpp's own timings (one warm-up request first)."""
-    import xllamacpp as xlc
-
+def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int, concurrency: bool = True) -> dict:
+    """Prompt and generation speed from llama.cpp's own timings (one warm-up request first), on the
+    build `llamacpp:` loads (MIA_LLAMACPP_BUILD: the native build for this CPU, or the prebuilt wheel)."""
     from mia.graph.models.embedded import ensure_gguf
+    from mia.graph.models.native import loaded_build
+    from mia.graph.models.servers import import_xllamacpp
+
+    xlc = import_xllamacpp()
 
     params = xlc.CommonParams()
     params.model.path = str(ensure_gguf(name))
@@ -67,6 +70,16 @@ def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int) -> dict
         pp.append(t["prompt_n"] / (t["prompt_ms"] / 1000))
         tg.append(t["predicted_n"] / (t["predicted_ms"] / 1000))
     prompt_n = out["timings"]["prompt_n"]
+    row = {
+        "backend": f"llama.cpp (xllamacpp, {loaded_build(xlc)})",
+        "model": name,
+        "threads": threads,
+        "prompt_tokens": prompt_n,
+        "prompt_tok_s": statistics.fmean(pp),
+        "gen_tok_s": statistics.fmean(tg),
+    }
+    if not concurrency:
+        return row
     # 4 different short questions (300 prompt tokens, 64 new): one at a time, then all at once
     prompts = [f"Question {i}: {(FILLER * 8)[:1500]}\nAnswer briefly:" for i in range(4)]
     req = lambda p: {"prompt": p, "max_tokens": 64, "temperature": 0, "ignore_eos": True, "cache_prompt": False}  # noqa: E731
@@ -82,12 +95,7 @@ def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int) -> dict
         w.join()
     concurrent = time.perf_counter() - started
     return {
-        "backend": "llama.cpp (xllamacpp)",
-        "model": name,
-        "threads": threads,
-        "prompt_tokens": prompt_n,
-        "prompt_tok_s": statistics.fmean(pp),
-        "gen_tok_s": statistics.fmean(tg),
+        **row,
         "four_sequential_s": sequential,
         "four_concurrent_s": concurrent,
         "concurrency_speedup": sequential / concurrent,

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mia.graph.models.errors import BackendNotInstalledError, ModelFileNotFoundError
+from mia.graph.models.native import use_native
 from mia.graph.models.settings import read_settings
 
 #: Adapter servers kept alive besides the base servers (the newest ones).
@@ -36,7 +37,10 @@ _LOCK = threading.Lock()
 
 
 def import_xllamacpp() -> Any:
-    """The xllamacpp module, or a clear error naming the package."""
+    """The xllamacpp module (this CPU's native build when there is one and MIA_LLAMACPP_BUILD allows:
+    mia.graph.models.native), or a clear error naming the package."""
+    settings = read_settings()
+    use_native(settings.data_dir, settings.llamacpp_build)
     try:
         import xllamacpp
     except ImportError as err:

@@ -10,7 +10,7 @@ into os.environ.
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Any
+from typing import Any, Literal
 
 from pydantic import Field, SecretStr, ValidationError, field_validator
 
@@ -37,6 +37,12 @@ class Settings(MemorySettings):
         ge=1,
         validation_alias=env_alias("MIA_LLAMACPP_THREADS"),
         description="llama.cpp CPU threads (empty: all cores)",
+    )
+    llamacpp_build: Literal["auto", "prebuilt", "native"] = Field(
+        "auto",
+        validation_alias=env_alias("MIA_LLAMACPP_BUILD"),
+        description="auto: the native llama.cpp build for this CPU when `mia models build-native` made one, "
+        "else the prebuilt wheel; prebuilt; native (required)",
     )
     llamacpp_verbose: bool = Field(
         False, validation_alias=env_alias("MIA_LLAMACPP_VERBOSE"), description="let llama.cpp log to stderr"
