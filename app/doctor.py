@@ -89,9 +89,9 @@ def _device(settings: Settings) -> Check:
 
 def _llamacpp_build(settings: Settings) -> Check:
     """Which llama.cpp build `llamacpp:` loads, and what a native one would add (nothing is imported)."""
-    from mia.graph.models.native import find_build, unused_features
+    from mia.graph.models.native import selected_build, unused_features
 
-    build = None if settings.llamacpp_build == "prebuilt" else find_build(settings.data_dir)
+    build = selected_build(settings.data_dir, settings.llamacpp_build)
     unused = unused_features()
     if build is not None:
         return Check("llama.cpp build", True, f"native for this CPU ({build.folder})", "native")

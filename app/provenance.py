@@ -41,12 +41,12 @@ def llamacpp_build() -> dict[str, Any]:
     """Which llama.cpp build a `llamacpp:` role of this process loads (a run's config records it, so
     seconds are compared build to build): {"build", "xllamacpp", "cpu", "threads"}."""
     from mia.app.settings import get_settings
-    from mia.graph.models.native import cpu_signature, find_build, installed_version
+    from mia.graph.models.native import cpu_signature, installed_version, selected_build
 
     settings = get_settings()
-    native = settings.llamacpp_build != "prebuilt" and find_build(settings.data_dir) is not None
+    native = selected_build(settings.data_dir, settings.llamacpp_build)
     return {
-        "build": "native" if native else "prebuilt",
+        "build": "prebuilt" if native is None else "native",
         "xllamacpp": installed_version(),
         "cpu": cpu_signature(),
         "threads": settings.llamacpp_threads,

@@ -185,19 +185,21 @@ class MiaStore(BaseStore):
         their creation time; a key the namespace already holds is left alone, so importing twice
         changes nothing. An indexed item is embedded by this store's `fields` (the paths it was
         put with are not exported). Returns how many were added."""
-        added = 0
+        fresh: dict[tuple[str, str], tuple[dict[str, Any], str, float]] = {}
         for item in items:
-            ns = check_namespace(namespace or item["namespace"])
-            key = str(item["key"])
-            if self.memory.get(key, namespace=ns) is not None or self.items.get(ns, key) is not None:
+            ns, key = check_namespace(namespace or item["namespace"]), str(item["key"])
+            if (ns, key) in fresh or self.memory.get(key, namespace=ns) is not None or self.items.get(ns, key):
                 continue
             value = as_value(item["value"])
             text = item_text(value, self.fields) if item.get("indexed", True) else ""
-            vector = self.memory.embedder.embed_documents([text])[0] if text else None
-            self.memory.check_writable()
-            with self.memory.writing():
-                self.items.put(ns, key, value, vector, float(item.get("created_at") or time.time()))
-            added += 1
+            fresh[(ns, key)] = (value, text, float(item.get("created_at") or time.time()))
+        texts = [text for _, text, _ in fresh.values() if text]
+        vectors = iter(self.memory.embedder.embed_documents(texts)) if texts else iter(())  # one batch
+        self.memory.check_writable()
+        with self.memory.writing():
+            for (ns, key), (value, text, created) in fresh.items():
+                self.items.put(ns, key, value, next(vectors) if text else None, created)
+        added = len(fresh)
         return added
 
     # ------------------------------------------------------------------ namespaces

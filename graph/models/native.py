@@ -122,12 +122,17 @@ def find_build(data_dir: str | Path, version: str | None = None) -> NativeBuild 
     return build
 
 
+def selected_build(data_dir: str | Path, mode: str) -> NativeBuild | None:
+    """The native build `mode` (MIA_LLAMACPP_BUILD) selects: None for "prebuilt", or when there is
+    none for this CPU and version (the prebuilt wheel is used). The one rule the loader, `mia doctor`
+    and a run's config share."""
+    return None if mode == "prebuilt" else find_build(data_dir)
+
+
 def use_native(data_dir: str | Path, mode: str) -> NativeBuild | None:
     """Put the native build first on sys.path when `mode` asks for it ("auto": when one exists,
     "native": it must) and xllamacpp is not imported yet; the build used, or None (prebuilt)."""
-    if mode == "prebuilt":
-        return None
-    build = find_build(data_dir)
+    build = selected_build(data_dir, mode)
     if build is None:
         if mode == "native":
             raise NativeBuildError(
@@ -223,6 +228,7 @@ __all__ = [
     "cpu_signature",
     "find_build",
     "loaded_build",
+    "selected_build",
     "unused_features",
     "use_native",
 ]
