@@ -9,7 +9,8 @@
 Each rung is a `mia eval` run folder `<split out>/<set>/<rung>/`, run from a frozen copy of the
 commit checked out when the rung starts (scripts/frozen_run.sh: edits made meanwhile cannot reach
 it; config.json records the commit), committed every 30 minutes by scripts/checkpoint_run.sh, and
-resumable: running the same command again goes on where a stopped rung ended. Run it in the
+resumable: running the same command again goes on where a stopped rung ended, from the commit
+recorded in its config.json. Run it in the
 background: `nohup scripts/ladder.py --split final --set hotpotqa none > /dev/null 2>&1 &`.
 
 The report is `mia eval-report` over a set's rungs that have answers (paired McNemar tests and a
@@ -68,10 +69,19 @@ def finished(folder: Path, n: int) -> bool:
     return len({row["id"] for row in read_rows(ROOT / folder)}) >= n
 
 
+def started_on(folder: Path) -> list[str]:
+    """`--commit SHA` for a rung that already has answers, so a resumed rung runs the code it began with."""
+    import json
+
+    config = ROOT / folder / "config.json"
+    commit = json.loads(config.read_text(encoding="utf-8")).get("code", {}).get("commit") if config.is_file() else None
+    return ["--commit", commit] if commit else []
+
+
 def run_rung(spec: dict, split: str, set_name: str, rung: dict, dry_run: bool) -> None:
     folder = run_dir(spec, split, set_name, rung["name"])
     args = eval_args(spec, split, set_name, rung)
-    frozen = [str(ROOT / "scripts" / "frozen_run.sh"), f"{folder}.log", "--", *args]
+    frozen = [str(ROOT / "scripts" / "frozen_run.sh"), *started_on(folder), f"{folder}.log", "--", *args]
     if dry_run:
         print(" ".join(frozen))
         return
