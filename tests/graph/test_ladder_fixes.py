@@ -12,7 +12,7 @@ import pytest
 
 from mia.graph.context import PAPER, Context
 from mia.graph.nodes.failure import off_candidates, restates_question, shown_failure, unsupported
-from mia.graph.prompts import builder
+from mia.graph.prompts import builder, render
 from mia.graph.protocol import plan_queries
 from mia.memory.strategy import question_names, strategy_view
 
@@ -579,8 +579,9 @@ def test_plan_when_is_checked_and_the_paper_plans_at_the_start() -> None:
 @pytest.mark.real_model
 def test_plan_when_failure_on_the_real_model(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
     """The embedded model with plan_when "failure": the first search fails, so the attempt shows a
-    failure whatever the executor answers; the real planner then writes the first plan from that
-    attempt (one planner call), and the executor goes on to an answer."""
+    failure whatever the executor does next (the failed search, or no answer at all: which one
+    depends on the model's sampling on this CPU); the real planner then writes the first plan from
+    that attempt (one planner call), and the executor goes on to an answer."""
     from langchain_core.tools import StructuredTool
 
     from mia.graph.nodes.deps import Deps
@@ -600,7 +601,8 @@ def test_plan_when_failure_on_the_real_model(tmp_path: Any, monkeypatch: pytest.
     out = on_the_real_model(tmp_path, monkeypatch, question, deps, max_tool_calls=4, plan_when="failure")
     steps = out["trajectory"]["steps"]
     reflection = [s for s in steps if s["kind"] == "reflection"]
-    assert reflection and reflection[0]["content"] == "yes" and "search failed" in reflection[0]["args"]["failure"]
+    shown = {render("planner", "failure_tool"), render("planner", "failure_no_answer")}
+    assert reflection and reflection[0]["content"] == "yes" and reflection[0]["args"]["failure"] in shown
     (late,) = [s for s in steps if s["kind"] == "replan"]
     assert late["args"]["first_plan"] and late["content"]
     assert out["usage"]["planner"]["calls"] == 1
