@@ -10,6 +10,7 @@ from pathlib import Path
 
 from mia.app.evaluation.learning_report import LearningReport
 from mia.app.evaluation.summary import RunSummary
+from mia.training.artifacts import save_figure
 
 
 def _err(est) -> tuple[float, float]:
@@ -65,7 +66,7 @@ def plot_runs(summaries: list[RunSummary], path: Path, title: str = "") -> Path:
     fig.suptitle(title or f"{summaries[0].config.get('dataset', '')} (n={n}, 95% CI)" if summaries else title)
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
 
@@ -132,6 +133,6 @@ def plot_learning(report: LearningReport, others: dict[str, dict[str, bool]], pa
     fig.suptitle(title or f"Test-time learning: {report.label} (n={report.n})")
     fig.tight_layout()
     path = Path(path)
-    fig.savefig(path, dpi=120)
+    save_figure(fig, path, dpi=120)
     plt.close(fig)
     return path
