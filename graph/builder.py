@@ -189,6 +189,7 @@ def build_graph(
 
 def recursion_limit(context: Context) -> int:
     """A LangGraph recursion limit that the budgets in `context` can never reach (each attempt:
-    execute + tools per tool call, the malformed retries, the forced turn, reflect and replan)."""
+    execute + tools per tool call, the malformed retries, the forced turn, reflect and replan;
+    one more attempt for an evidence round)."""
     per_attempt = 2 * (context.max_tool_calls + 1) + context.max_format_retries + 4
-    return 20 + per_attempt * (context.max_replans + 1)
+    return 20 + per_attempt * (context.max_replans + 1 + int(context.evidence_search))

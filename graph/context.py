@@ -155,6 +155,17 @@ class Context:
         "the planner reads the trace and says yes or no after every attempt, as the paper does (it replanned "
         "12 of 26 right first answers on HotpotQA and broke more than it fixed: results/hotpotqa-qwen-planners).",
     )
+    evidence_search: bool = _f(
+        False,
+        "When an answer to a question that a lookup settles (a dated comparison, the same country) came "
+        "before the results held both names' own paragraphs, hold it back once: the graph searches the unread "
+        "names as the executor's next turn (a tool call of the budget; not a reflection round, so the years or "
+        "countries are still checked after). Replayed on the tuning split (bench/e2e/comparison-check-replay.md): "
+        "in the runs that plan first, 23 wrong and 4 right first answers came from one side, and the searched "
+        "facts then contradicted 10 of the wrong ones and none of the right; where the executor answers alone "
+        "first (plain ReAct, plan_when 'failure') one-sided answers were rare (3 right, 4 wrong) and it "
+        "contradicted none. So it is off by default, and worth turning on with plan_when 'start'.",
+    )
     drop_repeated_replan: bool = _f(
         True,
         "Do not follow a supplementary plan that only repeats the plan or searches already made: the "

@@ -122,4 +122,8 @@ class State(InputState, OutputState, total=False):
     format_retries: int
     replans: int
     reflections: int
+    evidence_rounds: int
+    """Answers held back to search a comparison's unread names (Context.evidence_search); not reflections."""
+    evidence_queries: list[str]
+    """The unread names the graph searches at the executor's next turn (an evidence round)."""
     last_turn: LastTurn

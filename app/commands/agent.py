@@ -70,6 +70,12 @@ _drop_repeated = typer.Option(
     "--drop-repeated-replan/--follow-repeated-replan",
     help="Do not follow a replan that only repeats the plan or its searches (default: drop; --paper: follow).",
 )
+_evidence_search = typer.Option(
+    None,
+    "--evidence-search/--no-evidence-search",
+    help="Before accepting an answer to a dated comparison or a same-country question, search the names "
+    "whose own article the results lack (default: off, not yet measured on the final split).",
+)
 _plan_when = typer.Option(
     None,
     "--plan-when",
@@ -132,6 +138,7 @@ def ask(
     paper: bool = _paper,
     plan_when: str = _plan_when,
     drop_repeated_replan: bool = _drop_repeated,
+    evidence_search: bool = _evidence_search,
     no_memorise: bool = _no_mem,
     as_json: bool = _json,
     thread: str = _thread,
@@ -183,6 +190,7 @@ def chat(
     paper: bool = _paper,
     plan_when: str = _plan_when,
     drop_repeated_replan: bool = _drop_repeated,
+    evidence_search: bool = _evidence_search,
     no_memorise: bool = _no_mem,
     thread: str = _thread,
     data_dir: Path = _data_dir,
@@ -352,6 +360,7 @@ def _context(options: dict[str, Any]) -> Any:
     if options.get("max_tokens"):
         overrides.update({f"{r}_max_tokens": options["max_tokens"] for r in ROLES})
     overrides["drop_repeated_replan"] = options.get("drop_repeated_replan")
+    overrides["evidence_search"] = options.get("evidence_search")
     overrides["plan_when"] = options.get("plan_when")
     try:  # the paper's values (min_similarity None among them) where no option was given
         context = Context(**context_overrides(overrides, paper=bool(options.get("paper"))))

@@ -112,6 +112,12 @@ def eval_command(
             help="Do not follow a replan that only repeats the plan or its searches: the answer stands (graph default: on; --paper: off, every replan is followed)."
         ),
     ] = None,
+    evidence_search: Annotated[
+        Optional[bool],
+        typer.Option(
+            help="Before accepting an answer to a dated comparison or a same-country question, search the names whose own article the results lack (graph default: off)."
+        ),
+    ] = None,
     min_similarity: Annotated[
         Optional[float],
         typer.Option(
@@ -235,6 +241,7 @@ def eval_command(
         "search_top_k": search_top_k,
         "max_replans": max_replans,
         "drop_repeated_replan": drop_repeated_replan,
+        "evidence_search": evidence_search,
         "min_similarity": min_similarity,
         "judge_arbiter": judge_arbiter,
         "judge_method": judge_method,

@@ -1,6 +1,8 @@
 """Replay the evidence checks (mia.graph.nodes.evidence) on logged first answers: how many right
 and wrong first answers to "..., A or B?" and yes/no questions would they contradict, and is what
-the years or countries pick the gold answer?
+the years or countries pick the gold answer? And for first answers given before the results held
+both names' own paragraphs (`unread`): how often are they right, and what would the evidence round
+(Context.evidence_search: the graph searches the unread names in one call) and checking again change?
 
     python bench/e2e/comparison_check_replay.py results/2wiki-qwen-planners/none results/hotpotqa-qwen-planners/none
 
@@ -21,7 +23,7 @@ from mia.app.evaluation.reflection import first_answer
 from mia.app.evaluation.runlog import read_rows
 from mia.graph.context import Context
 from mia.graph.judge.matching import match_answer
-from mia.graph.nodes.evidence import contradiction
+from mia.graph.nodes.evidence import contradiction, unread
 from mia.graph.protocol import is_yes_no_question, question_options
 from mia.graph.tools.registry import build_tools
 
@@ -33,6 +35,7 @@ def replay(run: Path) -> tuple[dict[str, int], list[str]]:
     examples = {e.id: e for e in read_examples(resolve(config["dataset"])[0])}
     top_k = int((config.get("context_overrides") or {}).get("search_top_k") or Context().search_top_k)
     counts = {"questions": 0, "right": 0, "wrong": 0, "contradicted_right": 0, "contradicted_wrong": 0, "picks_gold": 0}
+    counts |= {"one_sided_right": 0, "one_sided_wrong": 0, "then_right": 0, "then_wrong": 0, "then_gold": 0}
     fired: list[str] = []
     for row in read_rows(run):
         steps = row.get("trajectory") or []
@@ -48,6 +51,12 @@ def replay(run: Path) -> tuple[dict[str, int], list[str]]:
         counts["questions"] += 1
         counts[key] += 1
         found = contradiction(row["question"], answer, seen)
+        if missing := (unread(question, seen) if not found else []):
+            counts[f"one_sided_{key}"] += 1
+            more = [*seen, str(search.invoke({"query_list": missing}))]  # the evidence round's one call
+            if then := contradiction(question, answer, more):
+                counts[f"then_{key}"] += 1
+                counts["then_gold"] += match_answer(question, then.expected, row["gold_answers"]).decision == "correct"
         if found:
             counts[f"contradicted_{key}"] += 1
             gold = match_answer(row["question"], found.expected, row["gold_answers"]).decision == "correct"
@@ -70,17 +79,29 @@ def main() -> None:
         "(uncertain counts as wrong). "
         "A correction can only help a wrong first answer and only hurt a right one.",
         "",
-        "| run | questions | right first answers | wrong | contradicted right / wrong | the facts pick the gold |",
-        "|---|---|---|---|---|---|",
+        "| run | questions | right first answers | wrong | contradicted right / wrong | the facts pick the gold "
+        "| answered before both were read: right / wrong | after searching the unread: contradicted right / wrong "
+        "| they pick the gold |",
+        "|---|---|---|---|---|---|---|---|---|",
     ]
     details: list[str] = []
+    total: dict[str, int] = {}
     for run in args.runs:
         c, fired = replay(run)
         details += fired
         lines.append(
             f"| {run} | {c['questions']} | {c['right']} | {c['wrong']} | "
-            f"{c['contradicted_right']} / {c['contradicted_wrong']} | {c['picks_gold']} |"
+            f"{c['contradicted_right']} / {c['contradicted_wrong']} | {c['picks_gold']} | "
+            f"{c['one_sided_right']} / {c['one_sided_wrong']} | {c['then_right']} / {c['then_wrong']} | {c['then_gold']} |"
         )
+        for k, v in c.items():
+            total[k] = total.get(k, 0) + v
+    c = total
+    lines.append(
+        f"| all | {c['questions']} | {c['right']} | {c['wrong']} | {c['contradicted_right']} / "
+        f"{c['contradicted_wrong']} | {c['picks_gold']} | {c['one_sided_right']} / {c['one_sided_wrong']} | "
+        f"{c['then_right']} / {c['then_wrong']} | {c['then_gold']} |"
+    )
     lines += [
         "",
         "| run | question | first answer | facts read | they pick | gold? |",

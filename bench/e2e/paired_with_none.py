@@ -23,8 +23,13 @@ AGENT = ("planner", "executor")
 
 
 def _replans(steps: list[dict], key: str) -> bool:
+    """A followed replan step with `key` in its args (an evidence round's search, args.unread, is not
+    a correction: it is counted as `unread`)."""
     return any(
-        s.get("kind") == "replan" and (s.get("args") or {}).get(key) and not (s.get("args") or {}).get("dropped")
+        s.get("kind") == "replan"
+        and (s.get("args") or {}).get(key)
+        and not (s.get("args") or {}).get("dropped")
+        and (key == "unread" or not (s.get("args") or {}).get("unread"))
         for s in steps
     )
 
@@ -36,7 +41,9 @@ def main() -> None:
     args = ap.parse_args()
     base = {r["id"]: r for r in read_rows(args.none) if not r.get("error")}
     rows = [r for r in read_rows(args.mia) if not r.get("error") and r["id"] in base]
-    c = dict.fromkeys(["both", "only_mia", "only_none", "fixed", "broken", "settled", "settled_fixed", "late"], 0)
+    c = dict.fromkeys(
+        ["both", "only_mia", "only_none", "fixed", "broken", "settled", "settled_fixed", "late", "unread"], 0
+    )
     tokens = {"mia": 0, "none": 0}
     for r in rows:
         mine, theirs = bool(r["judge_correct"]), bool(base[r["id"]]["judge_correct"])
@@ -51,6 +58,7 @@ def main() -> None:
         c["settled"] += settled
         c["settled_fixed"] += settled and mine and not first
         c["late"] += _replans(steps, "first_plan")
+        c["unread"] += _replans(steps, "unread")
         for key, row in (("mia", r), ("none", base[r["id"]])):
             tokens[key] += sum((row.get("usage") or {}).get(role, {}).get("input_tokens", 0) for role in AGENT)
     n = len(rows)
@@ -69,7 +77,8 @@ def main() -> None:
         "",
         f"Inside the MIA row: the final answer fixed {c['fixed']} wrong first answers and broke {c['broken']} right ones "
         f"(first answers graded by the matcher); evidence corrections on {c['settled']} questions "
-        f"({c['settled_fixed']} of them fixed a wrong first answer); late plans followed on {c['late']}.",
+        f"({c['settled_fixed']} of them fixed a wrong first answer); late plans followed on {c['late']}"
+        + (f"; evidence rounds (the unread names searched) on {c['unread']}." if c["unread"] else "."),
     ]
     (args.mia / "paired-with-none.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))

@@ -113,36 +113,30 @@ def contradiction(question: str, answer: str, observations: Iterable[str]) -> Co
     return dated_contradiction(question, answer, hits) or same_country_contradiction(question, answer, hits)
 
 
-def dated_contradiction(question: str, answer: str, hits: list[tuple[str, str]]) -> Contradiction | None:
-    """The years' verdict when the answer names one candidate of a dated comparison and the
-    candidates' own paragraphs (title, text) date the other one as the one asked for."""
+@dataclass(frozen=True)
+class Check:
+    """What settles a question by lookup: its two names (in the question's order) and the fact read
+    off each one's own paragraph; `event`/`relation` as in Contradiction."""
+
+    names: list[str]
+    fact: Callable[[str], object | None]
+    event: str
+    relation: str
+
+
+def check_for(question: str) -> Check | None:
+    """The lookup that settles this question, or None: a dated comparison of two named candidates
+    (not through another entity), or "Are A and B of the same nationality / country?"."""
     options = question_options(question)
-    if len(options) != 2:
-        return None
-    rest = question
-    for option in options:
-        rest = rest.replace(option, " ")
-    early, late = bool(_EARLY.search(rest)), bool(_LATE.search(rest))
-    if early == late or _THROUGH.search(rest):
-        return None
-    event = "died" if _DIED.search(rest) else "born" if _BORN.search(rest) else "first"
-    years = _read(hits, options, lambda body: year_in(body, event))
-    if len(years) < 2 or years[options[0]] == years[options[1]]:
-        return None
-    # "older" asks for the earlier birth and "younger" for the later one, so the direction suffices
-    expected = min(options, key=years.__getitem__) if early else max(options, key=years.__getitem__)
-    other = options[1] if expected == options[0] else options[0]
-    said, wanted, not_wanted = _words(answer), _words(expected), _words(other)
-    if not_wanted and not_wanted <= said and not wanted <= said:
-        facts = {option: str(years[option]) for option in options}
-        return Contradiction(expected=expected, facts=facts, event=event, relation="earlier" if early else "later")
-    return None
-
-
-def same_country_contradiction(question: str, answer: str, hits: list[tuple[str, str]]) -> Contradiction | None:
-    """The countries' verdict on "Are A and B of the same nationality / country?" when each one's
-    own paragraph names exactly one country in its first sentence and the answer's yes or no (as
-    the judge reads it) says the opposite."""
+    if len(options) == 2:
+        rest = question
+        for option in options:
+            rest = rest.replace(option, " ")
+        early, late = bool(_EARLY.search(rest)), bool(_LATE.search(rest))
+        if early == late or _THROUGH.search(rest):
+            return None
+        event = "died" if _DIED.search(rest) else "born" if _BORN.search(rest) else "first"
+        return Check(list(options), lambda body: year_in(body, event), event, "earlier" if early else "later")
     text = " ".join(question.split())
     if len(text) > MAX_SAME_CHARS or not is_yes_no_question(text):
         return None
@@ -150,15 +144,59 @@ def same_country_contradiction(question: str, answer: str, hits: list[tuple[str,
     if not match or _THROUGH.search(match.group("a") + " " + match.group("b")):
         return None
     pair = [match.group("a").strip(" ,"), match.group("b").strip(" ,")]
-    countries = _read(hits, pair, country_of)
+    return Check(pair, country_of, "same", match.group("what").lower())
+
+
+def dated_contradiction(question: str, answer: str, hits: list[tuple[str, str]]) -> Contradiction | None:
+    """The years' verdict when the answer names one candidate of a dated comparison and the
+    candidates' own paragraphs (title, text) date the other one as the one asked for."""
+    check = check_for(question)
+    if check is None or check.event == "same":
+        return None
+    options = check.names
+    years = _read(hits, options, check.fact)
+    if len(years) < 2 or years[options[0]] == years[options[1]]:
+        return None
+    # "older" asks for the earlier birth and "younger" for the later one, so the direction suffices
+    pick = min if check.relation == "earlier" else max
+    expected = pick(options, key=lambda o: int(str(years[o])))
+    other = options[1] if expected == options[0] else options[0]
+    said, wanted, not_wanted = _words(answer), _words(expected), _words(other)
+    if not_wanted and not_wanted <= said and not wanted <= said:
+        facts = {option: str(years[option]) for option in options}
+        return Contradiction(expected=expected, facts=facts, event=check.event, relation=check.relation)
+    return None
+
+
+def same_country_contradiction(question: str, answer: str, hits: list[tuple[str, str]]) -> Contradiction | None:
+    """The countries' verdict on "Are A and B of the same nationality / country?" when each one's
+    own paragraph names exactly one country in its first sentence and the answer's yes or no (as
+    the judge reads it) says the opposite."""
+    check = check_for(question)
+    if check is None or check.event != "same":
+        return None
+    pair = check.names
+    countries = _read(hits, pair, check.fact)
     said = polarity(question, answer)
     if len(countries) < 2 or said not in ("yes", "no"):
         return None
     expected = "yes" if countries[pair[0]] == countries[pair[1]] else "no"
     if said == expected:
         return None
-    facts = {name: countries[name].replace("_", " ").title() for name in pair}
-    return Contradiction(expected=expected, facts=facts, event="same", relation=match.group("what").lower())
+    facts = {name: str(countries[name]).replace("_", " ").title() for name in pair}
+    return Contradiction(expected=expected, facts=facts, event="same", relation=check.relation)
+
+
+def unread(question: str, observations: Iterable[str]) -> list[str]:
+    """The names of a question that a lookup would settle (`check_for`) whose own paragraph, with its
+    fact, is not in the agent's results yet: the answer came from one side (or none) of the evidence.
+    Empty when the question is not such a question or both facts were read."""
+    check = check_for(question)
+    if check is None:
+        return []
+    hits = [hit for text in observations for hit in parse_hits(text)]
+    read = _read(hits, check.names, check.fact)
+    return [name for name in check.names if name not in read]
 
 
 _UK = {"england": "united_kingdom", "scotland": "united_kingdom", "wales": "united_kingdom"}
@@ -184,10 +222,13 @@ def _read(hits: list[tuple[str, str]], names: list[str], fact: Callable[[str], T
 
 
 __all__ = [
+    "Check",
     "Contradiction",
+    "check_for",
     "contradiction",
     "country_of",
     "dated_contradiction",
     "same_country_contradiction",
+    "unread",
     "year_in",
 ]

@@ -16,7 +16,7 @@ from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
-from mia.graph.nodes.planned_search import next_planned_call, planned_turn
+from mia.graph.nodes.planned_search import EVIDENCE, next_planned_call, planned_turn
 from mia.graph.nodes.search_policy import accepts_grammar, accepts_prefill, force_search, required_searches, with_query
 from mia.graph.images import load_image
 from mia.graph.prompts import render
@@ -96,6 +96,9 @@ def make_execute(deps: Deps):
             reason = "context"
         if reason:
             return forced_answer(model, conversation, new, reason)
+        if (unread := state.get("evidence_queries")) and "search" in {t.name for t in tools}:  # an evidence round
+            turn_update = planned_turn(list(unread), native, EVIDENCE)
+            return {**turn_update, "messages": new + turn_update["messages"], "evidence_queries": []}
         planned = next_planned_call(state, ctx, tools)
         if planned is not None:  # the plan's searches, made by the graph before the executor's turn
             turn_update = planned_turn(planned, native)

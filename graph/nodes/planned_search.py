@@ -24,6 +24,8 @@ from mia.graph.state import State
 
 PLANNED = "planned"
 """The content of a tool_call step the graph made from the plan (an executor's call has none)."""
+EVIDENCE = "evidence"
+"""The content of a tool_call step the graph made for an evidence round (mia.graph.nodes.reflect)."""
 MAX_PLAN_QUERIES = 3
 """Queries of the plan's call: the result budget is shared among them (graph/tools/formatting.py)."""
 
@@ -46,8 +48,9 @@ def next_planned_call(state: State, ctx: Context, tools: list[Any]) -> list[str]
     return calls[len(made)] if len(made) < len(calls) else None
 
 
-def planned_turn(queries: list[str], native: bool) -> dict[str, Any]:
-    """The update of an execute step that makes the planned search: the call in the history as the
+def planned_turn(queries: list[str], native: bool, content: str = PLANNED) -> dict[str, Any]:
+    """The update of an execute step that makes a search the graph chose (the plan's, or the
+    unread names of an evidence round: `content` says which): the call in the history as the
     executor's own turn (a native tool call, or the text protocol's <tool_call>), and pending."""
     args = {"query_list": queries}
     call_id = f"call_{uuid.uuid4().hex[:24]}" if native else None
@@ -57,10 +60,10 @@ def planned_turn(queries: list[str], native: bool) -> dict[str, Any]:
         message = AIMessage(content=render_call("search", args))
     return {
         "messages": [message],
-        "steps": [{"kind": "tool_call", "content": PLANNED, "tool": "search", "args": args}],
+        "steps": [{"kind": "tool_call", "content": content, "tool": "search", "args": args}],
         "last_turn": "tool_call",
         "pending_tool": {"name": "search", "args": args, "id": call_id},
     }
 
 
-__all__ = ["PLANNED", "MAX_PLAN_QUERIES", "planned_calls", "next_planned_call", "planned_turn"]
+__all__ = ["PLANNED", "EVIDENCE", "MAX_PLAN_QUERIES", "planned_calls", "next_planned_call", "planned_turn"]

@@ -9,14 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from langchain_core.messages import AIMessage, HumanMessage
+from langchain_core.messages import AIMessage, HumanMessage, RemoveMessage
 from langgraph.runtime import Runtime
 from mia.graph.context import Context
 from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import to_messages
-from mia.graph.nodes.failure import settled_by_evidence, shown_failure
+from mia.graph.nodes.failure import settled_by_evidence, shown_failure, unread_by_evidence
 from mia.graph.nodes.steps import searches_made
 from mia.graph.prompts.builder import (
     failure_replan_request,
@@ -37,7 +37,7 @@ def make_reflect(deps: Deps):
     def reflect(state: State, runtime: Runtime[Context]) -> dict[str, Any]:
         ctx = Context.coerce(runtime.context)
         if ctx.replan_when == "failure" or not state.get("planner_messages"):  # no plan yet: plan_when "failure"
-            return judge_by_failure(state)
+            return judge_by_failure(state, ctx)
         trace = build_trajectory(state, ctx).to_trace_text(
             max_words_per_observation=ctx.max_observation_words, include_judgement=False
         )
@@ -68,18 +68,38 @@ def make_reflect(deps: Deps):
     return reflect
 
 
-def judge_by_failure(state: State) -> dict[str, Any]:
+def judge_by_failure(state: State, ctx: Context) -> dict[str, Any]:
     """Reflection without a model call: replan only on a failure the trace shows (mia.graph.nodes.failure).
     When the agent's own search results settle it (a dated comparison answered against its years),
-    the step is marked `settled` and replan hands the executor that message instead of a plan."""
+    the step is marked `settled` and replan hands the executor that message instead of a plan.
+    With `evidence_search`, an answer to such a question given before both names' own paragraphs
+    were read is first held back once so that the executor searches them (`evidence_round`)."""
     steps, answer = list(state.get("steps") or []), state.get("answer") or ""
-    settled = settled_by_evidence(steps, answer, state["question"]) if state.get("stop_reason") == "answered" else None
+    answered = state.get("stop_reason") == "answered"
+    if answered and ctx.evidence_search and not state.get("evidence_rounds"):
+        if state.get("tool_calls", 0) < ctx.max_tool_calls and (
+            names := unread_by_evidence(steps, answer, state["question"])
+        ):
+            return evidence_round(state, names)
+    settled = settled_by_evidence(steps, answer, state["question"]) if answered else None
     failure = settled or shown_failure(steps, answer, state.get("stop_reason") or "", state["question"])
     args: dict[str, Any] = {"failure": failure or NO_FAILURE, **({"settled": True} if settled else {})}
     return {
         "reflections": state.get("reflections", 0) + 1,
         "steps": [{"kind": "reflection", "content": "yes" if failure else "no", "args": args}],
         "last_turn": "replan" if failure else "accept",
+    }
+
+
+def evidence_round(state: State, unread: list[str]) -> dict[str, Any]:
+    """Hold the answer back: the graph searches the unread names as the executor's next turn, and the
+    executor answers again from them. Not a reflection round (`reflections` is unchanged), so the next
+    answer is still checked against what the searches read."""
+    args = {"failure": f"answered before reading {' and '.join(unread)}", "settled": True, "unread": unread}
+    return {
+        "evidence_rounds": state.get("evidence_rounds", 0) + 1,
+        "steps": [{"kind": "reflection", "content": "yes", "args": args}],
+        "last_turn": "replan",
     }
 
 
@@ -99,7 +119,15 @@ def make_replan(deps: Deps):
         ctx = Context.coerce(runtime.context)
         conversation = list(state.get("planner_messages") or [])
         failure = shown_in_reflection(state.get("steps") or [])
-        if failure and _last_reflection(state.get("steps") or []).get("settled"):  # no plan needed
+        last = _last_reflection(state.get("steps") or [])
+        if last.get("unread"):  # an evidence round: the graph searches, the executor answers again
+            step = {"kind": "replan", "content": "", "args": {"settled": True, "unread": last["unread"]}}
+            return {
+                "replans": state.get("replans", 0) + 1,
+                "evidence_queries": last["unread"],
+                **drop_answer(state, step),
+            }
+        if failure and last.get("settled"):  # no plan needed
             step = {"kind": "replan", "content": "", "args": {"settled": True}}
             return {"replans": state.get("replans", 0) + 1, **continue_with(state, "", failure, step)}
         if not conversation:  # plan_when "failure": the first plan, written after the failed attempt
@@ -175,6 +203,15 @@ def late_plan(deps: Deps, state: State, ctx: Context, failure: str) -> dict[str,
         "closed_plan": text,
         **continue_with(state, text, late_plan_message(text, failure), step),
     }
+
+
+def drop_answer(state: State, step: dict[str, Any]) -> dict[str, Any]:
+    """The update that takes the executor's answer turn out of the history (its step stays in the
+    trace), so that its next turn follows the last observation."""
+    history = list(state.get("messages") or [])
+    last = history[-1] if history else None
+    removed = [RemoveMessage(id=last.id)] if isinstance(last, AIMessage) and not last.tool_calls and last.id else []
+    return {"messages": removed, "steps": [step], "answer": "", "last_turn": "replan", "format_retries": 0}
 
 
 def continue_with(state: State, plan: str, handed: str, step: dict[str, Any]) -> dict[str, Any]:

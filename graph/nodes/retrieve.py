@@ -50,6 +50,8 @@ def fresh_question_state(state: State | None = None) -> dict[str, Any]:
         "format_retries": 0,
         "replans": 0,
         "reflections": 0,
+        "evidence_rounds": 0,
+        "evidence_queries": [],
         "last_turn": "",
         "answer": "",
         "stop_reason": "",

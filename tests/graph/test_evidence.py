@@ -204,3 +204,80 @@ def test_the_real_executor_answers_again_from_the_years(monkeypatch: pytest.Monk
     out = run(deps, ctx(plan_when="failure"), question=question)
     assert [s["args"] for s in out["trajectory"]["steps"] if s["kind"] == "replan"] == [{"settled": True}]
     assert "Ingmar" in out["answer"] and "Open House" not in out["answer"], out["answer"]
+
+
+# ---- evidence_search: an answer given before both names' own paragraphs were read
+
+OPEN_HOUSE = "Doc 1 (Title: The Open House) The Open House is a 2018 American horror film."
+INGMAR = "Doc 1 (Title: Sons of Ingmar (film)) Sons of Ingmar (Swedish: Ingmarssönerna) is a 1919 Swedish film."
+EARLIER = "Which film was released earlier, The Open House or Sons Of Ingmar?"
+
+
+def test_what_is_unread_is_the_name_whose_own_paragraph_gave_no_fact() -> None:
+    from mia.graph.nodes.evidence import unread
+
+    assert unread(EARLIER, [OPEN_HOUSE]) == ["Sons Of Ingmar"]
+    assert unread(EARLIER, []) == ["The Open House", "Sons Of Ingmar"]
+    assert unread(EARLIER, [OPEN_HOUSE, INGMAR]) == []
+    # not a question a lookup settles: through another entity, or no two candidates
+    assert unread("Which film has the director born earlier, The Open House or Sons Of Ingmar?", []) == []
+    assert unread("Who wrote Hamlet?", []) == []
+
+
+def test_an_answer_from_one_side_is_held_back_until_the_other_is_searched() -> None:
+    """One paragraph read, an answer; the graph searches the other name as the executor's next turn
+    (the answer turn leaves the history), the executor answers the same again, and the years it now
+    has settle it: no planner call, and the trace keeps every step."""
+    m = models(
+        executor=[
+            CALL.format(q="The Open House"),
+            "<answer>The Open House</answer>",
+            "<answer>The Open House</answer>",
+            "<answer>Sons Of Ingmar</answer>",
+        ]
+    )
+    tool = search_tool({"The Open House": OPEN_HOUSE, "Sons Of Ingmar": INGMAR})
+    deps, _ = make_deps(m, tools=[tool])
+    out = run(deps, ctx(plan_when="failure", evidence_search=True, max_tool_calls=4), question=EARLIER)
+    assert tool.metadata["calls"] == [["The Open House"], ["Sons Of Ingmar"]]
+    after_search = m["fake:executor"].prompts[2]
+    said = [str(x.content) for x in after_search if x.type == "ai"]
+    assert "1919" in after_search[-1].content and not any("<answer>" in text for text in said)
+    steps = out["trajectory"]["steps"]
+    assert [s["content"] for s in steps if s["kind"] == "tool_call"][1] == "evidence"
+    replans = [s["args"] for s in steps if s["kind"] == "replan"]
+    assert replans == [{"settled": True, "unread": ["Sons Of Ingmar"]}, {"settled": True}]
+    assert out["answer"] == "Sons Of Ingmar" and out["usage"]["planner"]["calls"] == 0
+    assert out["tool_calls"] == 2
+
+
+@pytest.mark.parametrize(
+    "overrides",
+    [{}, {"evidence_search": True, "max_tool_calls": 1}, {"evidence_search": True, "memory_mode": "none"}],
+    ids=["off-by-default", "no-tool-call-left", "plain-react"],
+)
+def test_an_answer_from_one_side_stands_when_the_round_is_off_or_cannot_search(overrides: dict[str, Any]) -> None:
+    m = models(executor=[CALL.format(q="The Open House"), "<answer>The Open House</answer>"])
+    deps, _ = make_deps(m, tools=[search_tool({"The Open House": OPEN_HOUSE})])
+    out = run(deps, ctx(**{"plan_when": "failure", "max_tool_calls": 4, **overrides}), question=EARLIER)
+    assert out["answer"] == "The Open House" and len(m["fake:executor"].prompts) == 2
+
+
+@pytest.mark.real_model
+def test_the_real_executor_answers_from_both_sides(monkeypatch: pytest.MonkeyPatch, tmp_path: Any) -> None:
+    """The embedded executor after a scripted one-sided wrong answer: the graph searches the other
+    film, and the real model's next answer (with the years checked after it) names the earlier film."""
+    from mia.graph.context import Context
+    from mia.graph.nodes.deps import Deps
+    from mia.graph.nodes.execute import TEXT_STOP
+
+    for role in ("PLANNER", "EXECUTOR", "MANAGER", "JUDGE"):
+        monkeypatch.delenv(f"MIA_{role}_MODEL", raising=False)
+    real = Deps().chat_model(Context(data_dir=str(tmp_path), executor_max_tokens=96), "executor")
+    reply = lambda messages: str(real.invoke(messages, stop=TEXT_STOP).content)  # noqa: E731
+    m = models(executor=[CALL.format(q="The Open House"), "<answer>The Open House</answer>", reply, reply])
+    tool = search_tool({"The Open House": OPEN_HOUSE, "Sons Of Ingmar": INGMAR})
+    deps, _ = make_deps(m, tools=[tool])
+    out = run(deps, ctx(plan_when="failure", evidence_search=True, max_tool_calls=4), question=EARLIER)
+    assert tool.metadata["calls"][:2] == [["The Open House"], ["Sons Of Ingmar"]]
+    assert "Ingmar" in out["answer"] and "Open House" not in out["answer"], out["answer"]
