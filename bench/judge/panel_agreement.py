@@ -1,0 +1,214 @@
+"""The unsupervised panel (three reviewers and the weighted arbiter, no gold answer shown) against the
+reference labels: how often its verdict agrees with an answer labelled by reading, before and after
+calibrating the rule on half of the answers, reported on the other half (issue 38).
+
+    python bench/judge/panel_agreement.py collect --limit 400     # review the labelled answers (resumable)
+    python bench/judge/panel_agreement.py report                  # calibrate and report (no model call)
+
+`collect` runs the judge role's model (the embedded default) in `reviewers` mode on each labelled
+triple of bench/judge/reference/ with its logged trajectory (read back from the run's results.jsonl),
+and appends each answer's three review scores and the default rule's verdict to panel-reviews.jsonl:
+a stopped run goes on where it ended. `report` splits the answers by a hash of their id into a
+calibration half and a held-out half, picks the rule (threshold, veto, and a spread at which
+disagreeing reviewers give `unknown`) that agrees best with the labels on the calibration half
+while deciding at least --min-coverage of it, and writes panel-agreement.md: agreement on the verdicts
+given, coverage, and precision and recall of `correct` and of `incorrect`, on the held-out half.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import statistics
+import sys
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from itertools import product
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+REFERENCE = HERE / "reference"
+REVIEWS = HERE / "panel-reviews.jsonl"
+OUT = HERE / "panel-agreement.md"
+NAMES = ("reasoning", "sources", "validity")
+
+
+def reference() -> list[dict]:
+    """The labelled triples, in the reference file's order."""
+    labels = {r["rid"]: r["label"] for r in map(json.loads, (REFERENCE / "labels.jsonl").open(encoding="utf-8"))}
+    triples = [json.loads(line) for line in (REFERENCE / "triples.jsonl").open(encoding="utf-8")]
+    return [t | {"label": labels[t["rid"]]} for t in triples if t["rid"] in labels]
+
+
+def trace_of(triple: dict, cache: dict[str, dict[str, dict]]) -> str | None:
+    """The logged trajectory of the triple's answer as the judge reads it, or None when the run's
+    row has none (a warm-up store's answer, say)."""
+    from mia.app.evaluation.runlog import read_rows
+    from mia.memory import Trajectory
+
+    run = ROOT / triple["run"]
+    if triple["run"] not in cache:
+        cache[triple["run"]] = {r["id"]: r for r in read_rows(run)} if run.exists() else {}
+    row = cache[triple["run"]].get(triple["id"])
+    if not row or not row.get("trajectory"):
+        return None
+    episode = Trajectory(question=row["question"], plan=row.get("plan") or "", steps=row["trajectory"])
+    episode.answer = row.get("answer") or ""
+    return episode.to_trace_text(include_judgement=False)
+
+
+def collect(limit: int) -> None:
+    from tqdm import tqdm
+
+    from mia.graph.context import Context
+    from mia.graph.judge import judge
+    from mia.graph.nodes.deps import Deps
+
+    done = {json.loads(line)["rid"] for line in REVIEWS.open(encoding="utf-8")} if REVIEWS.exists() else set()
+    todo = [t for t in reference() if t["rid"] not in done][: max(0, limit - len(done))]
+    context = Context()
+    model = Deps().chat_model(context, "judge")
+    cache: dict[str, dict[str, dict]] = {}
+    with REVIEWS.open("a", encoding="utf-8") as out:
+        for triple in tqdm(todo, desc="panel", unit="answer"):
+            started = time.monotonic()
+            trace = trace_of(triple, cache)
+            verdict = judge(model, triple["question"], triple["answer"], trace, None, "reviewers")
+            scores = {r.name: (None if r.missing else r.score) for r in verdict.reviews}
+            record = {
+                "rid": triple["rid"],
+                "label": triple["label"],
+                "scores": scores,
+                "outcome": verdict.outcome,
+                "had_trace": trace is not None,
+                "seconds": round(time.monotonic() - started, 1),
+                "model": context.judge_model,
+            }
+            out.write(json.dumps(record) + "\n")
+            out.flush()
+
+
+@dataclass(frozen=True)
+class Rule:
+    """The weighted arbiter with the paper's weights, a threshold on the weighted mean (1-10), a
+    veto below which one reviewer makes it incorrect (None: no veto), and a spread (highest minus
+    lowest score) at or above which the reviewers disagree and the verdict is unknown (None: never)."""
+
+    threshold: float
+    veto: float | None
+    spread: float | None
+
+    def decide(self, scores: dict[str, float | None]) -> str:
+        from mia.graph.judge.config import JudgeConfig
+
+        weights = JudgeConfig().weights
+        present = {n: s for n, s in scores.items() if s is not None and weights.get(n, 0) > 0}
+        if len(present) < 2:
+            return "unknown"
+        if self.spread is not None and max(present.values()) - min(present.values()) >= self.spread:
+            return "unknown"
+        if self.veto is not None and min(present.values()) < self.veto:
+            return "incorrect"
+        mean = sum(weights[n] * s for n, s in present.items()) / sum(weights[n] for n in present)
+        return "correct" if mean >= self.threshold else "incorrect"
+
+    def __str__(self) -> str:
+        veto = f"veto below {self.veto:g}" if self.veto is not None else "no veto"
+        spread = f"unknown at a spread of {self.spread:g}" if self.spread is not None else "no unknown"
+        return f"threshold {self.threshold:g}, {veto}, {spread}"
+
+
+def held_out(rid: str) -> bool:
+    return int(hashlib.sha256(rid.encode()).hexdigest(), 16) % 2 == 1
+
+
+def scores_of(rows: Iterable[dict], rule: Rule) -> dict[str, float]:
+    rows = list(rows)
+    decided = [(rule.decide(r["scores"]), r["label"]) for r in rows]
+    given = [(d, label) for d, label in decided if d != "unknown"]
+    agree = sum(d == label for d, label in given)
+    out: dict[str, float] = {"n": len(rows), "given": len(given)}
+    out["agreement"] = agree / len(given) if given else float("nan")
+    out["coverage"] = len(given) / len(rows) if rows else float("nan")
+    for kind in ("correct", "incorrect"):
+        said = [label for d, label in given if d == kind]
+        truth = [d for d, label in given if label == kind]
+        out[f"{kind}_precision"] = said.count(kind) / len(said) if said else float("nan")
+        out[f"{kind}_recall"] = truth.count(kind) / len(truth) if truth else float("nan")
+    return out
+
+
+def report(min_coverage: float) -> None:
+    from mia.graph.judge.config import JudgeConfig
+
+    rows = [json.loads(line) for line in REVIEWS.open(encoding="utf-8")]
+    calibration = [r for r in rows if not held_out(r["rid"])]
+    test = [r for r in rows if held_out(r["rid"])]
+    config = JudgeConfig()
+    default = Rule(config.threshold, config.veto_below, None)
+    grid = [
+        Rule(t, v, s)
+        for t, v, s in product([x / 2 for x in range(6, 19)], [None, 2.0, 3.0, 4.0], [None, 4.0, 5.0, 6.0, 7.0, 8.0])
+    ]
+    eligible = [r for r in grid if scores_of(calibration, r)["coverage"] >= min_coverage]
+    best = (
+        max(eligible, key=lambda r: (scores_of(calibration, r)["agreement"], scores_of(calibration, r)["coverage"]))
+        if eligible
+        else default
+    )
+    labels = [r["label"] for r in rows]
+    seconds = [r["seconds"] for r in rows]
+
+    def line(name: str, rule: Rule, part: list[dict]) -> str:
+        s = scores_of(part, rule)
+        return (
+            f"| {name} | {rule} | {s['n']} | {s['given']} ({s['coverage']:.0%}) | **{s['agreement']:.1%}** | "
+            f"{s['correct_precision']:.2f} / {s['correct_recall']:.2f} | "
+            f"{s['incorrect_precision']:.2f} / {s['incorrect_recall']:.2f} |"
+        )
+
+    text = [
+        "# The unsupervised panel against answers labelled by reading",
+        "",
+        f"Commands: `python bench/judge/panel_agreement.py collect --limit N` (the judge model "
+        f"`{rows[0]['model'] if rows else '?'}`, reviewers mode, no gold shown), then "
+        f"`python bench/judge/panel_agreement.py report --min-coverage {min_coverage:g}`. "
+        f"{len(rows)} of the {len(reference())} labelled answers of bench/judge/reference/ reviewed "
+        f"({labels.count('correct')} labelled correct); {statistics.median(seconds) if seconds else 0:.1f} s "
+        "median per answer (three reviewer calls). Calibration half and held-out half by a hash of the answer's id.",
+        "",
+        "| rule | settings | answers | verdicts given | agreement with the labels | correct: precision / recall "
+        "| incorrect: precision / recall |",
+        "|---|---|---|---|---|---|---|",
+        line("default, calibration half", default, calibration),
+        line("default, held-out half", default, test),
+        line("calibrated, calibration half", best, calibration),
+        line("calibrated, held-out half", best, test),
+        "",
+        f"The calibrated rule is the one of {len(grid)} (thresholds 3-9, vetoes none/2/3/4, unknown at a "
+        f"spread of 4-8 or never) with the best agreement on the calibration half among those that decide at "
+        f"least {min_coverage:.0%} of it; the held-out rows are what it is reported on.",
+    ]
+    OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
+    print("\n".join(text))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    sub = ap.add_subparsers(dest="command", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--limit", type=int, default=400, help="stop once this many answers are reviewed in all")
+    r = sub.add_parser("report")
+    r.add_argument("--min-coverage", type=float, default=0.6)
+    args = ap.parse_args()
+    if args.command == "collect":
+        collect(args.limit)
+    else:
+        report(args.min_coverage)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
