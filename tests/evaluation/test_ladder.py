@@ -47,3 +47,33 @@ def test_every_rung_is_a_command_line_mia_eval_accepts(monkeypatch: pytest.Monke
     assert names[0] == "none" and "default" in names  # the check reads results/ladder/<set>/{none,default}
     default = next(cfg for cfg, out in seen if str(out).endswith("default"))
     assert default.context_overrides == {}  # the default rung is the graph's defaults
+
+
+def test_a_resumed_rung_runs_from_the_commit_it_started_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import json
+
+    module = ladder()
+    monkeypatch.setattr(module, "ROOT", tmp_path)
+    folder = Path("results/ladder/2wiki/default")
+    assert module.started_on(folder) == []  # a new rung: the commit checked out now
+    (tmp_path / folder).mkdir(parents=True)
+    (tmp_path / folder / "config.json").write_text(json.dumps({"code": {"commit": "b3a9931" + "0" * 33}}))
+    assert module.started_on(folder) == ["--commit", "b3a9931" + "0" * 33]
+
+
+def test_plots_are_written_as_palette_pngs(tmp_path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    from PIL import Image
+
+    from mia.training.artifacts import save_figure
+
+    fig, ax = plt.subplots()
+    ax.plot([0, 1, 2], [0, 1, 4], label="reward")
+    ax.legend()
+    path = save_figure(fig, tmp_path / "plot.png", dpi=100)
+    plt.close(fig)
+    with Image.open(path) as image:
+        assert image.mode == "P" and image.size == (640, 480)
