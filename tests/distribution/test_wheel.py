@@ -138,6 +138,25 @@ def served(venv: Path, fresh_env: dict[str, str]) -> Iterator[str]:
         proc.wait(timeout=60)
 
 
+LIBRARY_RUN = """
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+from langchain_core.messages import AIMessage
+from mia.graph import Context, build_graph
+
+question = "Which magazine was started first, Arthur's Magazine or First for Women?"
+fake = GenericFakeChatModel(messages=iter([AIMessage(content="<answer>Arthur's Magazine</answer>")] * 4))
+graph = build_graph(models={"planner": fake, "executor": fake, "judge": fake})
+context = Context(max_tool_calls=0, min_tool_calls=0)
+inputs = {"question": question, "gold_answers": ["Arthur's Magazine"]}
+first = graph.invoke(inputs, context=context)
+second = graph.invoke(inputs, context=context)
+assert first["memory_id"], first.get("warnings")
+shown = [m.get("id") for m in second.get("memories") or []]
+assert first["memory_id"] in shown, (first["memory_id"], shown, second.get("warnings"))
+print("stored", first["memory_id"], "retrieved", shown)
+"""
+
+
 def test_fresh_install_runs_the_graph_on_an_api_model(
     venv: Path, fresh_env: dict[str, str], served: str, tmp_path: Path
 ) -> None:
@@ -156,6 +175,12 @@ def test_fresh_install_runs_the_graph_on_an_api_model(
     assert off.returncode != 0 and "mia models fetch minilm" in off.stdout + off.stderr, off.stderr[-2000:]
     fetched = _run([mia, "models", "fetch", "minilm"], env=fresh_env)
     assert "minilm:" in fetched.stdout
+    # the library, as an app embeds it: build_graph().invoke with a fake model stores a memory that
+    # the next run of the same question retrieves
+    embedded = _run(
+        [str(venv / "bin" / "python"), "-P", "-c", LIBRARY_RUN], env=fresh_env
+    )  # -P: not the checkout's mia/
+    assert "stored" in embedded.stdout and "retrieved" in embedded.stdout, embedded.stdout + embedded.stderr
     paragraphs = tmp_path / "paragraphs.json"
     paragraphs.write_text(json.dumps(PARAGRAPHS))
     done = _run(

@@ -117,3 +117,18 @@ def test_a_roles_max_tokens_reaches_ollama_as_num_predict(tmp_path: Path, monkey
         import sys
 
         sys.modules.pop("langchain_ollama", None)
+
+
+def test_the_provider_table_is_read_from_langchain_and_its_loss_is_harmless(monkeypatch: pytest.MonkeyPatch) -> None:
+    """LangChain's table is private (mia.graph.models.providers says why it is read anyway): while it
+    is there, a provider's package comes from it; if a release drops it, every name falls back to
+    langchain-<provider> and nothing raises."""
+    from langchain.chat_models import base
+
+    from mia.graph.models.providers import chat_providers, requirement
+
+    assert chat_providers().get("openai", "").startswith("langchain_openai")
+    assert requirement("anthropic") == "mia-agent[anthropic]"
+    monkeypatch.delattr(base, "_BUILTIN_PROVIDERS", raising=False)
+    assert chat_providers() == {}
+    assert requirement("groq") == "langchain-groq" and requirement("openai") == "langchain-openai"
