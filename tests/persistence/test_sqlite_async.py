@@ -7,6 +7,8 @@ from __future__ import annotations
 import asyncio
 from pathlib import Path
 
+import pytest
+
 from mia.graph.builder import build_graph
 from mia.graph.persistence import open_checkpointer
 
@@ -14,7 +16,8 @@ from tests.graph.fakes import make_deps
 from tests.graph.test_graph_logic import ctx, models
 
 
-def test_sqlite_shortcut_serves_ainvoke_astream_and_invoke_on_one_thread(tmp_path: Path) -> None:
+@pytest.mark.parametrize("form", ["path", "url"])
+def test_sqlite_shortcut_serves_ainvoke_astream_and_invoke_on_one_thread(tmp_path: Path, form: str) -> None:
     deps, _ = make_deps(
         models(
             planner=["1. Look.", "no", "1. Again.", "no", "1. Once more.", "no"],
@@ -22,7 +25,7 @@ def test_sqlite_shortcut_serves_ainvoke_astream_and_invoke_on_one_thread(tmp_pat
         )
     )
     target = tmp_path / "threads" / "checkpoints.sqlite"
-    graph = build_graph(checkpointer=str(target), deps=deps)
+    graph = build_graph(checkpointer=str(target) if form == "path" else f"sqlite:///{target}", deps=deps)
     cfg = {"configurable": {"thread_id": "t"}}
 
     async def run_async() -> tuple[dict, list, list]:
