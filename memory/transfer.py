@@ -16,7 +16,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, Protocol
 
 import orjson
@@ -53,7 +53,7 @@ def export_records(
     path: str | Path,
     namespace: str | None = None,
     overwrite: bool = False,
-    items: Iterable[dict[str, Any]] = (),
+    items: Iterable[Mapping[str, Any]] = (),
 ) -> int:
     """Write a header line and one record per line (vectors are not exported: re-embedded on import),
     to a temporary file beside `path` renamed into place, so a crash never leaves half an export.

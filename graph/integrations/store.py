@@ -27,7 +27,7 @@ import asyncio
 import time
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 from langgraph.store.base import (
     BaseStore,
@@ -61,6 +61,18 @@ from mia.memory.namespaces import check_namespace
 def unwrap(store: Any) -> Any:
     """The MemoryStore behind a MiaStore (a MemoryStore is returned as it is)."""
     return store.memory if isinstance(store, MiaStore) else store
+
+
+class ExportedItem(TypedDict):
+    """One app item as `mia memory export` writes it beside the memories (its value is the app's own
+    JSON object, as LangGraph's `Item.value`)."""
+
+    namespace: str
+    key: str
+    value: dict[str, Any]
+    created_at: float
+    updated_at: float
+    indexed: bool
 
 
 class MiaStore(BaseStore):
@@ -163,7 +175,7 @@ class MiaStore(BaseStore):
                 self.memory.index.delete(namespace, bucket, [key])
 
     # ------------------------------------------------------------------ export and import
-    def export_items(self, namespace: str | None = None) -> list[dict[str, Any]]:
+    def export_items(self, namespace: str | None = None) -> list[ExportedItem]:
         """The items that are not workflow memories, of one MIA namespace or all, as `mia memory
         export` writes them beside the memories (`indexed`: the item had a text to embed)."""
         return [
