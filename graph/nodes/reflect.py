@@ -73,7 +73,7 @@ def judge_by_failure(state: State, ctx: Context) -> dict[str, Any]:
     When the agent's own search results settle it (a dated comparison answered against its years),
     the step is marked `settled` and replan hands the executor that message instead of a plan.
     With `evidence_search`, an answer to such a question given before both names' own paragraphs
-    were read is first held back once so that the executor searches them (`evidence_round`)."""
+    were read is first held back once, and the graph searches the unread names (`evidence_round`)."""
     steps, answer = list(state.get("steps") or []), state.get("answer") or ""
     answered = state.get("stop_reason") == "answered"
     if answered and ctx.evidence_search and not state.get("evidence_rounds"):
