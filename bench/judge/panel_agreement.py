@@ -102,18 +102,21 @@ class Rule:
     spread: float | None
 
     def decide(self, scores: dict[str, float | None]) -> str:
+        """The judge's own weighted arbiter (mia.graph.judge.reviewers.weighted_decision) with this
+        rule's threshold and veto, after the spread check this bench calibrates."""
         from mia.graph.judge.config import JudgeConfig
+        from mia.graph.judge.reviewers import weighted_decision
+        from mia.graph.judge.verdict import Review
 
-        weights = JudgeConfig().weights
-        present = {n: s for n, s in scores.items() if s is not None and weights.get(n, 0) > 0}
-        if len(present) < 2:
+        config = JudgeConfig(threshold=self.threshold, veto_below=self.veto)
+        present = [s for s in scores.values() if s is not None]
+        if self.spread is not None and len(present) >= 2 and max(present) - min(present) >= self.spread:
             return "unknown"
-        if self.spread is not None and max(present.values()) - min(present.values()) >= self.spread:
-            return "unknown"
-        if self.veto is not None and min(present.values()) < self.veto:
-            return "incorrect"
-        mean = sum(weights[n] * s for n, s in present.items()) / sum(weights[n] for n in present)
-        return "correct" if mean >= self.threshold else "incorrect"
+        reviews = [
+            Review(name=n, title=n, weight=config.weights.get(n, 0.0), score=s, missing=s is None)  # type: ignore[arg-type]
+            for n, s in scores.items()
+        ]
+        return weighted_decision(reviews, config)[0]
 
     def __str__(self) -> str:
         veto = f"veto below {self.veto:g}" if self.veto is not None else "no veto"

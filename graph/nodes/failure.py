@@ -21,7 +21,7 @@ from typing import Any
 from mia.graph.judge.metrics import is_refusal
 from mia.graph.judge.polarity import polarity
 from mia.graph.judge.surface import content, countries_in, tokens
-from mia.graph.nodes.evidence import check_for, contradiction, unread
+from mia.graph.nodes.evidence import contradiction, unread
 from mia.graph.prompts import render
 from mia.graph.protocol import is_yes_no_question, question_options
 
@@ -182,7 +182,7 @@ def unread_by_evidence(steps: Sequence[Mapping[str, Any]], answer: str, question
     """The names to search when an answer to a question that a lookup settles
     (mia.graph.nodes.evidence.check_for) came before the results held each name's own paragraph;
     empty otherwise."""
-    if not " ".join(answer.split()) or check_for(question) is None:
+    if not answer.strip():
         return []
     return unread(question, [str(s.get("content") or "") for s in steps if s.get("kind") == "observation"])
 
