@@ -581,7 +581,8 @@ def test_plan_when_failure_on_the_real_model(tmp_path: Any, monkeypatch: pytest.
     """The embedded model with plan_when "failure": the first search fails, so the attempt shows a
     failure whatever the executor does next (the failed search, or no answer at all: which one
     depends on the model's sampling on this CPU); the real planner then writes the first plan from
-    that attempt (one planner call), and the executor goes on to an answer."""
+    that attempt (one planner call), and the executor goes on to an answer (searching again or not:
+    that also depends on the CPU)."""
     from langchain_core.tools import StructuredTool
 
     from mia.graph.nodes.deps import Deps
@@ -607,4 +608,7 @@ def test_plan_when_failure_on_the_real_model(tmp_path: Any, monkeypatch: pytest.
     assert late["args"]["first_plan"] and late["content"]
     assert out["usage"]["planner"]["calls"] == 1
     assert out["plan"] == ("" if late["args"].get("dropped") else late["content"])
-    assert out["answer"] and len(calls) >= 2
+    # After the late plan the executor goes on: it searches again or answers (from the model's own
+    # prior on some CPUs); either way a step follows the plan and the run ends with an answer.
+    after = steps[steps.index(late) + 1 :]
+    assert out["answer"] and any(s["kind"] in ("tool_call", "answer") for s in after)
