@@ -13,6 +13,7 @@ from typing import Any
 ADAPTER_META = "mia_adapter.json"
 METRICS_FILE = "metrics.jsonl"
 CURVE_FILE = "reward_curve.png"
+LOSS_CURVE_FILE = "loss_curve.png"
 
 
 def metrics_callback(path: Path, stage: str) -> Any:
@@ -61,13 +62,16 @@ def read_metrics(path: Path) -> list[dict[str, Any]]:
     return out
 
 
-def reward_series(records: Sequence[dict[str, Any]], stage: str | None = None) -> tuple[list[int], list[float]]:
-    """(steps, mean reward) of the training log records, deduplicated by step (last wins)."""
+def reward_series(
+    records: Sequence[dict[str, Any]], stage: str | None = None, key: str = "reward"
+) -> tuple[list[int], list[float]]:
+    """(steps, value) of one logged quantity (the mean GRPO reward; `key="loss"` for SFT),
+    deduplicated by step (last wins)."""
     by_step: dict[int, float] = {}
     for rec in records:
         if stage and rec.get("stage") != stage:
             continue
-        value = rec.get("reward")
+        value = rec.get(key)
         if isinstance(value, (int, float)) and not math.isnan(value):
             by_step[int(rec["step"])] = float(value)
     steps = sorted(by_step)
@@ -75,23 +79,24 @@ def reward_series(records: Sequence[dict[str, Any]], stage: str | None = None) -
 
 
 def plot_reward_curve(
-    records: Sequence[dict[str, Any]], out: Path, title: str = "GRPO reward", window: int = 5
+    records: Sequence[dict[str, Any]], out: Path, title: str = "GRPO reward", window: int = 5, key: str = "reward"
 ) -> Path | None:
-    """Reward per step (and a moving average) for every stage in the log; None if nothing logged."""
+    """Reward per step (and a moving average) for every stage in the log; None if nothing logged.
+    `key="loss"` draws an SFT run's training loss the same way."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    stages = sorted({r.get("stage", "") for r in records if "reward" in r})
+    stages = sorted({r.get("stage", "") for r in records if key in r})
     if not stages:
         return None
     fig, ax = plt.subplots(figsize=(7, 4))
     for stage in stages:
-        steps, rewards = reward_series(records, stage)
+        steps, rewards = reward_series(records, stage, key)
         if not steps:
             continue
-        ax.plot(steps, rewards, marker=".", alpha=0.45, label=f"{stage} reward")
+        ax.plot(steps, rewards, marker=".", alpha=0.45, label=f"{stage} {key}")
         if len(rewards) >= window:
             avg = [
                 sum(rewards[max(0, i - window + 1) : i + 1]) / len(rewards[max(0, i - window + 1) : i + 1])
@@ -99,7 +104,7 @@ def plot_reward_curve(
             ]
             ax.plot(steps, avg, linewidth=2, label=f"{stage} moving avg ({window})")
     ax.set_xlabel("optimizer step")
-    ax.set_ylabel("mean reward of the group")
+    ax.set_ylabel("mean reward of the group" if key == "reward" else key)
     ax.set_title(title)
     ax.grid(alpha=0.3)
     ax.legend()

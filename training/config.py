@@ -17,7 +17,7 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 
 from mia.training.rewards import AccuracyMetric, ExecutorRewardWeights, PlannerRewardWeights
 
-Stage = Literal["planner", "executor", "alternate"]
+Stage = Literal["planner", "executor", "executor-sft", "alternate"]
 #: The policy and partners a config gets when it names none: the small embedded model that trains on a CPU
 #: (the served defaults, graph/models/defaults.py, are for answering, not for a first training run).
 DEFAULT_TRAINING_MODEL = "local:smollm2"
@@ -59,6 +59,9 @@ class PlannerStageConfig:
     # graph backend: a step's rollouts run this many at a time, so a llama.cpp executor batches
     # them on its parallel slots (the live policy still generates one reflection at a time)
     parallel_episodes: PositiveInt = 1
+    # a MemoryStore folder: each question's best right rollout and one wrong one become memories
+    # (with the plan pairs beside the run), so offline training feeds memory as test-time learning does
+    memorise_rollouts: str | None = None
 
 
 @dataclass
@@ -69,6 +72,20 @@ class ExecutorStageConfig:
     plan_max_tokens: int = 64
     plans_file: str | None = None  # JSONL {qid, plan} to reuse instead of generating
     replan: bool = True  # a wrong first answer gets one replan from the frozen planner (paper, ref. 5.1)
+
+
+@dataclass
+class SftSettings:
+    """Executor SFT (`mia train executor-sft`): rejection-sampled rows from logged episodes
+    (mia.training.sft_data); `trainer:` is passed to TRL's SFTConfig as is."""
+
+    episodes: list[str] = field(default_factory=list)  # glob patterns of results.jsonl(.gz) / trajectories.jsonl(.gz)
+    exclude: list[str] = field(default_factory=list)  # episodes whose questions are never trained on (reported splits)
+    plans_only: bool = False  # only episodes that were handed a plan (else planless right attempts too)
+    max_tool_calls: int | None = 4  # the budget the episodes ran under: an attempt that used it all is skipped
+    max_length: PositiveInt = 2048  # rows longer than this (tokens) are dropped, never truncated
+    limit: int | None = None  # at most this many rows (in order), for a run that must fit a time slot
+    trainer: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass
@@ -123,6 +140,7 @@ class TrainConfig:
     lora: LoraSettings = field(default_factory=LoraSettings)
     reward: RewardConfig = field(default_factory=RewardConfig)
     grpo: dict[str, Any] = field(default_factory=dict)
+    sft: SftSettings = field(default_factory=SftSettings)
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> TrainConfig:
@@ -185,6 +203,36 @@ class TrainConfig:
         if max_steps is not None:
             args["max_steps"] = max_steps
         return GRPOConfig(**args)
+
+    def sft_args(self, output_dir: Path, max_steps: int | None = None) -> Any:
+        """TRL SFTConfig: the loss on the completion (the executor's turn) only, the same CPU-safe
+        defaults as GRPO, under whatever `sft.trainer:` says."""
+        from trl import SFTConfig
+
+        on_cpu = self.device == "cpu"
+        args: dict[str, Any] = {
+            "output_dir": str(output_dir),
+            "report_to": "none",
+            "logging_steps": 1,
+            "save_strategy": "steps",
+            "save_steps": 10,
+            "save_total_limit": 2,
+            "seed": self.seed,
+            "use_cpu": on_cpu,
+            "bf16": False if on_cpu else self.dtype == "bfloat16",
+            "fp16": False,
+            "gradient_checkpointing": not on_cpu,
+            "completion_only_loss": True,
+            "max_length": None,  # rows are already cut to sft.max_length by dropping, never truncating
+            "per_device_train_batch_size": 1,
+            "num_train_epochs": 1,
+            "learning_rate": 1e-4,
+            "disable_tqdm": False,
+        }
+        args.update(self.sft.trainer)
+        if max_steps is not None:
+            args["max_steps"] = max_steps
+        return SFTConfig(**args)
 
 
 _ADAPTER = TypeAdapter(TrainConfig)

@@ -36,6 +36,9 @@ class EpisodeOutcome:
     trace: str = ""
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
+    turns: list[str] = field(default_factory=list)  # the executor's turns (training's ReAct loop)
+    observations: list[str] = field(default_factory=list)
+    trajectory: Any = None  # the graph's memory Trajectory of the episode (GraphEpisodeRunner)
 
 
 class Accuracy:
@@ -103,6 +106,8 @@ class LocalEpisodeRunner:
             acc_final=acc,
             tool_calls=ep.tool_calls,
             trace=ep.trace(),
+            turns=list(ep.turns),
+            observations=list(ep.observations),
         )
 
 
@@ -188,4 +193,5 @@ def outcome_from_result(
         replan=result.replan or result.trajectory.replan or None,
         tool_calls=result.tool_calls,
         trace=result.trajectory.to_trace_text(),
+        trajectory=result.trajectory,
     )

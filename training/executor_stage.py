@@ -21,10 +21,9 @@ from mia.training.config import TrainConfig
 from mia.training.episodes import Accuracy
 from mia.training.examples import QAExample
 from mia.training.react import ReactBudget, Replanner, ReactRunner, SandboxSearch
-from mia.training.rewards import ExecutorRewardWeights, executor_format_ok, executor_reward, tool_use_score
+from mia.training.rewards import CORRECT_AT, ExecutorRewardWeights, executor_format_ok, executor_reward, tool_use_score
 
 log = logging.getLogger(__name__)
-CORRECT_AT = 0.5  # a first answer below this accuracy is wrong: the frozen planner replans (paper: acc < 0.5)
 
 
 def _prompt_key(prompt: Any) -> str:

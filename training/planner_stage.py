@@ -17,7 +17,7 @@ from mia.training.config import TrainConfig
 from mia.training.episodes import Accuracy, EpisodeOutcome, EpisodeRunner
 from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
 from mia.training.react import ReactBudget
-from mia.training.rewards import PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward
+from mia.training.rewards import CORRECT_AT, PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward
 
 log = logging.getLogger(__name__)
 
@@ -48,11 +48,14 @@ class PlannerEpisodeReward:
         numbered: bool = True,
         policy: PolicyHandle | None = None,
         parallel: int = 1,
+        memory: Any = None,
+        namespace: str = "default",
     ) -> None:
         self.runner, self.weights, self.log_path = runner, weights, log_path
         self.max_words, self.numbered = max_words, numbered
         self.policy = policy
         self.parallel = max(1, int(parallel))
+        self.memory, self.namespace = memory, namespace  # a training.online MemoryLoop, or None
 
     def bind_trainer(self, trainer: Any) -> None:
         """Called by run_trainer once the trainer exists: the graph's planner role is the live policy."""
@@ -68,7 +71,7 @@ class PlannerEpisodeReward:
             max_words=self.max_words,
             numbered=self.numbered,
         )
-        decision_ok = decision_correct(outcome.acc_first >= 0.5, outcome.replanned)
+        decision_ok = decision_correct(outcome.acc_first >= CORRECT_AT, outcome.replanned)
         return planner_reward(outcome.acc_final, outcome.acc_first, format_ok, decision_ok, self.weights)
 
     def __call__(
@@ -101,6 +104,8 @@ class PlannerEpisodeReward:
             rewards.append(reward)
             outcomes.append(outcome)
             self._log(q, golds, text, outcome, reward, seconds, kwargs.get("trainer_state"))
+        if self.memory is not None:
+            self._memorise(items, outcomes, rewards)
         log_metric = kwargs.get("log_metric")
         if log_metric and outcomes:
             n = len(outcomes)
@@ -109,6 +114,37 @@ class PlannerEpisodeReward:
             log_metric("episode/tool_calls", sum(o.tool_calls for o in outcomes) / n)
             log_metric("episode/replanned", sum(o.replanned for o in outcomes) / n)
         return rewards
+
+    def _memorise(
+        self, items: Sequence[tuple[Any, ...]], outcomes: Sequence[EpisodeOutcome], rewards: Sequence[float]
+    ) -> None:
+        """Each question's rollouts (a GRPO group) through the memory loop: its best right rollout
+        and one wrong one become memories, as test-time learning stores its rollouts."""
+        from mia.training.online.episodes import OnlineEpisode
+        from mia.training.online.policy import SampledPlan
+        from mia.training.online.rollouts import Rollout
+
+        groups: dict[str, tuple[Sequence[str], list[Rollout]]] = {}
+        for (completion, q, golds, _), outcome, reward in zip(items, outcomes, rewards, strict=True):
+            if outcome.error:
+                continue
+            rollout = Rollout(
+                plan=SampledPlan(completion_text(completion), [], []),
+                answer=outcome.answer,
+                outcome="correct" if outcome.acc_final >= CORRECT_AT else "incorrect",
+                reward=reward,
+                turns=outcome.turns,
+                observations=outcome.observations,
+                tool_calls=outcome.tool_calls,
+                feedback=f"Graded against the gold answer(s): accuracy {outcome.acc_final:.2f}.",
+                accuracy=outcome.acc_final,
+                trajectory=outcome.trajectory,
+            )
+            groups.setdefault(q, (golds, []))[1].append(rollout)
+        for q, (golds, rollouts) in groups.items():
+            episode = OnlineEpisode(question=q, gold_answers=list(golds), namespace=self.namespace)
+            self.memory.absorb(episode, rollouts, source="offline-rollout")
+        self.memory.end_batch(self.namespace)
 
     def _log(
         self,
@@ -196,6 +232,13 @@ def train_planner(
     model, tokenizer, peft_config, base = make_policy(cfg)
     policy = PolicyHandle()
     runner = make_runner(cfg, executor_spec, policy)
+    store = memory = None
+    if cfg.planner.memorise_rollouts:
+        from mia.memory import MemoryStore
+        from mia.training.online.memory_loop import MemoryLoop
+
+        store = MemoryStore.open(cfg.planner.memorise_rollouts)
+        memory = MemoryLoop(store, out, seed=cfg.seed)
     reward = PlannerEpisodeReward(
         runner,
         cfg.reward.planner,
@@ -204,23 +247,30 @@ def train_planner(
         numbered=cfg.planner.numbered_steps,
         policy=policy,
         parallel=cfg.planner.parallel_episodes if cfg.planner.episode_backend == "graph" else 1,
+        memory=memory,
+        namespace=cfg.data.namespace,
     )
-    return run_trainer(
-        cfg,
-        "planner",
-        out,
-        reward_funcs=[reward, *extra_reward_funcs],
-        dataset=dataset,
-        model=model,
-        tokenizer=tokenizer,
-        peft_config=peft_config,
-        base=base,
-        resume=resume,
-        max_steps=max_steps,
-        extra_meta={
-            "role": "planner",
-            "frozen_executor": executor_spec or cfg.planner.executor_model,
-            "episode_backend": cfg.planner.episode_backend,
-            "questions": len(examples),
-        },
-    )
+    try:
+        return run_trainer(
+            cfg,
+            "planner",
+            out,
+            reward_funcs=[reward, *extra_reward_funcs],
+            dataset=dataset,
+            model=model,
+            tokenizer=tokenizer,
+            peft_config=peft_config,
+            base=base,
+            resume=resume,
+            max_steps=max_steps,
+            extra_meta={
+                "role": "planner",
+                "frozen_executor": executor_spec or cfg.planner.executor_model,
+                "episode_backend": cfg.planner.episode_backend,
+                "questions": len(examples),
+                "memorised_into": cfg.planner.memorise_rollouts,
+            },
+        )
+    finally:
+        if store is not None:
+            store.close()

@@ -23,6 +23,9 @@ from mia.graph.protocol import ToolCall, after_last_think, count_tags, last_answ
 
 
 AccuracyMetric = Literal["em", "f1", "contains", "judge"]  # judge: see mia.training.episodes.Accuracy
+#: An accuracy (F1, EM, the judge's 0/1) at or above this is a right answer: the planner's decision
+#: term, the frozen planner's replan in the executor stage, and a rollout's outcome as a memory.
+CORRECT_AT = 0.5
 
 
 @dataclass(frozen=True)

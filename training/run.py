@@ -1,4 +1,5 @@
-"""Entry point of `mia train`: one stage, or the alternating pipeline (executor, then planner).
+"""Entry point of `mia train`: one stage, or the alternating pipeline (executor, then planner;
+the executor SFT stage first when the config names episodes).
 
 The paper trains the executor first against a frozen planner, then the planner against the
 frozen *trained* executor (mia-reference §5). `alternate` does exactly that, for `rounds`
@@ -26,15 +27,21 @@ def run_stage(
         from mia.training.executor_stage import train_executor
 
         return [train_executor(cfg, resume=resume, max_steps=max_steps)]
+    if stage == "executor-sft":
+        from mia.training.sft_stage import train_executor_sft
+
+        return [train_executor_sft(cfg, resume=resume, max_steps=max_steps)]
     if stage == "alternate":
         return alternate(cfg, resume=resume, max_steps=max_steps, rounds=rounds)
-    raise ValueError(f"unknown stage {stage!r}; expected planner, executor or alternate")
+    raise ValueError(f"unknown stage {stage!r}; expected planner, executor, executor-sft or alternate")
 
 
 def alternate(
     cfg: TrainConfig, *, resume: bool = True, max_steps: int | None = None, rounds: int = 1
 ) -> list[StageResult]:
-    """Executor first (frozen planner), then planner (frozen trained executor), `rounds` times."""
+    """Executor first (frozen planner), then planner (frozen trained executor), `rounds` times.
+    With `sft.episodes` set, the executor first learns from its right logged episodes (SFT) and
+    the executor GRPO stage continues that adapter."""
     from mia.training.executor_stage import train_executor
     from mia.training.planner_stage import train_planner
 
@@ -42,6 +49,12 @@ def alternate(
     results: list[StageResult] = []
     planner_spec = cfg.executor.planner_model
     executor_cfg, planner_cfg = cfg, cfg
+    if cfg.sft.episodes:
+        from mia.training.sft_stage import train_executor_sft
+
+        sft = train_executor_sft(cfg, resume=resume, output_dir=root / "executor-sft")
+        results.append(sft)
+        executor_cfg = with_base(cfg, sft.spec)
     for r in range(1, rounds + 1):
         executor = train_executor(
             executor_cfg,
@@ -61,6 +74,11 @@ def alternate(
         results.append(planner)
         planner_spec = planner.spec
         # The next round continues both adapters instead of starting fresh LoRAs.
-        executor_cfg = replace(cfg, base_model=executor.spec)
-        planner_cfg = replace(cfg, base_model=planner.spec)
+        executor_cfg = with_base(cfg, executor.spec)
+        planner_cfg = with_base(cfg, planner.spec)
     return results
+
+
+def with_base(cfg: TrainConfig, spec: str) -> TrainConfig:
+    """The config with another policy base: a stage continues the adapter an earlier stage made."""
+    return replace(cfg, base_model=spec)  # type: ignore[type-var]  # a pydantic dataclass, which mypy does not see

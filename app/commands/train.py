@@ -1,5 +1,5 @@
-"""`mia train planner|executor|alternate --config FILE`: offline GRPO of the planner and executor
-LoRA adapters (TRL + PEFT). Heavy imports happen inside the commands so `mia --help` stays fast."""
+"""`mia train planner|executor|executor-sft|alternate --config FILE`: offline GRPO of the planner and
+executor LoRA adapters, and the executor's supervised stage (TRL + PEFT). Heavy imports happen inside the commands so `mia --help` stays fast."""
 
 from __future__ import annotations
 
@@ -78,9 +78,9 @@ def _run(
         console.print(f"[red]mia train {stage} failed:[/] {exc}")
         raise typer.Exit(1) from None
     for res in results:
-        reward = "n/a" if res.final_reward is None else f"{res.final_reward:.3f}"
+        reward = "" if res.final_reward is None else f", final reward {res.final_reward:.3f}"
         console.print(
-            f"[green]{res.stage}[/] {res.steps} steps, final reward {reward}\n"
+            f"[green]{res.stage}[/] {res.steps} steps{reward}\n"
             f"  adapter: {res.adapter_dir}\n  curve:   {res.curve_path}\n  use as:  {res.spec}"
         )
 
@@ -111,6 +111,18 @@ def executor(
 ) -> None:
     """Train the executor: multi-turn search on plans written by a frozen planner."""
     _run("executor", config, max_steps, output_dir, data, trajectories, fresh, set_)
+
+
+@app.command("executor-sft")
+def executor_sft(
+    config: ConfigOpt,
+    max_steps: StepsOpt = None,
+    output_dir: OutOpt = None,
+    fresh: FreshOpt = False,
+    set_: SetOpt = None,
+) -> None:
+    """Supervised executor: its right plan-following episodes (sft.episodes), the loss on its turns only."""
+    _run("executor-sft", config, max_steps, output_dir, None, None, fresh, set_)
 
 
 @app.command("alternate")

@@ -62,6 +62,7 @@ from mia.graph.protocol.turn import (
     parse_yes_no,
     read_call,
     render_call,
+    render_turn,
 )
 
 __all__ = [
@@ -107,6 +108,7 @@ __all__ = [
     "remove_blocks",
     "remove_tags",
     "render_call",
+    "render_turn",
     "split_think",
     "strip_think",
     "tool_schema_lines",

@@ -196,6 +196,15 @@ def render_call(name: str, arguments: Any) -> str:
     return "<tool_call>\n" + json.dumps({"name": name, "arguments": arguments}, ensure_ascii=False) + "\n</tool_call>"
 
 
+def render_turn(think: str = "", *, call: tuple[str, Any] | None = None, answer: str | None = None) -> str:
+    """One executor turn as the system prompt teaches it: `<think>` then one call or one answer.
+    Training writes the turns it teaches with this (strict `parse` reads them back unchanged)."""
+    if (call is None) == (answer is None):
+        raise ValueError("a turn is one tool call or one answer")
+    head = f"<think>\n{think.strip()}\n</think>\n" if think.strip() else ""
+    return head + (render_call(*call) if call is not None else f"<answer>{str(answer).strip()}</answer>")
+
+
 # --------------------------------------------------------------------------- answers
 
 

@@ -356,3 +356,15 @@ def test_the_measured_yes_no_questions_are_the_gold_ones(name, yes_no, read):
     found = {i for i, row in enumerate(rows) if is_yes_no_question(row["question"])}
     assert (len(gold), len(found)) == (yes_no, read)
     assert found <= gold
+
+
+def test_render_turn_writes_what_strict_parse_reads_back() -> None:
+    from mia.graph.protocol import parse, render_turn
+
+    call = parse(render_turn(" Look it up. ", call=("search", {"query_list": ["a \"quoted\" name"]})), strict=True)
+    assert (call.kind, call.think, call.arguments) == ("tool_call", "Look it up.", {"query_list": ['a "quoted" name']})
+    answer = parse(render_turn(answer=" Tbilisi "), strict=True)
+    assert (answer.kind, answer.think, answer.answer) == ("answer", "", "Tbilisi")
+    for bad in ({}, {"call": ("search", {}), "answer": "x"}):
+        with pytest.raises(ValueError, match="one tool call or one answer"):
+            render_turn("x", **bad)  # type: ignore[arg-type]

@@ -14,7 +14,7 @@ runner = CliRunner()
 def test_help_lists_the_stages() -> None:
     result = runner.invoke(app, ["--help"])
     assert result.exit_code == 0
-    for command in ("planner", "executor", "alternate", "eval", "plot"):
+    for command in ("planner", "executor", "executor-sft", "alternate", "eval", "plot"):
         assert command in result.output
 
 
@@ -49,3 +49,13 @@ def test_missing_data_file_is_reported_not_a_traceback(tmp_path: Path) -> None:
     config.write_text(f"name: x\ndata: {{path: {tmp_path / 'nope.jsonl'}}}\n")
     result = runner.invoke(app, ["planner", "--config", str(config)])
     assert result.exit_code == 1 and "QA file not found" in result.output
+
+
+def test_executor_sft_without_episodes_or_with_a_missing_file_is_a_clear_error(tmp_path: Path) -> None:
+    config = tmp_path / "sft.yaml"
+    config.write_text("name: x\n")
+    result = runner.invoke(app, ["executor-sft", "--config", str(config)])
+    assert result.exit_code == 1 and "sft.episodes names no episode files" in result.output
+    config.write_text(f"name: x\nsft: {{episodes: ['{tmp_path}/none/*.jsonl']}}\n")
+    result = runner.invoke(app, ["executor-sft", "--config", str(config)])
+    assert result.exit_code == 1 and "no episode file matches" in result.output

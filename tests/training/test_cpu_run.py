@@ -32,7 +32,13 @@ def plan_length_reward(completions, **kwargs) -> list[float]:
 def tiny_cfg(data_dir: Path, tmp_path_factory: pytest.TempPathFactory) -> TrainConfig:
     out = tmp_path_factory.mktemp("train")
     return TrainConfig.from_yaml(
-        CONFIG, {"output_dir": str(out / "planner"), "data.path": str(HOTPOTQA), "data.limit": 1}
+        CONFIG,
+        {
+            "output_dir": str(out / "planner"),
+            "data.path": str(HOTPOTQA),
+            "data.limit": 1,
+            "planner.memorise_rollouts": str(out / "memory"),
+        },
     )
 
 
@@ -54,6 +60,16 @@ def test_planner_stage_logs_rewards_and_rollouts(planner_run) -> None:
     assert len(rollouts) == 4  # 2 steps x 2 generations, each carried out by the frozen executor
     assert all(0.0 <= r["reward"] <= 1.0 and r["plan"] for r in rollouts)
     assert planner_run.curve_path is not None and planner_run.curve_path.stat().st_size > 1000
+
+
+def test_planner_rollouts_become_memories_on_the_real_model(planner_run, tiny_cfg: TrainConfig) -> None:
+    from mia.memory import MemoryStore
+
+    with MemoryStore.open(tiny_cfg.planner.memorise_rollouts, read_only=True, snapshot=True) as store:
+        logged = list(store.trajectory_log.read())
+        kept = store.list()
+    assert logged and all(t.source == "offline-rollout" and t.plan for t in logged)
+    assert 1 <= len(kept) <= 2 * 2  # per question and step: the best right and one wrong rollout at most
 
 
 def test_adapter_saved_with_metadata_and_changes_the_planner(planner_run, tiny_cfg: TrainConfig) -> None:

@@ -28,8 +28,23 @@ PLAN_PAIRS_FILE = "plan_pairs.jsonl"
 
 
 def rollout_trajectory(episode: OnlineEpisode, rollout: Rollout, source: str = "online-rollout") -> Any:
-    """A rollout as a memory `Trajectory` (plan, executor turns and observations, verdict)."""
+    """A rollout as a memory `Trajectory` (plan, executor turns and observations, verdict); a
+    rollout that carries the graph's own trajectory keeps its steps."""
     from mia.memory import Trajectory, TrajectoryStep
+
+    verdict = {
+        "namespace": episode.namespace,
+        "question": episode.question,
+        "plan": rollout.plan.text,
+        "answer": rollout.answer or "",
+        "outcome": rollout.outcome,
+        "judge_feedback": rollout.feedback,
+        "gold_answers": list(episode.gold_answers),
+        "used_memory_ids": list(episode.used_memory_ids),
+        "source": source,
+    }
+    if rollout.trajectory is not None:
+        return rollout.trajectory.model_copy(update=verdict)
 
     steps = []
     for i, turn in enumerate(rollout.turns):
@@ -37,18 +52,7 @@ def rollout_trajectory(episode: OnlineEpisode, rollout: Rollout, source: str = "
         if i < len(rollout.observations):
             steps.append(TrajectoryStep(kind="observation", content=rollout.observations[i], tool="search"))
     steps.append(TrajectoryStep(kind="answer", content=rollout.answer or ""))
-    return Trajectory(
-        namespace=episode.namespace,
-        question=episode.question,
-        plan=rollout.plan.text,
-        steps=steps,
-        answer=rollout.answer or "",
-        outcome=rollout.outcome,
-        judge_feedback=rollout.feedback,
-        gold_answers=list(episode.gold_answers),
-        used_memory_ids=list(episode.used_memory_ids),
-        source=source,
-    )
+    return Trajectory(steps=steps, **verdict)
 
 
 class MemoryLoop:
@@ -66,7 +70,9 @@ class MemoryLoop:
         self.batches = 0
         self._lock = threading.Lock()
 
-    def absorb(self, episode: OnlineEpisode, rollouts: Sequence[Rollout]) -> dict[str, Any]:
+    def absorb(
+        self, episode: OnlineEpisode, rollouts: Sequence[Rollout], source: str = "online-rollout"
+    ) -> dict[str, Any]:
         """Store one question's positive/negative rollouts and plan pair; credit win rates."""
         correct = [r for r in rollouts if r.outcome == "correct"]
         wrong = [r for r in rollouts if r.outcome != "correct"]
@@ -77,7 +83,7 @@ class MemoryLoop:
             if rollout is None:
                 continue
             try:
-                stored[key] = self._store(rollout_trajectory(episode, rollout))
+                stored[key] = self._store(rollout_trajectory(episode, rollout, source))
             except Exception as exc:  # noqa: BLE001 - memory trouble must not stop learning
                 log.warning("could not store the %s rollout: %s", key, exc)
         if episode.used_memory_ids and rollouts:

@@ -20,10 +20,9 @@ from mia.training.online.config import OnlineConfig
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.policy import SampledPlan
 from mia.graph.protocol import served_plan
-from mia.training.rewards import answer_accuracy, plan_format_ok
+from mia.training.rewards import CORRECT_AT, answer_accuracy, plan_format_ok
 
 log = logging.getLogger(__name__)
-CORRECT_AT = 0.5  # an F1 (or EM) at or above this counts as a correct rollout for memory
 
 
 @dataclass
@@ -39,6 +38,7 @@ class Rollout:
     tool_calls: int = 0
     feedback: str = ""
     accuracy: float | None = None
+    trajectory: Any = None  # the memory Trajectory the episode made itself (a graph episode), if any
 
     @property
     def trace(self) -> str:
@@ -52,6 +52,8 @@ class Rollout:
     @property
     def length(self) -> int:
         """The paper keeps the correct rollout with the fewest messages: turns, then characters."""
+        if self.trajectory is not None:
+            return len(self.trajectory.steps) * 100_000 + len(self.trajectory.to_trace_text())
         return len(self.turns) * 100_000 + len(self.trace)
 
 

@@ -29,6 +29,7 @@ from mia.training.online.config import OnlineConfig, is_closed_model
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.learner import OnlineLearner
 from mia.training.online.layout import adapters_folder, online_folder
+from mia.training.rewards import CORRECT_AT
 from mia.training.online.registry import AdapterRegistry, RollbackPolicy
 from mia.training.online.trainer import BatchTrainer, MemoryOnlyTrainer
 
@@ -206,7 +207,7 @@ def served_reward(result: RunResult, gold: list[str], cfg: OnlineConfig) -> tupl
     if cfg.ground_truth and gold:
         acc = answer_accuracy(result.answer, gold, cfg.metric)
         if outcome == "unknown":
-            outcome = "correct" if acc >= 0.5 else "incorrect"
+            outcome = "correct" if acc >= CORRECT_AT else "incorrect"
         w = cfg.weights
         return outcome, w.final * acc + w.first * acc + w.format * fmt, feedback
     if outcome == "unknown":

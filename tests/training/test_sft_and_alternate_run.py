@@ -1,0 +1,88 @@
+"""Real runs on CPU with the embedded SmolLM2-135M: the executor SFT stage trains on committed
+episodes (loss logged, adapter saved, the executor's output changed), and `mia train alternate`
+runs end to end from the command line: SFT, executor GRPO continuing the SFT adapter, then the
+planner against the trained executor."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mia.training.config import TrainConfig
+
+pytestmark = pytest.mark.real_model
+ROOT = Path(__file__).resolve().parents[2]
+CONFIG = ROOT / "training" / "configs" / "test-tiny.yaml"
+
+
+def test_executor_sft_trains_on_logged_episodes_and_changes_the_executor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import torch
+
+    from mia.training.artifacts import read_adapter_meta
+    from mia.training.policy import load_model, load_tokenizer
+    from mia.training.sft_stage import train_executor_sft
+
+    monkeypatch.chdir(ROOT)  # episode globs are relative to the working folder, like data.path
+    cfg = TrainConfig.from_yaml(CONFIG, {"output_dir": str(tmp_path / "sft"), "sft.trainer.learning_rate": 5e-3})
+    result = train_executor_sft(cfg)
+    losses = [r["loss"] for r in map(json.loads, result.metrics_path.read_text().splitlines()) if "loss" in r]
+    assert result.steps == 2 and len(losses) == 2 and all(v > 0 for v in losses)
+    assert result.curve_path is not None and result.curve_path.name == "loss_curve.png"
+    meta = read_adapter_meta(result.adapter_dir)
+    assert meta["stage"] == "executor-sft" and meta["role"] == "executor" and meta["data"]["rows"] == 2
+    assert meta["spec"] == result.spec and result.spec.startswith("llamacpp:smollm2+")
+    trained_on = [
+        json.loads(line)["question"] for line in (tmp_path / "sft" / "sft_rows.jsonl").read_text().splitlines()
+    ]
+    assert len(trained_on) == 2
+
+    tok = load_tokenizer(result.base_model)
+    from mia.training.prompts import executor_messages
+
+    ids = tok.apply_chat_template(
+        executor_messages(trained_on[0], "1. Search the question."),
+        add_generation_prompt=True,
+        return_tensors="pt",
+        return_dict=True,
+    )
+    with torch.no_grad():
+        before = load_model(result.base_model)(**ids).logits[0, -1]
+        after = load_model(result.base_model, result.adapter_dir)(**ids).logits[0, -1]
+    assert not torch.allclose(before, after, atol=1e-4)
+
+
+def test_mia_train_alternate_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from typer.testing import CliRunner
+
+    from mia.app.cli import app
+    from mia.training.artifacts import read_adapter_meta
+
+    monkeypatch.chdir(ROOT)
+    out = tmp_path / "alternate"
+    result = CliRunner().invoke(
+        app,
+        [
+            "train",
+            "alternate",
+            "--config",
+            str(CONFIG),
+            "--output-dir",
+            str(out),
+            "--max-steps",
+            "1",
+            "--set",
+            "data.limit=1",
+        ],
+    )
+    assert result.exit_code == 0, result.output
+    sft, executor, planner = (
+        read_adapter_meta(out / d / "adapter") for d in ("executor-sft", "round1-executor", "round1-planner")
+    )
+    assert sft["stage"] == "executor-sft" and executor["stage"] == "executor" and planner["stage"] == "planner"
+    assert executor["base_spec"] == sft["spec"]  # the executor's GRPO continued the SFT adapter
+    assert planner["frozen_executor"] == executor["spec"]  # the planner trained against the trained executor
+    assert "use as:" in result.output and "executor-sft 2 steps" in result.output

@@ -1,0 +1,187 @@
+"""Rejection-sampled supervised data for the executor: logged episodes that followed a plan to a
+right answer, turned back into the conversations the executor was served.
+
+Why rejection sampling first (issue 37, the paper's first stage): an untrained 1.5B executor handed
+a plan answers worse than alone; its own right plan-following episodes show it how to use a plan
+in the exact prompt it is served, with no reward model and no rollouts, at a cost a CPU can pay.
+
+What is kept: the first attempt of an episode whose answer was judged right and was not changed
+by a later round (a replan, an evidence round): its turns are what led to the answer. Each
+executor turn becomes one prompt-completion row (the conversation so far, then the turn) rendered
+by the graph's prompt builder and protocol (`render_turn`), so the policy is trained on the text it
+is served and writes. Searches the graph made itself (a plan's first searches, evidence rounds)
+stay in the prompt but are never a completion. Questions of the reported splits are excluded by
+the caller (`exclude`), never trained on.
+"""
+
+from __future__ import annotations
+
+import glob
+import gzip
+import json
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from mia.graph.protocol import render_turn
+from mia.training.prompts import executor_messages, observation_message
+
+GRAPH_MADE = ("planned", "evidence")  # tool_call contents of searches the graph made, not the executor
+LATER_ROUNDS = ("reflection", "replan")  # what follows a first attempt's answer
+
+
+@dataclass(frozen=True)
+class Episode:
+    """What the SFT rows need of one logged episode (a `mia eval` row or a memory trajectory)."""
+
+    question: str
+    plan: str
+    steps: tuple[Mapping[str, Any], ...]
+    correct: bool
+    answer: str
+    source: str = ""
+
+
+def episode_from_record(record: Mapping[str, Any], source: str = "") -> Episode | None:
+    """A `mia eval` results row (judge_correct, trajectory) or a memory trajectory line (outcome,
+    steps) as an Episode; None when it carries no verdict or no steps."""
+    steps = record.get("trajectory") if "trajectory" in record else record.get("steps")
+    if not isinstance(steps, list) or not record.get("question"):
+        return None
+    if "judge_correct" in record:
+        verdict = record.get("judge_correct")
+    else:
+        verdict = {"correct": True, "incorrect": False}.get(str(record.get("outcome")))
+    if not isinstance(verdict, bool):
+        return None
+    return Episode(
+        question=str(record["question"]),
+        plan=str(record.get("plan") or ""),
+        steps=tuple(s for s in steps if isinstance(s, Mapping)),
+        correct=verdict,
+        answer=str(record.get("answer") or ""),
+        source=source,
+    )
+
+
+def first_attempt(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
+    """The steps up to the first answer, when nothing after it changed the answer (a reflection
+    that said "no" is fine); None when the attempt did not end in an answer or a later round ran."""
+    for i, step in enumerate(steps):
+        if step.get("kind") == "answer":
+            later = steps[i + 1 :]
+            if any(s.get("kind") in ("tool_call", "answer", "replan") for s in later):
+                return None
+            return list(steps[: i + 1])
+    return None
+
+
+def conversation_rows(episode: Episode, max_tool_calls: int | None = None) -> list[dict[str, Any]]:
+    """Prompt-completion rows (TRL's conversational format) of a right first attempt, one per
+    executor turn; [] when the episode is not usable (wrong, changed later, over the budget, a
+    turn the protocol cannot render)."""
+    if not episode.correct:
+        return []
+    steps = first_attempt(episode.steps)
+    if steps is None:
+        return []
+    calls = sum(1 for s in steps if s.get("kind") == "tool_call")
+    if max_tool_calls is not None and calls >= max_tool_calls:
+        return []  # the budget may have forced the answer: a turn the executor did not choose
+    messages: list[dict[str, str]] = executor_messages(episode.question, episode.plan)
+    rows: list[dict[str, Any]] = []
+    think: list[str] = []
+    for step in steps:
+        kind, content = step.get("kind"), str(step.get("content") or "")
+        if kind == "thought":
+            think.append(content.strip())
+        elif kind == "tool_call":
+            args = step.get("args")
+            if not step.get("tool") or not isinstance(args, Mapping):
+                return []
+            turn = render_turn("\n".join(think), call=(str(step["tool"]), dict(args)))
+            made_by_graph = content in GRAPH_MADE
+            if not made_by_graph:
+                rows.append({"prompt": list(messages), "completion": [{"role": "assistant", "content": turn}]})
+            messages.append({"role": "assistant", "content": turn})
+            think = []
+        elif kind == "observation":
+            messages.append(observation_message(content))
+        elif kind == "answer":
+            if not content.strip():
+                return []
+            turn = render_turn("\n".join(think), answer=content)
+            rows.append({"prompt": list(messages), "completion": [{"role": "assistant", "content": turn}]})
+    return rows
+
+
+def _lines(path: Path) -> Iterator[str]:
+    if path.suffix == ".gz":
+        with gzip.open(path, "rt", encoding="utf-8") as fh:
+            yield from fh
+    else:
+        with path.open(encoding="utf-8") as fh:
+            yield from fh
+
+
+def read_episodes(patterns: Iterable[str], root: Path | None = None) -> list[Episode]:
+    """Every episode of the `results.jsonl(.gz)` / `trajectories.jsonl(.gz)` files the glob
+    patterns name (relative to `root`); unreadable lines are skipped."""
+    found: list[Episode] = []
+    for path in _expand(patterns, root):
+        for line in _lines(path):
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            episode = episode_from_record(record, str(path)) if isinstance(record, dict) else None
+            if episode is not None:
+                found.append(episode)
+    return found
+
+
+def _expand(patterns: Iterable[str], root: Path | None) -> list[Path]:
+    base = root or Path.cwd()
+    paths: list[Path] = []
+    for pattern in patterns:
+        full = pattern if Path(pattern).is_absolute() else str(base / pattern)
+        matched = sorted(Path(p) for p in glob.glob(full, recursive=True))
+        if not matched:
+            raise FileNotFoundError(f"no episode file matches {pattern!r}")
+        paths.extend(p for p in matched if p.is_file() and p not in paths)
+    return paths
+
+
+def sft_rows(
+    episodes: Iterable[Episode],
+    *,
+    exclude_questions: Iterable[str] = (),
+    plans_only: bool = True,
+    max_tool_calls: int | None = None,
+) -> list[dict[str, Any]]:
+    """The rows of every usable episode, one episode per question (several runs answered the same
+    question: the first logged one that was handed a plan, else the first), never a question of
+    `exclude_questions`."""
+    banned = {_key(q) for q in exclude_questions}
+    seen: set[str] = set()
+    rows: list[dict[str, Any]] = []
+    for episode in sorted(episodes, key=lambda e: not e.plan.strip()):  # stable: log order within each
+        key = _key(episode.question)
+        if key in banned or key in seen or (plans_only and not episode.plan.strip()):
+            continue
+        found = conversation_rows(episode, max_tool_calls)
+        if found:
+            seen.add(key)
+            planned = bool(episode.plan.strip())
+            rows.extend(
+                {**row, "question": episode.question, "source": episode.source, "planned": planned} for row in found
+            )
+    return rows
+
+
+def _key(question: str) -> str:
+    return " ".join(question.lower().split())
+
+
+__all__ = ["Episode", "conversation_rows", "episode_from_record", "first_attempt", "read_episodes", "sft_rows"]
