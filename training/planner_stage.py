@@ -17,7 +17,7 @@ from mia.training.config import TrainConfig
 from mia.training.episodes import Accuracy, EpisodeOutcome, EpisodeRunner
 from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
 from mia.training.react import ReactBudget
-from mia.training.rewards import CORRECT_AT, PlannerRewardWeights, decision_correct, plan_format_ok, planner_reward
+from mia.training.rewards import CORRECT_AT, PlannerRewardWeights, plan_reward
 
 log = logging.getLogger(__name__)
 
@@ -64,15 +64,7 @@ class PlannerEpisodeReward:
 
     def score(self, plan_text: str, outcome: EpisodeOutcome) -> float:
         """The planner reward of one plan given what it led to."""
-        format_ok = plan_format_ok(
-            plan_text,
-            decision=outcome.decision,
-            replan=outcome.replan,
-            max_words=self.max_words,
-            numbered=self.numbered,
-        )
-        decision_ok = decision_correct(outcome.acc_first >= CORRECT_AT, outcome.replanned)
-        return planner_reward(outcome.acc_final, outcome.acc_first, format_ok, decision_ok, self.weights)
+        return plan_reward(plan_text, outcome, self.weights, self.max_words, self.numbered)
 
     def __call__(
         self,

@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, Protocol
 
 from mia.graph.judge.metrics import cover_match, exact_match, f1_score, normalize_answer
 from mia.graph.protocol import ToolCall, after_last_think, count_tags, last_answer, parse_calls
@@ -187,6 +187,32 @@ def planner_reward(
         + weights.format * float(format_ok)
         + weights.decision * float(decision_ok)
     )
+
+
+class PlanOutcome(Protocol):
+    """What a plan led to, as the planner reward reads it (training.episodes.EpisodeOutcome)."""
+
+    acc_first: float
+    acc_final: float
+    replanned: bool
+    decision: str | None
+    replan: str | None
+
+
+def plan_reward(
+    plan_text: str,
+    outcome: PlanOutcome,
+    weights: PlannerRewardWeights = PlannerRewardWeights(),
+    max_words: int | None = None,
+    numbered: bool = True,
+) -> float:
+    """The planner reward of one plan given what it led to (the offline stage and test-time
+    learning score plans with this one function)."""
+    format_ok = plan_format_ok(
+        plan_text, decision=outcome.decision, replan=outcome.replan, max_words=max_words, numbered=numbered
+    )
+    decision_ok = decision_correct(outcome.acc_first >= CORRECT_AT, outcome.replanned)
+    return planner_reward(outcome.acc_final, outcome.acc_first, format_ok, decision_ok, weights)
 
 
 def executor_reward(

@@ -361,7 +361,7 @@ def test_the_measured_yes_no_questions_are_the_gold_ones(name, yes_no, read):
 def test_render_turn_writes_what_strict_parse_reads_back() -> None:
     from mia.graph.protocol import parse, render_turn
 
-    call = parse(render_turn(" Look it up. ", call=("search", {"query_list": ["a \"quoted\" name"]})), strict=True)
+    call = parse(render_turn(" Look it up. ", call=("search", {"query_list": ['a "quoted" name']})), strict=True)
     assert (call.kind, call.think, call.arguments) == ("tool_call", "Look it up.", {"query_list": ['a "quoted" name']})
     answer = parse(render_turn(answer=" Tbilisi "), strict=True)
     assert (answer.kind, answer.think, answer.answer) == ("answer", "", "Tbilisi")

@@ -20,7 +20,7 @@ from mia.training.online.config import OnlineConfig
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.policy import SampledPlan
 from mia.graph.protocol import served_plan
-from mia.training.rewards import CORRECT_AT, answer_accuracy, plan_format_ok
+from mia.training.rewards import CORRECT_AT, answer_accuracy, plan_format_ok, plan_reward
 
 log = logging.getLogger(__name__)
 
@@ -99,8 +99,6 @@ class RolloutScorer:
         return self._score_gt(episode, rollout) if use_gt else self._score_reviewers(episode, rollout)
 
     def _score_gt(self, episode: OnlineEpisode, rollout: Rollout) -> Rollout:
-        from mia.training.planner_stage import PlannerEpisodeReward
-
         acc = answer_accuracy(rollout.answer, episode.gold_answers, self.cfg.metric)
         outcome = EpisodeOutcome(
             answer=rollout.answer,
@@ -110,7 +108,7 @@ class RolloutScorer:
             tool_calls=rollout.tool_calls,
             trace=rollout.trace,
         )
-        rollout.reward = PlannerEpisodeReward(runner=None, weights=self.cfg.weights).score(rollout.plan.text, outcome)
+        rollout.reward = plan_reward(rollout.plan.text, outcome, self.cfg.weights)
         rollout.accuracy = acc
         rollout.outcome = "correct" if acc >= CORRECT_AT else "incorrect"
         rollout.feedback = f"Graded against the gold answer(s): {self.cfg.metric} {acc:.2f}."
