@@ -54,8 +54,11 @@ def sft_dataset_rows(
     )
     kept, too_long = [], 0
     for row in rows:
-        ids = tokenizer.apply_chat_template(row["prompt"] + row["completion"], tokenize=True)
-        n = len(ids["input_ids"] if isinstance(ids, dict) else ids)
+        n = len(
+            tokenizer.apply_chat_template(row["prompt"] + row["completion"], tokenize=True, return_dict=True)[
+                "input_ids"
+            ]
+        )
         if n > settings.max_length:
             too_long += 1
             continue
