@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 from mia.graph.judge.config import Arbiter as JudgeArbiter
+from mia.graph.judge.config import Split as JudgeSplit
 from mia.graph.judge.config import Contradiction as JudgeContradiction
 from mia.graph.judge.config import JudgeConfig
 from mia.graph.judge.config import Method as JudgeMethodChoice
@@ -214,6 +215,11 @@ class Context:
         "How the reviewer panel's verdict is reached: weighted (the numeric rule over the three reviews) or "
         "llm (an arbiter model call, falling back to the weighted rule when its reply is not a bare verdict).",
     )
+    judge_split: JudgeSplit = _f(
+        JudgeConfig.model_fields["split"].default,
+        "A reviewer panel split by a veto against a passing score: unknown (stored as neither lesson, no memory "
+        "debited; the default) or veto (the paper's rule: incorrect). See JudgeConfig.split.",
+    )
     judge_contradiction: JudgeContradiction = _f(
         JudgeConfig.model_fields["contradiction"].default,
         "When the grader says CORRECT but the answer shares no token with any gold answer: metrics (trust the "
@@ -282,7 +288,12 @@ class Context:
 
     def judge_config(self) -> JudgeConfig:
         """The judge's settings this run chose (the arbiter, the contradiction rule, the grading method)."""
-        return JudgeConfig(arbiter=self.judge_arbiter, contradiction=self.judge_contradiction, method=self.judge_method)
+        return JudgeConfig(
+            arbiter=self.judge_arbiter,
+            contradiction=self.judge_contradiction,
+            method=self.judge_method,
+            split=self.judge_split,
+        )
 
     def resolved_data_dir(self) -> Path:
         """The data directory this run reads and writes."""

@@ -12,6 +12,7 @@ Arbiter = Literal["weighted", "llm"]
 Contradiction = Literal["metrics", "llm", "unknown"]
 Method = Literal["match+llm", "llm"]
 GraderPrompt = Literal["simpleqa", "rules"]
+Split = Literal["unknown", "veto"]
 
 
 class JudgeConfig(BaseModel):
@@ -32,6 +33,12 @@ class JudgeConfig(BaseModel):
         "requires all three qualities); None disables the veto",
     )
     min_reviews: int = Field(2, ge=1, le=3, description="fewer usable reviews than this: the outcome is unknown")
+    split: Split = Field(
+        "unknown",
+        description="when one review falls below veto_below while the weighted mean passes the threshold (the "
+        "reviewers disagree; `make demo` once scored 8, 8 and 1 on a right answer): unknown (the default: neither a "
+        "lesson stored as a failure nor a debit of the memories used) or veto (the paper's: incorrect)",
+    )
     arbiter: Arbiter = Field(
         "weighted",
         description="weighted: the numeric rule above; llm: an extra arbiter call that must reply with a bare "

@@ -104,7 +104,8 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
     """Outcome, score in [0, 1] and a one-line explanation from the reviews present.
 
     Correct iff the weighted mean score (weights renormalised over the reviews present) reaches
-    the threshold and no review falls below the veto. Too few reviews: unknown.
+    the threshold and no review falls below the veto. Too few reviews: unknown. A veto against a
+    passing mean is a split panel: unknown (`config.split`, the default) or incorrect ("veto").
     """
     # A reviewer weighted 0 is ignored altogether: it neither counts nor vetoes.
     present = [r for r in reviews if not r.missing and r.score is not None and r.weight > 0]
@@ -125,6 +126,13 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
     vetoes = [r for r in present if config.veto_below is not None and r.score < config.veto_below]  # type: ignore[operator]
     if vetoes:
         names = ", ".join(f"{r.title.lower()} {r.score}/10" for r in vetoes)
+        if config.split == "unknown" and mean >= config.threshold:
+            return (
+                "unknown",
+                score,
+                f"weighted score {mean:.1f}/10 >= threshold {config.threshold:g}, but {names} below "
+                f"{config.veto_below:g}: the reviewers disagree, outcome unknown",
+            )
         return "incorrect", score, f"weighted score {mean:.1f}/10, vetoed by {names} (below {config.veto_below:g})"
     outcome = "correct" if mean >= config.threshold else "incorrect"
     relation = ">=" if outcome == "correct" else "<"

@@ -167,3 +167,47 @@ def test_ask_judge_contradiction_reaches_the_judge_and_a_bad_value_is_refused(tm
     bad = CliRunner().invoke(app, ["ask", "Q?", "--judge-contradiction", "maybe", "--data-dir", str(tmp_path)])
     assert bad.exit_code == 2
     assert "--judge-contradiction must be metrics, llm or unknown, not 'maybe'" in bad.output
+
+
+def test_a_split_panel_is_unknown_stores_no_failure_lesson_and_debits_nothing(tmp_path: Any) -> None:
+    """Issue 38: reviewers scoring 8, 8 and 1 on a right answer (what `make demo` once printed as
+    "judge incorrect") split the panel. The verdict is unknown; the real store keeps no negative
+    memory and the memory the planner was shown is neither credited nor debited."""
+    from mia.memory import MemoryStore, Trajectory
+
+    from mia.graph.nodes.deps import Deps
+
+    from .fakes import search_tool
+
+    def review(score: int) -> str:
+        return (
+            f'{{"score": {score}, "verdict": "{"correct" if score > 5 else "incorrect"}", "justification": "j{score}"}}'
+        )
+
+    m = models()
+    m["fake:judge"] = ScriptedChatModel(script=[review(8), review(8), review(1)])
+    store = MemoryStore.open(tmp_path / "memory")
+    try:
+        shown = store.memorise(
+            Trajectory(
+                question="Who wrote Hamlet?", plan="1. Search the play.", answer="Shakespeare", outcome="correct"
+            )
+        )
+        deps = Deps(
+            model_factory=lambda spec, temperature, max_tokens: m[spec],
+            store_factory=lambda path: store,
+            tools_factory=lambda context, paragraphs: [search_tool()],
+            compressor_factory=lambda model: None,  # extractive workflows
+        )
+        context = ctx(max_replans=0, plan_when="start", judge_mode="reviewers")
+        out = build_graph(deps=deps).invoke(
+            {"question": "Who wrote Hamlet?"}, context=context, config={"recursion_limit": recursion_limit(context)}
+        )
+        assert out["used_memory_ids"] == [shown.id]
+        assert out["judgement"]["outcome"] == "unknown" and "the reviewers disagree" in out["judgement"]["feedback"]
+        assert sorted(r.outcome for r in store.list()) == ["correct", "unknown"]  # kept, but as neither lesson
+        assert not store.retrieve("Who wrote Hamlet?").negatives
+        again = store.get(shown.id)
+        assert (again.usage_count, again.success_count) == (shown.usage_count, shown.success_count)
+    finally:
+        store.close()

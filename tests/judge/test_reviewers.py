@@ -38,9 +38,19 @@ def test_low_scores_are_incorrect(scripted) -> None:
     assert verdict.score == pytest.approx(3.7 / 9)
 
 
-def test_one_very_low_review_vetoes(scripted) -> None:
-    verdict = judge(scripted(review(9), review(9), review(2, "gave up")), Q, "cannot find it", trace_text=TRACE)
-    assert verdict.outcome == "incorrect" and "vetoed" in verdict.feedback  # mean 7.6, but 2 < 3
+def test_one_very_low_review_splits_the_panel_or_vetoes_under_the_papers_rule(scripted) -> None:
+    split = judge(scripted(review(9), review(9), review(2, "gave up")), Q, "cannot find it", trace_text=TRACE)
+    assert split.outcome == "unknown" and "the reviewers disagree" in split.feedback  # mean 7.6, but 2 < 3
+    verdict = judge(
+        scripted(review(9), review(9), review(2, "gave up")),
+        Q,
+        "cannot find it",
+        trace_text=TRACE,
+        config=JudgeConfig(split="veto"),
+    )
+    assert verdict.outcome == "incorrect" and "vetoed" in verdict.feedback
+    failing = judge(scripted(review(5), review(5), review(2)), Q, "x", trace_text=TRACE)
+    assert failing.outcome == "incorrect" and "vetoed" in failing.feedback  # no passing mean: no split
     relaxed = judge(
         scripted(review(9), review(9), review(2)), Q, "x", trace_text=TRACE, config=JudgeConfig(veto_below=None)
     )
