@@ -39,9 +39,12 @@ def _cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int, concurrency: bool = True) -> dict:
+def bench_llamacpp(
+    name: str, threads: int, prompt_words: int, gen: int, concurrency: bool = True, settings: dict | None = None
+) -> dict:
     """Prompt and generation speed from llama.cpp's own timings (one warm-up request first), on the
-    build `llamacpp:` loads (MIA_LLAMACPP_BUILD: the native build for this CPU, or the prebuilt wheel)."""
+    build `llamacpp:` loads (MIA_LLAMACPP_BUILD: the native build for this CPU, or the prebuilt wheel).
+    `settings` are xllamacpp CommonParams fields set on top (flash_attn_type, cache_type_k, n_batch...)."""
     from mia.graph.models.embedded import ensure_gguf
     from mia.graph.models.native import loaded_build
     from mia.graph.models.servers import import_xllamacpp
@@ -52,6 +55,10 @@ def bench_llamacpp(name: str, threads: int, prompt_words: int, gen: int, concurr
     params.model.path = str(ensure_gguf(name))
     params.n_ctx, params.n_parallel, params.warmup, params.verbosity = 8192, 4, False, -1
     params.cpuparams.n_threads = params.cpuparams_batch.n_threads = threads
+    for key, value in (settings or {}).items():
+        if not hasattr(params, key):
+            raise ValueError(f"xllamacpp CommonParams has no field {key!r}")
+        setattr(params, key, value)
     server = xlc.Server(params)
     text = (FILLER * 200)[: prompt_words * 6]
     server.handle_completions({"prompt": "Hello", "max_tokens": 4, "temperature": 0})
