@@ -103,13 +103,18 @@ def run_rung(spec: dict, split: str, set_name: str, rung: dict, dry_run: bool) -
 
 
 def report(spec: dict, split: str, sets: list[str]) -> None:
-    """`mia eval-report` over each set's rungs that have answers, in ladder order."""
+    """`mia eval-report` over each set's finished rungs, in ladder order."""
     mia = str(ROOT / ".venv" / "bin" / "mia")
     for set_name in sets:
         folders = [run_dir(spec, split, set_name, r["name"]) for r in spec["rungs"]]
         from mia.app.evaluation.runlog import read_rows
 
-        present = [str(f) for f in folders if read_rows(ROOT / f)]
+        n = spec["splits"][split]["n"]
+        counts = {str(f): len(read_rows(ROOT / f)) for f in folders}
+        present = [f for f, c in counts.items() if c >= n]  # a rung still running or paused is left out
+        for f, c in counts.items():
+            if 0 < c < n:
+                print(f"[ladder] {f}: {c} of {n} answers, not in the paired tables until it finishes")
         if len(present) < 2:
             print(f"[ladder] {set_name}: fewer than two rungs have answers; no report")
             continue
