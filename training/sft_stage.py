@@ -26,7 +26,7 @@ from mia.training.artifacts import (
 )
 from mia.training.config import TrainConfig
 from mia.training.sft_data import Episode, read_episodes, sft_rows
-from mia.training.trainer_setup import StageResult, latest_checkpoint, make_policy
+from mia.training.trainer_setup import StageResult, latest_checkpoint, make_policy, save_adapter
 
 log = logging.getLogger(__name__)
 STAGE = "executor-sft"
@@ -119,7 +119,7 @@ def train_executor_sft(
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
 
     adapter_dir = out / "adapter"
-    trainer.save_model(str(adapter_dir))
+    save_adapter(trainer, adapter_dir)
     records = read_metrics(metrics_path)
     _, losses = reward_series(records, STAGE, "loss")
     write_adapter_meta(
@@ -128,7 +128,7 @@ def train_executor_sft(
         base_spec=cfg.base_model,
         stage=STAGE,
         role="executor",
-        data={"episodes": cfg.sft.episodes, "exclude": cfg.sft.exclude, **stats},
+        data={"episode_files": cfg.sft.episodes, "exclude": cfg.sft.exclude, **stats},
         steps=trainer.state.global_step,
         reward=None,
         loss_first=losses[0] if losses else None,

@@ -86,6 +86,12 @@ def make_policy(cfg: TrainConfig) -> tuple[Any, Any, Any, Path]:
     return model, tokenizer, lora_config(cfg), base
 
 
+def save_adapter(trainer: Any, adapter_dir: Path) -> None:
+    """The LoRA weights and their config only: `trainer.save_model` also writes the tokenizer (11 MB
+    for Qwen) and the training arguments, which an adapter served on its base never reads."""
+    trainer.accelerator.unwrap_model(trainer.model).save_pretrained(str(adapter_dir))
+
+
 def latest_checkpoint(output_dir: Path) -> Path | None:
     """The newest checkpoint-N folder of a run, to resume from."""
     found = [p for p in output_dir.glob("checkpoint-*") if p.is_dir() and p.name.split("-")[-1].isdigit()]
@@ -139,7 +145,7 @@ def run_trainer(
     trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
 
     adapter_dir = output_dir / "adapter"
-    trainer.save_model(str(adapter_dir))
+    save_adapter(trainer, adapter_dir)
     records = read_metrics(metrics_path)
     _, rewards = reward_series(records, stage)
     tail = rewards[-5:]

@@ -35,6 +35,7 @@ def test_executor_sft_trains_on_logged_episodes_and_changes_the_executor(
     meta = read_adapter_meta(result.adapter_dir)
     assert meta["stage"] == "executor-sft" and meta["role"] == "executor" and meta["data"]["rows"] == 2
     assert meta["spec"] == result.spec and result.spec.startswith("llamacpp:smollm2+")
+    assert not (result.adapter_dir / "tokenizer.json").exists()  # the adapter only, not the base's tokenizer
     kept = [json.loads(line) for line in (tmp_path / "sft" / "sft_rows.jsonl").read_text().splitlines()]
     trained_on = [row["question"] for row in kept]
     assert len(kept) == 2 and all(200 < row["tokens"] <= 1024 for row in kept)  # a served prompt is hundreds
