@@ -94,12 +94,14 @@ def collect(limit: int) -> None:
 @dataclass(frozen=True)
 class Rule:
     """The weighted arbiter with the paper's weights, a threshold on the weighted mean (1-10), a
-    veto below which one reviewer makes it incorrect (None: no veto), and a spread (highest minus
-    lowest score) at or above which the reviewers disagree and the verdict is unknown (None: never)."""
+    veto below which one reviewer makes it incorrect (None: no veto) or, against a passing mean, the
+    verdict unknown (`split`, the judge's JudgeConfig.split), and a spread (highest minus lowest
+    score) at or above which the reviewers disagree and the verdict is unknown (None: never)."""
 
     threshold: float
     veto: float | None
     spread: float | None
+    split: str = "unknown"
 
     def decide(self, scores: dict[str, float | None]) -> str:
         """The judge's own weighted arbiter (mia.graph.judge.reviewers.weighted_decision) with this
@@ -108,7 +110,7 @@ class Rule:
         from mia.graph.judge.reviewers import weighted_decision
         from mia.graph.judge.verdict import Review
 
-        config = JudgeConfig(threshold=self.threshold, veto_below=self.veto)
+        config = JudgeConfig(threshold=self.threshold, veto_below=self.veto, split=self.split)  # type: ignore[arg-type]
         present = [s for s in scores.values() if s is not None]
         if self.spread is not None and len(present) >= 2 and max(present) - min(present) >= self.spread:
             return "unknown"
@@ -119,7 +121,7 @@ class Rule:
         return weighted_decision(reviews, config)[0]
 
     def __str__(self) -> str:
-        veto = f"veto below {self.veto:g}" if self.veto is not None else "no veto"
+        veto = f"veto below {self.veto:g} ({self.split} against a passing mean)" if self.veto is not None else "no veto"
         spread = f"unknown at a spread of {self.spread:g}" if self.spread is not None else "no unknown"
         return f"threshold {self.threshold:g}, {veto}, {spread}"
 
@@ -151,10 +153,12 @@ def report(min_coverage: float) -> None:
     calibration = [r for r in rows if not held_out(r["rid"])]
     test = [r for r in rows if held_out(r["rid"])]
     config = JudgeConfig()
-    default = Rule(config.threshold, config.veto_below, None)
+    default = Rule(config.threshold, config.veto_below, None, config.split)
     grid = [
-        Rule(t, v, s)
-        for t, v, s in product([x / 2 for x in range(6, 19)], [None, 2.0, 3.0, 4.0], [None, 4.0, 5.0, 6.0, 7.0, 8.0])
+        Rule(t, v, s, split)
+        for t, v, s, split in product(
+            [x / 2 for x in range(6, 19)], [None, 2.0, 3.0, 4.0], [None, 4.0, 5.0, 6.0, 7.0, 8.0], ["unknown", "veto"]
+        )
     ]
     eligible = [r for r in grid if scores_of(calibration, r)["coverage"] >= min_coverage]
     best = (
@@ -191,8 +195,8 @@ def report(min_coverage: float) -> None:
         line("calibrated, calibration half", best, calibration),
         line("calibrated, held-out half", best, test),
         "",
-        f"The calibrated rule is the one of {len(grid)} (thresholds 3-9, vetoes none/2/3/4, unknown at a "
-        f"spread of 4-8 or never) with the best agreement on the calibration half among those that decide at "
+        f"The calibrated rule is the one of {len(grid)} (thresholds 3-9, vetoes none/2/3/4 giving "
+        f"incorrect or, against a passing mean, unknown, unknown at a spread of 4-8 or never) with the best agreement on the calibration half among those that decide at "
         f"least {min_coverage:.0%} of it; the held-out rows are what it is reported on.",
     ]
     OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
