@@ -68,7 +68,7 @@ def test_panel_verdict_is_the_reward_and_its_feedback_is_kept() -> None:
 def test_malformed_or_failing_reviewers_give_no_reward_and_no_crash(replies, note) -> None:
     scorer = RolloutScorer(FakeReact(["Paris"]), NOGT, scripted(*replies))
     got = scorer.run(episode(0, gold_answers=[]), SampledPlan("1. search", [1], [2]))
-    assert got.outcome == "incorrect"
+    assert got.outcome == "unknown"  # undecided: no verdict reward, and never a failure lesson
     assert got.reward == pytest.approx(0.1)  # only the format term
     assert note in got.feedback
 
@@ -87,7 +87,7 @@ def test_a_judge_that_raises_outside_the_panel_becomes_an_unknown_verdict(monkey
 
     monkeypatch.setattr(judge_pkg, "judge", broken)
     got = RolloutScorer(FakeReact(["x"]), NOGT, scripted()).run(episode(0, gold_answers=[]), SampledPlan("p", [1], [2]))
-    assert got.outcome == "incorrect" and "failed" in got.feedback
+    assert got.outcome == "unknown" and got.reward == pytest.approx(0.1) and "failed" in got.feedback  # format only
 
 
 def test_ground_truth_reward_is_the_planner_stage_reward() -> None:
@@ -212,3 +212,22 @@ def test_the_batch_trainer_stops_between_questions_without_a_step() -> None:
     with pytest.raises(LearningStopped):
         trainer.learn([episode(0), episode(1)], should_stop=lambda: len(sampled) >= 1)
     assert sampled == [1] and policy.groups is None
+
+
+def test_undecided_rollouts_store_no_failure_lesson_and_credit_nothing(store, tmp_path) -> None:
+    """Issue 38: a rollout whose reviewers split (unknown) is never stored as a negative memory and
+    never moves the win rate of the memories the planner was shown."""
+    from mia.memory import Trajectory
+
+    seed = store.memorise(
+        Trajectory(namespace="ttl", question="an old question?", plan="p", answer="a", outcome="correct")
+    )
+    loop = MemoryLoop(store, tmp_path / "online", consolidate_every=0)
+    stored = loop.absorb(
+        episode(3, namespace="ttl", used_memory_ids=[seed.id]),
+        [rollout("split plan", "unknown"), rollout("also", "unknown")],
+    )
+    assert stored == {"positive": None, "negative": None, "pair": False}
+    assert [m.outcome for m in store.list(namespace="ttl")] == ["correct"]
+    again = store.get(seed.id)
+    assert (again.usage_count, again.success_count) == (seed.usage_count, seed.success_count)

@@ -3,7 +3,8 @@
 Per question (reference 6.1 and 6.5): the correct rollout with the fewest messages is stored as a
 positive workflow memory and one random incorrect rollout as a negative one; when both exist
 the (correct plan, incorrect plan) pair is appended to `plan_pairs.jsonl`; the win rates of the
-memories the planner was shown are credited once, with the majority outcome of the rollouts.
+memories the planner was shown are credited once, with the majority outcome of the rollouts. A
+rollout the reviewers could not decide (`unknown`) is neither lesson and credits nothing.
 Every `consolidate_every` batches the store merges near-duplicates and enforces its bounds.
 Without ground truth the reviewers' feedback is stored in the memory record (`judge_feedback`).
 """
@@ -75,7 +76,7 @@ class MemoryLoop:
     ) -> dict[str, Any]:
         """Store one question's positive/negative rollouts and plan pair; credit win rates."""
         correct = [r for r in rollouts if r.outcome == "correct"]
-        wrong = [r for r in rollouts if r.outcome != "correct"]
+        wrong = [r for r in rollouts if r.outcome == "incorrect"]  # an unknown one is neither lesson
         best = min(correct, key=lambda r: r.length) if correct else None
         worst = self.rng.choice(wrong) if wrong else None
         stored: dict[str, Any] = {"positive": None, "negative": None, "pair": False}
@@ -86,7 +87,7 @@ class MemoryLoop:
                 stored[key] = self._store(rollout_trajectory(episode, rollout, source))
             except Exception as exc:  # noqa: BLE001 - memory trouble must not stop learning
                 log.warning("could not store the %s rollout: %s", key, exc)
-        if episode.used_memory_ids and rollouts:
+        if episode.used_memory_ids and (correct or wrong):
             try:  # the paper credits the shown memories once, with the majority outcome
                 self.store.update_stats(episode.used_memory_ids, success=len(correct) > len(wrong))
             except Exception as exc:  # noqa: BLE001

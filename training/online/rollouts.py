@@ -31,7 +31,7 @@ class Rollout:
 
     plan: SampledPlan
     answer: str | None
-    outcome: str  # correct | incorrect
+    outcome: str  # correct | incorrect | unknown (the reviewers could not decide)
     reward: float
     turns: list[str] = field(default_factory=list)
     observations: list[str] = field(default_factory=list)
@@ -116,7 +116,9 @@ class RolloutScorer:
 
     def _score_reviewers(self, episode: OnlineEpisode, rollout: Rollout) -> Rollout:
         verdict = review(self.judge_model, episode.question, rollout.answer or "", rollout.trace)
-        rollout.outcome = "correct" if verdict.outcome == "correct" else "incorrect"
+        # an unknown verdict (a split panel, a failed judge) stays unknown: no reward, and never a
+        # negative memory (issue 38)
+        rollout.outcome = verdict.outcome if verdict.outcome in ("correct", "incorrect") else "unknown"
         rollout.feedback = verdict.feedback
         fmt = plan_format_ok(rollout.plan.text)
         w = self.cfg.nogt_verdict_weight
