@@ -173,11 +173,11 @@ class TrainConfig:
         """Plain dict (saved next to the checkpoints, so a run documents itself)."""
         return asdict(self)
 
-    def grpo_args(self, output_dir: Path, max_steps: int | None = None) -> Any:
-        """TRL GRPOConfig: CPU-safe defaults (no bf16, no gradient checkpointing, use_cpu) under
-        whatever `grpo:` says."""
-        from trl import GRPOConfig
-
+    def _trainer_args(
+        self, output_dir: Path, own: dict[str, Any], user: dict[str, Any], max_steps: int | None
+    ) -> dict[str, Any]:
+        """What both TRL configs share (CPU-safe: no bf16 autocast, no gradient checkpointing,
+        use_cpu), then the stage's own defaults, then the YAML's section, then --max-steps."""
         on_cpu = self.device == "cpu"
         if self.torch_threads:
             import torch
@@ -191,48 +191,38 @@ class TrainConfig:
             "save_steps": 10,
             "save_total_limit": 2,
             "seed": self.seed,
-            "beta": 0.0,
-            "use_cpu": on_cpu,
-            "bf16": False if on_cpu else self.dtype == "bfloat16",
-            "fp16": False,
-            "gradient_checkpointing": False if on_cpu else True,
-            "disable_tqdm": False,
-            "remove_unused_columns": False,
-        }
-        args.update(self.grpo)
-        if max_steps is not None:
-            args["max_steps"] = max_steps
-        return GRPOConfig(**args)
-
-    def sft_args(self, output_dir: Path, max_steps: int | None = None) -> Any:
-        """TRL SFTConfig: the loss on the completion (the executor's turn) only, the same CPU-safe
-        defaults as GRPO, under whatever `sft.trainer:` says."""
-        from trl import SFTConfig
-
-        on_cpu = self.device == "cpu"
-        args: dict[str, Any] = {
-            "output_dir": str(output_dir),
-            "report_to": "none",
-            "logging_steps": 1,
-            "save_strategy": "steps",
-            "save_steps": 10,
-            "save_total_limit": 2,
-            "seed": self.seed,
             "use_cpu": on_cpu,
             "bf16": False if on_cpu else self.dtype == "bfloat16",
             "fp16": False,
             "gradient_checkpointing": not on_cpu,
+            "disable_tqdm": False,
+            **own,
+            **user,
+        }
+        if max_steps is not None:
+            args["max_steps"] = max_steps
+        return args
+
+    def grpo_args(self, output_dir: Path, max_steps: int | None = None) -> Any:
+        """TRL GRPOConfig under whatever `grpo:` says (no KL term by default)."""
+        from trl import GRPOConfig
+
+        own = {"beta": 0.0, "remove_unused_columns": False}
+        return GRPOConfig(**self._trainer_args(output_dir, own, self.grpo, max_steps))
+
+    def sft_args(self, output_dir: Path, max_steps: int | None = None) -> Any:
+        """TRL SFTConfig under whatever `sft.trainer:` says: the loss on the completion (the
+        executor's turn) only."""
+        from trl import SFTConfig
+
+        own = {
             "completion_only_loss": True,
             "max_length": None,  # rows are already cut to sft.max_length by dropping, never truncating
             "per_device_train_batch_size": 1,
             "num_train_epochs": 1,
             "learning_rate": 1e-4,
-            "disable_tqdm": False,
         }
-        args.update(self.sft.trainer)
-        if max_steps is not None:
-            args["max_steps"] = max_steps
-        return SFTConfig(**args)
+        return SFTConfig(**self._trainer_args(output_dir, own, self.sft.trainer, max_steps))
 
 
 _ADAPTER = TypeAdapter(TrainConfig)

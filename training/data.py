@@ -12,7 +12,7 @@ import gzip
 import json
 from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 from mia.training.examples import QAExample
 from mia.training.prompts import executor_messages, planner_messages, render_memories
@@ -20,7 +20,8 @@ from mia.training.splits import seeded_order
 from mia.training.trajectory_data import examples_from_trajectory_log
 
 
-def _open(path: Path):
+def open_text(path: Path) -> TextIO:
+    """A JSONL file as text, gzipped (`.gz`) or plain."""
     return gzip.open(path, "rt", encoding="utf-8") if path.suffix == ".gz" else open(path, encoding="utf-8")
 
 
@@ -59,7 +60,7 @@ def load_qa_jsonl(
         path = found[0]
     if not path.is_file():
         raise FileNotFoundError(f"QA file not found: {path}")
-    with _open(path) as fh:
+    with open_text(path) as fh:
         lines = [(line_no, line) for line_no, line in enumerate(fh, 1) if line.strip()]
     if seed is not None:
         lines = seeded_order(lines, seed)

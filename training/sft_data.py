@@ -17,14 +17,14 @@ the caller (`exclude`), never trained on.
 from __future__ import annotations
 
 import glob
-import gzip
 import json
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from mia.graph.protocol import render_turn
+from mia.training.data import open_text
 from mia.training.prompts import executor_messages, observation_message
 
 GRAPH_MADE = ("planned", "evidence")  # tool_call contents of searches the graph made, not the executor
@@ -116,28 +116,20 @@ def conversation_rows(episode: Episode, max_tool_calls: int | None = None) -> li
     return rows
 
 
-def _lines(path: Path) -> Iterator[str]:
-    if path.suffix == ".gz":
-        with gzip.open(path, "rt", encoding="utf-8") as fh:
-            yield from fh
-    else:
-        with path.open(encoding="utf-8") as fh:
-            yield from fh
-
-
 def read_episodes(patterns: Iterable[str], root: Path | None = None) -> list[Episode]:
     """Every episode of the `results.jsonl(.gz)` / `trajectories.jsonl(.gz)` files the glob
     patterns name (relative to `root`); unreadable lines are skipped."""
     found: list[Episode] = []
     for path in _expand(patterns, root):
-        for line in _lines(path):
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                continue
-            episode = episode_from_record(record, str(path)) if isinstance(record, dict) else None
-            if episode is not None:
-                found.append(episode)
+        with open_text(path) as fh:
+            for line in fh:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                episode = episode_from_record(record, str(path)) if isinstance(record, dict) else None
+                if episode is not None:
+                    found.append(episode)
     return found
 
 

@@ -14,19 +14,9 @@ import os
 from pathlib import Path
 from typing import Any
 
-from mia.training.artifacts import (
-    LOSS_CURVE_FILE,
-    METRICS_FILE,
-    metrics_callback,
-    plot_reward_curve,
-    read_metrics,
-    reward_series,
-    time_limit_callback,
-    write_adapter_meta,
-)
 from mia.training.config import TrainConfig
 from mia.training.sft_data import Episode, read_episodes, sft_rows
-from mia.training.trainer_setup import StageResult, latest_checkpoint, make_policy, save_adapter
+from mia.training.trainer_setup import StageResult, make_policy, stage_callbacks, train_and_save
 
 log = logging.getLogger(__name__)
 STAGE = "executor-sft"
@@ -93,19 +83,14 @@ def train_executor_sft(
     from trl import SFTTrainer
 
     out = Path(output_dir or cfg.output_dir)
-    out.mkdir(parents=True, exist_ok=True)
     episodes, banned = read_sft_episodes(cfg, root)
     model, tokenizer, peft_config, base = make_policy(cfg)
     rows, stats = sft_dataset_rows(cfg, tokenizer, episodes, banned)
     log.info("executor SFT on %s", stats)
-    (out / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2, default=str))
+    callbacks = stage_callbacks(cfg, out, STAGE)
     with (out / "sft_rows.jsonl").open("w", encoding="utf-8") as fh:  # what was trained on, to read back
         for row in rows:
             fh.write(json.dumps({"question": row["question"], "source": row["source"], "tokens": row["tokens"]}) + "\n")
-    metrics_path = out / METRICS_FILE
-    callbacks = [metrics_callback(metrics_path, STAGE)]
-    if cfg.time_limit_minutes:
-        callbacks.append(time_limit_callback(cfg.time_limit_minutes))
     tokenizer.padding_side = "right"  # SFT pads on the right (the left padding is for generation)
     trainer = SFTTrainer(
         model=model,
@@ -115,31 +100,8 @@ def train_executor_sft(
         peft_config=peft_config,
         callbacks=callbacks,
     )
-    checkpoint = latest_checkpoint(out) if resume else None
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-
-    adapter_dir = out / "adapter"
-    save_adapter(trainer, adapter_dir)
-    records = read_metrics(metrics_path)
-    _, losses = reward_series(records, STAGE, "loss")
-    write_adapter_meta(
-        adapter_dir,
-        base_model=str(base),
-        base_spec=cfg.base_model,
-        stage=STAGE,
-        role="executor",
-        data={"episode_files": cfg.sft.episodes, "exclude": cfg.sft.exclude, **stats},
-        steps=trainer.state.global_step,
-        reward=None,
-        loss_first=losses[0] if losses else None,
-        loss_last=losses[-1] if losses else None,
-        lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
-        config_name=cfg.name,
-    )
-    curve = plot_reward_curve(records, out / LOSS_CURVE_FILE, title=f"{cfg.name}: executor SFT loss", key="loss")
-    return StageResult(
-        STAGE, adapter_dir, base, trainer.state.global_step, None, metrics_path, curve, base_spec=cfg.base_model
-    )
+    data = {"episode_files": cfg.sft.episodes, "exclude": cfg.sft.exclude, **stats}
+    return train_and_save(cfg, STAGE, out, trainer, base, resume=resume, data=data, metric="loss", role="executor")
 
 
 __all__ = ["STAGE", "read_sft_episodes", "sft_dataset_rows", "train_executor_sft"]

@@ -1,5 +1,5 @@
-"""What both GRPO stages share: the policy (base + LoRA), the trainer, resumption and the
-artifacts written when a stage ends."""
+"""What every training stage shares: the policy (base + LoRA), the trainer's callbacks,
+resumption and the artifacts written when a stage ends (both GRPO stages and the executor SFT)."""
 
 from __future__ import annotations
 
@@ -13,6 +13,7 @@ from typing import Any
 
 from mia.training.artifacts import (
     CURVE_FILE,
+    LOSS_CURVE_FILE,
     adapter_spec,
     METRICS_FILE,
     metrics_callback,
@@ -98,6 +99,69 @@ def latest_checkpoint(output_dir: Path) -> Path | None:
     return max(found, key=lambda p: int(p.name.split("-")[-1])) if found else None
 
 
+def stage_callbacks(cfg: TrainConfig, output_dir: Path, stage: str) -> list[Any]:
+    """Every stage's start: its folder, the config it ran with, and the trainer callbacks (the
+    metrics log, the time limit)."""
+    output_dir.mkdir(parents=True, exist_ok=True)
+    (output_dir / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2, default=str))
+    callbacks = [metrics_callback(output_dir / METRICS_FILE, stage)]
+    if cfg.time_limit_minutes:
+        callbacks.append(time_limit_callback(cfg.time_limit_minutes))
+    return callbacks
+
+
+def train_and_save(
+    cfg: TrainConfig,
+    stage: str,
+    output_dir: Path,
+    trainer: Any,
+    base: Path,
+    *,
+    resume: bool,
+    data: dict[str, Any],
+    metric: str = "reward",
+    **meta: Any,
+) -> StageResult:
+    """Every stage's end: train (from the newest checkpoint when resuming), save the adapter, its
+    metadata and the curve of `metric` (GRPO's mean reward, whose last 5 steps are the stage's
+    final reward; SFT's loss)."""
+    checkpoint = latest_checkpoint(output_dir) if resume else None
+    if checkpoint is not None:
+        log.info("resuming %s from %s", stage, checkpoint)
+    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
+
+    adapter_dir = output_dir / "adapter"
+    save_adapter(trainer, adapter_dir)
+    metrics_path = output_dir / METRICS_FILE
+    records = read_metrics(metrics_path)
+    _, values = reward_series(records, stage, metric)
+    tail = values[-5:]
+    final_reward = sum(tail) / len(tail) if tail and metric == "reward" else None
+    write_adapter_meta(
+        adapter_dir,
+        base_model=str(base),
+        base_spec=cfg.base_model,
+        stage=stage,
+        data=data,
+        steps=trainer.state.global_step,
+        reward=final_reward,
+        **{f"{metric}_first": values[0] if values else None, f"{metric}_last": values[-1] if values else None},
+        lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
+        config_name=cfg.name,
+        **meta,
+    )
+    kind = "GRPO reward" if metric == "reward" else f"{metric}"
+    curve = plot_reward_curve(
+        records,
+        output_dir / (CURVE_FILE if metric == "reward" else LOSS_CURVE_FILE),
+        title=f"{cfg.name}: {stage} {kind}",
+        key=metric,
+    )
+    return StageResult(
+        stage, adapter_dir, base, trainer.state.global_step, final_reward, metrics_path, curve, base_spec=cfg.base_model
+    )
+
+
 def run_trainer(
     cfg: TrainConfig,
     stage: str,
@@ -118,17 +182,11 @@ def run_trainer(
     os.environ.setdefault("TRL_EXPERIMENTAL_SILENCE", "1")
     from trl import GRPOTrainer
 
-    output_dir.mkdir(parents=True, exist_ok=True)
-    (output_dir / "config.json").write_text(json.dumps(cfg.to_dict(), indent=2, default=str))
-    metrics_path = output_dir / METRICS_FILE
-    args = cfg.grpo_args(output_dir, max_steps=max_steps)
-    callbacks = [metrics_callback(metrics_path, stage)]
-    if cfg.time_limit_minutes:
-        callbacks.append(time_limit_callback(cfg.time_limit_minutes))
+    callbacks = stage_callbacks(cfg, output_dir, stage)
     trainer = GRPOTrainer(
         model=model,
         reward_funcs=reward_funcs,
-        args=args,
+        args=cfg.grpo_args(output_dir, max_steps=max_steps),
         train_dataset=dataset,
         processing_class=tokenizer,
         peft_config=peft_config,
@@ -139,37 +197,11 @@ def run_trainer(
         bind = getattr(fn, "bind_trainer", None)
         if callable(bind):
             bind(trainer)
-    checkpoint = latest_checkpoint(output_dir) if resume else None
-    if checkpoint is not None:
-        log.info("resuming %s from %s", stage, checkpoint)
-    trainer.train(resume_from_checkpoint=str(checkpoint) if checkpoint else None)
-
-    adapter_dir = output_dir / "adapter"
-    save_adapter(trainer, adapter_dir)
-    records = read_metrics(metrics_path)
-    _, rewards = reward_series(records, stage)
-    tail = rewards[-5:]
-    final_reward = sum(tail) / len(tail) if tail else None
     data_path = str(Path(cfg.data.path).expanduser().resolve()) if cfg.data.path else None
-    write_adapter_meta(
-        adapter_dir,
-        base_model=str(base),
-        base_spec=cfg.base_model,
-        stage=stage,
-        data={
-            "path": data_path,
-            "offset": cfg.data.offset,
-            "limit": cfg.data.limit,
-            "trajectories": cfg.data.trajectories,
-        },
-        steps=trainer.state.global_step,
-        reward=final_reward,
-        reward_first=rewards[0] if rewards else None,
-        lora={"r": cfg.lora.r, "alpha": cfg.lora.alpha, "target_modules": cfg.lora.target_modules},
-        config_name=cfg.name,
-        **(extra_meta or {}),
-    )
-    curve = plot_reward_curve(records, output_dir / CURVE_FILE, title=f"{cfg.name}: {stage} GRPO reward")
-    return StageResult(
-        stage, adapter_dir, base, trainer.state.global_step, final_reward, metrics_path, curve, base_spec=cfg.base_model
-    )
+    data = {
+        "path": data_path,
+        "offset": cfg.data.offset,
+        "limit": cfg.data.limit,
+        "trajectories": cfg.data.trajectories,
+    }
+    return train_and_save(cfg, stage, output_dir, trainer, base, resume=resume, data=data, **(extra_meta or {}))

@@ -61,9 +61,3 @@ def test_planner_rollouts_become_memories_through_the_memory_loop(store, tmp_pat
     assert [s.kind for s in logged["1. Search the opera."].steps] == ["tool_call", "observation", "answer"]
     pair = loop.plan_pairs()[0]
     assert pair["correct_plan"] == "1. Search the opera." and pair["incorrect_plan"] == "1. Guess."
-
-
-def test_without_a_memory_loop_nothing_is_stored(store) -> None:
-    reward = PlannerEpisodeReward(ScriptedRunner({"1. Guess.": "Puccini"}))
-    reward([None], [[{"role": "assistant", "content": "1. Guess."}]], [Q], [["Gian Carlo Menotti"]], [[]])
-    assert store.count() == 0

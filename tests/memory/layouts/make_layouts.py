@@ -12,6 +12,7 @@ Needs the embedded MiniLM (`mia models fetch minilm`) and the repository's histo
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tarfile
@@ -70,8 +71,6 @@ def write_layout(commit: str) -> Path:
             check=True,
         )
         env = {"PYTHONPATH": str(pkg), "HF_HUB_OFFLINE": "1", "TRANSFORMERS_OFFLINE": "1", "PATH": "/usr/bin:/bin"}
-        import os
-
         env.update({k: v for k, v in os.environ.items() if k.startswith(("MIA_", "HOME"))})
         subprocess.run([sys.executable, "-P", "-c", WRITE, str(store)], env=env, check=True)
         out = HERE / f"{date}-{sha}.tar.gz"
