@@ -58,9 +58,9 @@ def require_package(backend: str) -> None:
     """Raise BackendNotInstalledError when the backend's optional package is missing."""
     if backend in PACKAGES:
         module, requirement = PACKAGES[backend]
-    elif backend in chat_providers():  # any other init_chat_model provider
-        module, requirement = chat_providers()[backend].split(".", 1)[0], provider_requirement(backend)
-    else:
+    elif backend in (providers := chat_providers() or {}):  # any other init_chat_model provider
+        module, requirement = providers[backend].split(".", 1)[0], provider_requirement(backend)
+    else:  # MIA's own backends without a package, or LangChain without its table (checked at load)
         return
     if not _installed(module):
         raise BackendNotInstalledError(

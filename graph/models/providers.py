@@ -1,10 +1,13 @@
 """The chat-model providers LangChain's `init_chat_model` knows, and what to install for each.
 
 LangChain keeps its provider table in `langchain.chat_models.base._BUILTIN_PROVIDERS` (provider
--> module, class, constructor). It is private, but it is the one list of what `init_chat_model`
-accepts (any other name is a ValueError there), so it is read here rather than copied: a new
-LangChain release brings its new providers with it. It is imported only when a spec names a
-provider that is not one of MIA's own backends.
+-> module, class, constructor) and offers no public accessor; `init_chat_model` is the only public
+contract. The table is read here (never copied: a new LangChain release brings its providers with
+it) so that a typo in a provider is caught when a spec is parsed and a missing package is named
+before a run starts. Being private, it may go: then `chat_providers()` is None, every lower-case
+identifier is accepted as a provider, and `init_chat_model` itself rejects an unknown one or names
+the missing package when the role loads (loader.py turns both into one-line errors). It is imported
+only when a spec names a provider that is not one of MIA's own backends.
 """
 
 from __future__ import annotations
@@ -27,19 +30,27 @@ def provider_sampling(provider: str, sampling: dict) -> dict:
     return renamed
 
 
-def chat_providers() -> dict[str, str]:
-    """provider -> the module `init_chat_model` imports for it ({} when LangChain has no table)."""
+def chat_providers() -> dict[str, str] | None:
+    """provider -> the module `init_chat_model` imports for it; None when LangChain has no table."""
     try:
         from langchain.chat_models import base
     except ImportError:  # pragma: no cover - langchain is a dependency
-        return {}
-    table = getattr(base, "_BUILTIN_PROVIDERS", None) or {}
+        return None
+    table = getattr(base, "_BUILTIN_PROVIDERS", None)
+    if not isinstance(table, dict):
+        return None
     return {name: entry[0] for name, entry in table.items()}
+
+
+def is_provider(name: str) -> bool:
+    """A name init_chat_model accepts: in LangChain's table, or any identifier when it has none."""
+    table = chat_providers()
+    return name in table if table is not None else name.isidentifier() and name == name.lower()
 
 
 def requirement(provider: str) -> str:
     """What to `pip install` for a provider: MIA's extra, or its langchain-<provider> package."""
     if provider in EXTRAS:
         return EXTRAS[provider]
-    module = chat_providers().get(provider, f"langchain_{provider}")
+    module = (chat_providers() or {}).get(provider, f"langchain_{provider}")
     return module.split(".", 1)[0].replace("_", "-")

@@ -77,9 +77,9 @@ def _is_provider(name: str) -> bool:
     """A LangChain init_chat_model provider (imports LangChain's table only for such names)."""
     if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
         return False
-    from mia.graph.models.providers import chat_providers
+    from mia.graph.models.providers import is_provider
 
-    return name in chat_providers()
+    return is_provider(name)
 
 
 def _unknown(spec: str, why: str) -> UnknownBackendError:

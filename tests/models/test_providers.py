@@ -121,14 +121,24 @@ def test_a_roles_max_tokens_reaches_ollama_as_num_predict(tmp_path: Path, monkey
 
 def test_the_provider_table_is_read_from_langchain_and_its_loss_is_harmless(monkeypatch: pytest.MonkeyPatch) -> None:
     """LangChain's table is private (mia.graph.models.providers says why it is read anyway): while it
-    is there, a provider's package comes from it; if a release drops it, every name falls back to
-    langchain-<provider> and nothing raises."""
+    is there, a provider's package comes from it and a typo is caught when the spec is parsed; if a
+    release drops it, every identifier parses as a provider, nothing is refused before loading
+    (init_chat_model decides then), and a malformed name is still an error."""
     from langchain.chat_models import base
 
-    from mia.graph.models.providers import chat_providers, requirement
+    from mia.graph.models import UnknownBackendError
+    from mia.graph.models.providers import chat_providers, is_provider, requirement
 
-    assert chat_providers().get("openai", "").startswith("langchain_openai")
+    assert (chat_providers() or {}).get("openai", "").startswith("langchain_openai")
     assert requirement("anthropic") == "mia-agent[anthropic]"
+    assert not is_provider("groqq")
+    with pytest.raises(UnknownBackendError):
+        parse_model_spec("groqq:llama")
     monkeypatch.delattr(base, "_BUILTIN_PROVIDERS", raising=False)
-    assert chat_providers() == {}
+    assert chat_providers() is None
     assert requirement("groq") == "langchain-groq" and requirement("openai") == "langchain-openai"
+    assert parse_model_spec("groqq:llama").backend == "groqq"  # init_chat_model judges it at load
+    assert check_model_spec("groq:llama-3.1-8b-instant").backend == "groq"  # no pre-check without the table
+    for bad in ("Groq:llama", "my-provider:x"):
+        with pytest.raises(UnknownBackendError):
+            parse_model_spec(bad)
