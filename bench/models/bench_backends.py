@@ -39,18 +39,21 @@ def _cpu() -> str:
     return platform.processor() or "unknown"
 
 
-def bench_llamacpp(
-    name: str, threads: int, prompt_words: int, gen: int, concurrency: bool = True, settings: dict | None = None
-) -> dict:
-    """Prompt and generation speed from llama.cpp's own timings (one warm-up request first), on the
-    build `llamacpp:` loads (MIA_LLAMACPP_BUILD: the native build for this CPU, or the prebuilt wheel).
-    `settings` are xllamacpp CommonParams fields set on top (flash_attn_type, cache_type_k, n_batch...)."""
+def measured_prompts(prompt_words: int) -> list[str]:
+    """The two timed prompts of every llama.cpp leg (xllamacpp and llama-server alike): the same
+    text with a different first token, so the second cannot reuse the first's cache."""
+    text = (FILLER * 200)[: prompt_words * 6]
+    return [f"{i} {text}\nSummary:" for i in range(2)]
+
+
+def open_server(name: str, threads: int, settings: dict | None = None):  # noqa: ANN201 - an xllamacpp.Server
+    """An in-process llama.cpp server on the build `llamacpp:` loads (MIA_LLAMACPP_BUILD: the native
+    build for this CPU, or the prebuilt wheel), 8,192 context and 4 slots. `settings` are xllamacpp
+    CommonParams fields set on top (flash_attn_type, cache_type_k, n_batch...)."""
     from mia.graph.models.embedded import ensure_gguf
-    from mia.graph.models.native import loaded_build
     from mia.graph.models.servers import import_xllamacpp
 
     xlc = import_xllamacpp()
-
     params = xlc.CommonParams()
     params.model.path = str(ensure_gguf(name))
     params.n_ctx, params.n_parallel, params.warmup, params.verbosity = 8192, 4, False, -1
@@ -59,14 +62,25 @@ def bench_llamacpp(
         if not hasattr(params, key):
             raise ValueError(f"xllamacpp CommonParams has no field {key!r}")
         setattr(params, key, value)
-    server = xlc.Server(params)
-    text = (FILLER * 200)[: prompt_words * 6]
+    return xlc.Server(params)
+
+
+def bench_llamacpp(
+    name: str, threads: int, prompt_words: int, gen: int, concurrency: bool = True, settings: dict | None = None
+) -> dict:
+    """Prompt and generation speed from llama.cpp's own timings (one warm-up request first), on
+    `open_server(name, threads, settings)`."""
+    from mia.graph.models.native import loaded_build
+    from mia.graph.models.servers import import_xllamacpp
+
+    xlc = import_xllamacpp()
+    server = open_server(name, threads, settings)
     server.handle_completions({"prompt": "Hello", "max_tokens": 4, "temperature": 0})
     pp, tg = [], []
-    for i in range(2):
+    for prompt in measured_prompts(prompt_words):
         out = server.handle_completions(
             {
-                "prompt": f"{i} {text}\nSummary:",
+                "prompt": prompt,
                 "max_tokens": gen,
                 "temperature": 0,
                 "ignore_eos": True,

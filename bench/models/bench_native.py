@@ -1,13 +1,20 @@
 #!/usr/bin/env python
-"""The prebuilt llama.cpp wheel against this CPU's native build (`mia models build-native`), side by
-side: the same GGUF, prompt and thread count, each in its own process (the build is chosen at
-import), in alternating order, and each figure as a share of this CPU's measured matmul peak.
+"""The prebuilt llama.cpp wheel, this CPU's native build (`mia models build-native`) and llama.cpp's
+own `llama-server` built natively (bench/models/llama_server.py), side by side: the same GGUF,
+prompts and thread count, each in its own process (the build is chosen at import), in alternating
+order, and each figure as a share of this CPU's measured roofs.
 
     python bench/models/bench_native.py [--model qwen-coder-1.5b] [--rounds 2] [--threads 2]
+                                        [--no-server | --server-bin PATH]
 
-Peak: NumPy's float32 matrix multiply (OpenBLAS) on the same threads, the best of 5, as FLOP/s.
-Prompt processing of a d-parameter model costs about 2 d FLOPs a token, so a prompt speed of p
-tokens/s uses 2 d p FLOP/s. Writes bench/models/native.json and native.md.
+Roofs, measured on the same threads, best of 5:
+- compute, for prompt processing: an int8 matrix multiply (torch's `_int_mm`, oneDNN with VNNI
+  where the CPU has it), because llama.cpp's Q4_K/Q8 kernels multiply int8 (weights unpacked,
+  activations quantised to 8 bits); prompt processing of a d-parameter model costs about 2 d
+  operations a token, so p tokens/s use 2 d p op/s. The float32 matmul peak is recorded too.
+- memory bandwidth, for generation: a NumPy copy of 512 MiB (bytes read plus written per second);
+  each generated token reads every weight once, so g tokens/s move g x (GGUF size) bytes/s.
+Writes bench/models/native.json and native.md.
 """
 
 from __future__ import annotations
@@ -26,27 +33,35 @@ ONE = (
     "import json, sys; sys.path.insert(0, {here!r}); from bench_backends import bench_llamacpp; "
     "print(json.dumps(bench_llamacpp({model!r}, {threads}, {words}, {gen}, concurrency=False)))"
 )
+PEAKS = """
+import json, time, numpy as np
+def best(f):
+    f(); times = []
+    for _ in range(5):
+        t = time.perf_counter(); f(); times.append(time.perf_counter() - t)
+    return min(times)
+n = 2048
+a = np.random.rand(n, n).astype(np.float32); b = a.copy()
+out = {"f32_flops": 2 * n ** 3 / best(lambda: a @ b)}
+src = np.ones(64 * 2 ** 20, dtype=np.float64); dst = np.empty_like(src)
+out["copy_bytes_s"] = 2 * src.nbytes / best(lambda: np.copyto(dst, src))
+try:
+    import torch
+    torch.set_num_threads(THREADS)
+    x = torch.randint(-128, 127, (n, n), dtype=torch.int8); y = x.clone()
+    out["int8_ops"] = 2 * n ** 3 / best(lambda: torch._int_mm(x, y))
+except Exception as e:  # no torch, or no int8 matmul on this CPU
+    out["int8_ops"] = None; out["int8_why"] = str(e)[:200]
+print(json.dumps(out))
+"""
 
 
-NOTE = (
-    "A share above 100% is not an error: the peak is float32 FLOP/s, while llama.cpp's Q4_K/Q8 kernels "
-    "multiply int8 (with AVX-512 VNNI, four int8 products per float32 lane), so the float32 matmul is a "
-    "floor of what the CPU can do here, not its roof; the ratio between the builds is the figure to read."
-)
-
-
-def matmul_peak(threads: int, n: int = 2048) -> float:
-    """FLOP/s of a float32 n x n matmul on `threads` threads (a fresh process: BLAS reads its
-    thread count at import)."""
-    code = (
-        "import time, numpy as np; a = np.random.rand({n}, {n}).astype(np.float32); b = a.copy(); a @ b; best = 1e9\n"
-        "for _ in range(5):\n    t = time.perf_counter(); a @ b; best = min(best, time.perf_counter() - t)\n"
-        "print(2 * {n} ** 3 / best)"
-    ).format(n=n)
+def peaks(threads: int) -> dict:
+    """The roofs above, in a fresh process (BLAS and torch read their thread count at start)."""
     env = {**os.environ, "OPENBLAS_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
-    return float(
-        subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
-    )
+    code = PEAKS.replace("THREADS", str(threads))
+    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def one(build: str, model: str, threads: int, words: int, gen: int) -> dict:
@@ -58,6 +73,15 @@ def one(build: str, model: str, threads: int, words: int, gen: int) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+def server_leg(binary: Path, model: str, threads: int, words: int, gen: int) -> dict:
+    from bench_backends import measured_prompts
+    from llama_server import bench_server
+
+    from mia.graph.models.embedded import ensure_gguf
+
+    return bench_server(binary, ensure_gguf(model), threads, measured_prompts(words), gen)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="qwen-coder-1.5b", choices=sorted(PARAMS))
@@ -65,69 +89,100 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=2)
     parser.add_argument("--prompt-words", type=int, default=700)
     parser.add_argument("--gen", type=int, default=22)
+    parser.add_argument("--no-server", action="store_true", help="leave llama-server out")
+    parser.add_argument("--server-bin", type=Path, help="a llama-server built natively (default: build it, cached)")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from bench_backends import _cpu
+    from llama_server import build_server
 
+    from mia.graph.models.embedded import ensure_gguf
     from mia.graph.models.native import cpu_signature, find_build, unused_features
     from mia.graph.models.settings import read_settings
 
-    build = find_build(read_settings().data_dir)
+    data_dir = read_settings().data_dir
+    build = find_build(data_dir)
     if build is None:
         raise SystemExit("no native build for this CPU: run `mia models build-native` first")
+    server = None if args.no_server else args.server_bin or build_server(data_dir, log=HERE / "llama-server-build.log")
+    legs = ["prebuilt", "native"] + ([] if server is None else ["llama-server"])
     load_before = os.getloadavg()[0]
-    peak = matmul_peak(args.threads)
+    roof = peaks(args.threads)
+    gguf_bytes = ensure_gguf(args.model).stat().st_size
     rows = []
-    for r in range(args.rounds):  # alternating order: a drift in the machine's load hits both
-        for kind in ("prebuilt", "native") if r % 2 == 0 else ("native", "prebuilt"):
+    for r in range(args.rounds):  # alternating order: a drift in the machine's load hits every leg
+        for kind in legs if r % 2 == 0 else legs[::-1]:
             started = time.perf_counter()
-            row = one(kind, args.model, args.threads, args.prompt_words, args.gen)
+            if kind == "llama-server":
+                assert server is not None
+                row = server_leg(server, args.model, args.threads, args.prompt_words, args.gen)
+            else:
+                row = one(kind, args.model, args.threads, args.prompt_words, args.gen)
             row.update(build=kind, round=r, wall_s=round(time.perf_counter() - started, 1))
-            row["prompt_share_of_peak"] = 2 * PARAMS[args.model] * row["prompt_tok_s"] / peak
+            if roof.get("int8_ops"):
+                row["prompt_share_of_int8_peak"] = 2 * PARAMS[args.model] * row["prompt_tok_s"] / roof["int8_ops"]
+            row["gen_share_of_bandwidth"] = gguf_bytes * row["gen_tok_s"] / roof["copy_bytes_s"]
             rows.append(row)
             print(
-                f"{kind:9} round {r}: prompt {row['prompt_tok_s']:.1f} tok/s, generation {row['gen_tok_s']:.1f} tok/s"
+                f"{kind:12} round {r}: prompt {row['prompt_tok_s']:.1f} tok/s, generation {row['gen_tok_s']:.1f} tok/s"
             )
     meta = {
         "cpu": _cpu(),
         "signature": cpu_signature(),
         "unused_by_prebuilt": unused_features(),
         "native_build_seconds": build.seconds,
-        "matmul_peak_gflops": peak / 1e9,
+        "server": str(server) if server else None,
+        "gguf_bytes": gguf_bytes,
+        "peaks": roof,
         "load_before": load_before,
         "load_after": os.getloadavg()[0],
         "command": "python bench/models/bench_native.py " + " ".join(sys.argv[1:]),
     }
     (HERE / "native.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    (HERE / "native.md").write_text(report(meta, rows, args.threads))
+    print(report(meta, rows, args.threads))
 
+
+def report(meta: dict, rows: list[dict], threads: int) -> str:
     def mean(kind: str, key: str) -> float:
-        vals = [r[key] for r in rows if r["build"] == kind]
-        return sum(vals) / len(vals)
+        vals = [r[key] for r in rows if r["build"] == kind and r.get(key) is not None]
+        return sum(vals) / len(vals) if vals else float("nan")
 
-    lines = [
-        "# The prebuilt llama.cpp wheel against this CPU's native build",
-        "",
-        f"CPU: {meta['cpu']}, {args.threads} threads; features the prebuilt wheel leaves unused: "
-        f"{', '.join(meta['unused_by_prebuilt']) or 'none'}; native build made in {build.seconds:.0f} s. "
-        f"Load average {load_before:.2f} before, {meta['load_after']:.2f} after. Peak (NumPy float32 matmul): "
-        f"{meta['matmul_peak_gflops']:.1f} GFLOP/s. Command: `{meta['command']}`.",
-        "",
-        "| build | round | prompt tokens | prompt tok/s | share of peak | generation tok/s |",
-        "|---|---|---|---|---|---|",
-        *[
-            f"| {r['build']} | {r['round']} | {r['prompt_tokens']} | {r['prompt_tok_s']:.1f} | "
-            f"{r['prompt_share_of_peak']:.0%} | {r['gen_tok_s']:.1f} |"
-            for r in rows
-        ],
-        "",
-        f"Mean prompt speed: prebuilt {mean('prebuilt', 'prompt_tok_s'):.1f}, native {mean('native', 'prompt_tok_s'):.1f} "
-        f"tok/s ({mean('native', 'prompt_tok_s') / mean('prebuilt', 'prompt_tok_s'):.2f}x); generation "
-        f"{mean('prebuilt', 'gen_tok_s'):.1f} vs {mean('native', 'gen_tok_s'):.1f} tok/s.",
-        "",
-        NOTE,
-    ]
-    (HERE / "native.md").write_text("\n".join(lines) + "\n")
-    print("\n".join(lines))
+    roof = meta["peaks"]
+    int8 = f"{roof['int8_ops'] / 1e9:.0f} GOP/s" if roof.get("int8_ops") else f"not measured ({roof.get('int8_why')})"
+    kinds = list(dict.fromkeys(r["build"] for r in rows))
+    share = lambda r, k: f"{r[k]:.0%}" if r.get(k) is not None else "-"  # noqa: E731
+    return "\n".join(
+        [
+            "# llama.cpp builds on this CPU: the prebuilt wheel, a native build, and llama-server",
+            "",
+            f"CPU: {meta['cpu']}, {threads} threads; features the prebuilt wheel leaves unused: "
+            f"{', '.join(meta['unused_by_prebuilt']) or 'none'}; native build made in "
+            f"{meta['native_build_seconds']:.0f} s. Load average {meta['load_before']:.2f} before, "
+            f"{meta['load_after']:.2f} after. Roofs on {threads} threads: int8 matmul {int8} (prompt "
+            f"processing), memory copy {roof['copy_bytes_s'] / 1e9:.1f} GB/s (generation reads the "
+            f"{meta['gguf_bytes'] / 1e9:.2f} GB GGUF once a token); float32 matmul "
+            f"{roof['f32_flops'] / 1e9:.0f} GFLOP/s for reference. Command: `{meta['command']}`.",
+            "",
+            "| build | round | prompt tokens | prompt tok/s | share of int8 peak | generation tok/s | share of bandwidth |",
+            "|---|---|---|---|---|---|---|",
+            *[
+                f"| {r['build']} | {r['round']} | {r['prompt_tokens']} | {r['prompt_tok_s']:.1f} | "
+                f"{share(r, 'prompt_share_of_int8_peak')} | {r['gen_tok_s']:.1f} | {share(r, 'gen_share_of_bandwidth')} |"
+                for r in rows
+            ],
+            "",
+            "Means: "
+            + "; ".join(
+                f"{k} {mean(k, 'prompt_tok_s'):.1f} prompt tok/s "
+                f"({mean(k, 'prompt_tok_s') / mean('prebuilt', 'prompt_tok_s'):.2f}x prebuilt), "
+                f"{mean(k, 'gen_tok_s'):.1f} generation tok/s"
+                for k in kinds
+            )
+            + ".",
+            "",
+        ]
+    )
 
 
 if __name__ == "__main__":

@@ -7,8 +7,12 @@ CPU's measured peak, in one run, each variant in its own process, in alternating
 
 Variants (xllamacpp CommonParams fields; `base` is what the backend uses, graph/models/servers.py):
 flash attention off and on (auto in base), a q8_0 KV cache, batch/ubatch 256 and 2048 (base 2048/512),
-weight repacking off (`no_extra_bufts`), and one thread. Run it on an otherwise idle machine: the load
-average before and after is written beside the figures. Writes bench/models/settings.json and .md.
+weight repacking off (`no_extra_bufts`), and one thread; then prompt-cache reuse as the roles use it
+(the three reviewers, or the executor's next turn, send a prompt whose first ~1,000 tokens the slot
+already holds): the second call's seconds with `cache_prompt` on against off. Shares are of the roofs
+bench_native.py measures (int8 matmul for prompts, memory bandwidth for generation). Run it on an
+otherwise idle machine: the load average before and after is written beside the figures. Writes
+bench/models/settings.json and .md.
 """
 
 from __future__ import annotations
@@ -46,6 +50,36 @@ def one(model: str, threads: int, words: int, gen: int, settings: dict) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+CACHE = (
+    "import json, sys, time; sys.path.insert(0, {here!r}); from bench_backends import measured_prompts, open_server\n"
+    "server = open_server({model!r}, {threads})\n"
+    "prefix = measured_prompts({words})[0]\n"
+    "out = {{}}\n"
+    "for cache in (False, True, False, True):\n"
+    "    server.handle_completions({{'prompt': prefix + ' First', 'max_tokens': 1, 'temperature': 0, 'cache_prompt': cache}})\n"
+    "    t = time.perf_counter()\n"
+    "    r = server.handle_completions({{'prompt': prefix + ' Second, a different ending', 'max_tokens': 1, 'temperature': 0, 'cache_prompt': cache}})\n"
+    "    out.setdefault(str(cache), []).append((time.perf_counter() - t, r['timings']['prompt_n']))\n"
+    "print(json.dumps(out))"
+)
+
+
+def prompt_cache(model: str, threads: int, words: int) -> dict:
+    """Seconds and prompt tokens evaluated for a prompt that shares its prefix with the slot's last one."""
+    code = CACHE.format(here=str(HERE), model=model, threads=threads, words=words)
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    runs = json.loads(done.stdout.strip().splitlines()[-1])
+    mean = lambda key, i: sum(r[i] for r in runs[key]) / len(runs[key])  # noqa: E731
+    return {
+        "off_s": mean("False", 0),
+        "off_tokens": mean("False", 1),
+        "on_s": mean("True", 0),
+        "on_tokens": mean("True", 1),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", default="qwen-coder-1.5b")
@@ -57,10 +91,14 @@ def main() -> None:
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from bench_backends import _cpu
-    from bench_native import PARAMS, matmul_peak
+    from bench_native import PARAMS, peaks
+
+    from mia.graph.models.embedded import ensure_gguf
 
     load_before = os.getloadavg()[0]
-    peak = matmul_peak(args.threads)
+    roof = peaks(args.threads)
+    gguf_bytes = ensure_gguf(args.model).stat().st_size
+    int8 = roof.get("int8_ops")
     plan = [(name, dict(v), args.threads) for name, v in VARIANTS.items()]
     if args.threads > 1:
         plan.append(("1 thread", {}, 1))
@@ -74,14 +112,21 @@ def main() -> None:
                 **one(args.model, threads, args.prompt_words, args.gen, settings),
             }
             if "prompt_tok_s" in row:
-                row["prompt_share_of_peak"] = 2 * PARAMS.get(args.model, 0) * row["prompt_tok_s"] / peak
+                row["prompt_share_of_int8_peak"] = (
+                    2 * PARAMS.get(args.model, 0) * row["prompt_tok_s"] / int8 if int8 else None
+                )
+                row["gen_share_of_bandwidth"] = gguf_bytes * row["gen_tok_s"] / roof["copy_bytes_s"]
             rows.append(row)
             print(name, r, {k: row.get(k) for k in ("prompt_tok_s", "gen_tok_s", "error")}, flush=True)
+    cache = prompt_cache(args.model, args.threads, args.prompt_words)
+    print("prompt cache", cache, flush=True)
     meta = {
         "cpu": _cpu(),
         "model": args.model,
         "threads": args.threads,
-        "matmul_peak_gflops": peak / 1e9,
+        "peaks": roof,
+        "gguf_bytes": gguf_bytes,
+        "prompt_cache": cache,
         "load_before": load_before,
         "load_after": os.getloadavg()[0],
         "command": "python bench/models/bench_settings.py " + " ".join(sys.argv[1:]),
@@ -98,20 +143,32 @@ def main() -> None:
         "",
         f"CPU: {meta['cpu']}; {args.model}, {args.threads} threads, a {args.prompt_words}-word prompt and "
         f"{args.gen} generated tokens, {args.rounds} rounds in alternating order. Load average "
-        f"{load_before:.2f} before, {meta['load_after']:.2f} after. Peak (NumPy float32 matmul): "
-        f"{meta['matmul_peak_gflops']:.1f} GFLOP/s. Command: `{meta['command']}`.",
+        f"{load_before:.2f} before, {meta['load_after']:.2f} after. Roofs: int8 matmul "
+        f"{(int8 or 0) / 1e9:.0f} GOP/s, memory copy {roof['copy_bytes_s'] / 1e9:.1f} GB/s (bench_native.py says "
+        f"why these). Command: `{meta['command']}`.",
         "",
-        "| variant | prompt tok/s | vs base | share of peak | generation tok/s |",
-        "|---|---|---|---|---|",
+        "| variant | prompt tok/s | vs base | share of int8 peak | generation tok/s | share of bandwidth |",
+        "|---|---|---|---|---|---|",
     ]
     for name, _, _ in plan:
         pp, tg = mean(name, "prompt_tok_s"), mean(name, "gen_tok_s")
         if pp is None or tg is None:
             errors = {row.get("error") for row in rows if row["variant"] == name}
-            lines.append(f"| {name} | failed: {'; '.join(str(e) for e in errors)} | | | |")
+            lines.append(f"| {name} | failed: {'; '.join(str(e) for e in errors)} | | | | |")
             continue
-        share = 2 * PARAMS.get(args.model, 0) * pp / peak
-        lines.append(f"| {name} | {pp:.1f} | {pp / base:.2f}x | {share:.0%} | {tg:.1f} |")
+        share = f"{2 * PARAMS.get(args.model, 0) * pp / int8:.0%}" if int8 else "-"
+        bandwidth = gguf_bytes * tg / roof["copy_bytes_s"]
+        lines.append(f"| {name} | {pp:.1f} | {pp / base:.2f}x | {share} | {tg:.1f} | {bandwidth:.0%} |")
+    if "error" in cache:
+        lines += ["", f"Prompt cache: failed ({cache['error']})."]
+    else:
+        lines += [
+            "",
+            f"Prompt cache (a prompt sharing its first {args.prompt_words} words with the slot's last one, the "
+            f"reviewers' and the executor's turns' pattern): {cache['off_s']:.2f} s and {cache['off_tokens']:.0f} "
+            f"prompt tokens evaluated with `cache_prompt` off, {cache['on_s']:.2f} s and {cache['on_tokens']:.0f} "
+            f"with it on ({cache['off_s'] / max(cache['on_s'], 1e-9):.1f}x).",
+        ]
     args.out.with_suffix(".md").write_text("\n".join(lines) + "\n")
     print("\n".join(lines))
 
