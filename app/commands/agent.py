@@ -439,6 +439,8 @@ def _run(
             if not snapshot.next:
                 console.print(f"[dim]thread {thread} is complete; its last result:[/]")
         _quiet_weight_loading()
+        if session is not None:  # --learn: the learner waits while this question is answered
+            stack.enter_context(session.answering())
         try:
             with console.status("[dim]working (local models are slow on CPU)...[/]") as status:
                 live = LiveReply(console, status)

@@ -2,7 +2,9 @@
 LearningSession, and every answered question is handed to the learner.
 
 Each question is answered by the current planner adapter and the current memory; the learner
-updates both in the background (the paper's single-pass, on-the-fly TTRL, reference 6.1). With
+updates both (the paper's single-pass, on-the-fly TTRL, reference 6.1), by default between
+questions (`online.schedule` "between": a question's seconds never include learning, which the
+run's wall time does), or beside the answers ("background"). With
 `--no-ground-truth` the graph never sees the gold answers: the reviewer panel judges the answer
 (that verdict goes into memory and the reward), and the gold answers are used afterwards for the
 report only (EM/F1; the judge accuracy column is left empty, since the reviewers' verdict is
@@ -43,7 +45,8 @@ class LearningRunner:
         version = self.session.served_version
         try:
             extra = {"config": self.config} if self.config else {}
-            run = RunResult.from_output(await self.graph.ainvoke(state, context=self.session.context, **extra))
+            with self.session.answering():  # the learner waits while a question is answered
+                run = RunResult.from_output(await self.graph.ainvoke(state, context=self.session.context, **extra))
         except Exception as err:  # noqa: BLE001 - as the plain runner: one bad question is a logged error
             if is_config_error(err):
                 raise
@@ -56,6 +59,7 @@ class LearningRunner:
             outcome = run.verdict.outcome if run.verdict is not None else None
             result.judge_correct, result.judge_grade = None, f"reviewers:{outcome}"
         await asyncio.to_thread(self.session.submit, state, run, version)
+        await asyncio.to_thread(self.session.settle)  # between questions: learn a ready batch now
         return result
 
     def close(self) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from mia.graph.models.errors import BackendError
 from mia.graph.models.spec import parse_model_spec
@@ -33,11 +34,16 @@ class OnlineConfig:
     rollback_window: int | None = None
     rollback_tolerance: float = 0.05
     store_rollouts: bool = True  # the bidirectional loop: rollouts become memories
+    # between: the learner pauses while a question is answered (training/online/gate.py), so answers
+    # run at full speed on a small CPU; background: it runs beside the answers (a GPU, spare cores)
+    schedule: Literal["between", "background"] = "between"
     seed: int = 0
 
     def __post_init__(self) -> None:
         if self.batch_questions < 1 or self.rollouts < 2:
             raise ValueError("test-time learning needs batch_questions >= 1 and rollouts >= 2 (GRPO compares a group)")
+        if self.schedule not in ("between", "background"):
+            raise ValueError(f"schedule must be 'between' or 'background', not {self.schedule!r}")
         if self.rollback_window is None:
             self.rollback_window = self.batch_questions
         if not 1 <= self.rollback_window <= self.batch_questions:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.online.episodes import EpisodeQueue, OnlineEpisode
+from mia.training.online.gate import AnswerGate
 from mia.training.online.layout import LEARNER_LOG
 from mia.training.online.registry import AdapterRegistry
 from mia.training.online.stopping import LearningStopped
@@ -60,12 +61,14 @@ class OnlineLearner:
         on_swap: SwapFn | None = None,
         max_retries: int = 2,
         poll_s: float = 1.0,
+        gate: AnswerGate | None = None,
     ) -> None:
         self.folder = Path(folder).expanduser()
         self.queue = EpisodeQueue(self.folder)
         self.trainer, self.registry, self.memory_loop = trainer, registry, memory_loop
         self.batch_questions, self.on_swap = batch_questions, on_swap
         self.max_retries, self.poll_s = max_retries, poll_s
+        self.gate = gate  # with a gate, every unit of a batch waits until no question is being answered
         self.events: list[StepEvent] = []
         self.training = threading.Event()  # set while a batch is being learned from
         self.last_error: str | None = None
@@ -163,7 +166,7 @@ class OnlineLearner:
         self.training.set()
         version = None
         try:
-            result = self.trainer.learn(batch, should_stop=self._stop.is_set)
+            result = self.trainer.learn(batch, should_stop=self._should_stop)
             if self.trainer.parametric and self._failed_while_learning():
                 return  # built on a version that failed meanwhile: learned again from its parent
             if self.trainer.parametric and result.updated:
@@ -214,6 +217,13 @@ class OnlineLearner:
         self.queue.advance(len(batch))
         self._batches += 1
         self._record(StepEvent(self._batches, started, time.time(), len(batch), version, stats=result.stats))
+
+    def _should_stop(self) -> bool:
+        """The trainer's check between units: wait while a question is answered (with a gate),
+        then say whether the learner is closing."""
+        if self.gate is not None:
+            self.gate.wait_idle(self._stop)
+        return self._stop.is_set()
 
     def _failed_while_learning(self) -> bool:
         """Judge the served version before publishing its successor. A learner that lags behind

@@ -6,6 +6,11 @@
     session.submit(state, result)                # the episode goes to the learner; returns at once
     session.close()
 
+Answers come first by default (`OnlineConfig.schedule` "between", training/online/gate.py): run each
+question inside `with session.answering():` and the learner waits while it is answered; a caller
+that answers questions back to back (an evaluation) calls `session.settle()` after `submit`, so the
+learner learns a ready batch before the next question instead of never.
+
 The planner role of the graph is one `LocalChatModel` owned by the session; every update the
 learner publishes reaches it through `set_adapter` (atomic: a generation in progress finishes
 with the old adapter). A closed planner (API model or GGUF) cannot be fine-tuned: the session
@@ -17,6 +22,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import threading
+from contextlib import AbstractContextManager
 from pathlib import Path
 from typing import Any
 
@@ -27,6 +33,7 @@ from mia.memory.namespaces import namespace_folder
 from mia.memory.trajectory import TrajectoryStep
 from mia.training.online.config import OnlineConfig, is_closed_model
 from mia.training.online.episodes import OnlineEpisode
+from mia.training.online.gate import AnswerGate
 from mia.training.online.learner import OnlineLearner
 from mia.training.online.layout import adapters_folder, online_folder
 from mia.training.rewards import CORRECT_AT
@@ -144,6 +151,7 @@ class LearningSession:
         )
         if loop is not None and self.parametric:  # the memory loop credits the shown memories, once per question
             self.context = dataclasses.replace(self.context, credit_used_memories=False)
+        self.gate = AnswerGate()
         self.learner = OnlineLearner(
             self.folder,
             trainer,
@@ -151,6 +159,7 @@ class LearningSession:
             batch_questions=self.cfg.batch_questions,
             memory_loop=loop,
             on_swap=self._swap,
+            gate=self.gate if self.cfg.schedule == "between" else None,
         )
         self._served_version = self.registry.current
         if self.parametric and self.registry.current_path() is not None:
@@ -176,6 +185,17 @@ class LearningSession:
         with self._version_lock:
             self._served_version = version
         log.info("planner now serves adapter %s", version)
+
+    def answering(self) -> AbstractContextManager[None]:
+        """Hold while one question is answered (with the `between` schedule the learner waits)."""
+        return self.gate.answering()
+
+    def settle(self, timeout: float = 3600.0) -> bool:
+        """With the `between` schedule, let the learner learn what is ready before the next
+        question (answers back to back would leave it no time); True at once otherwise."""
+        if self.cfg.schedule != "between":
+            return True
+        return self.learner.drain(timeout)
 
     # ---------------------------------------------------------------- episodes
     def episode(self, state: dict[str, Any], result: RunResult, version: str | None = None) -> OnlineEpisode:
