@@ -8,7 +8,9 @@ calibrating the rule on half of the answers, reported on the other half (issue 3
 `collect` runs the judge role's model (the embedded default) in `reviewers` mode on each labelled
 triple of bench/judge/reference/ with its logged trajectory (read back from the run's results.jsonl),
 and appends each answer's three review scores and the default rule's verdict to panel-reviews.jsonl:
-a stopped run goes on where it ended. `report` splits the answers by a hash of their id into a
+a stopped run goes on where it ended. On the held-out half it also runs `--judge-arbiter llm` (the
+arbiter call reads the same three reviews; no veto, so the weighted rule never pre-empts it) and
+records the arbiter's verdict: the LLM arbiter is not calibrated, so the held-out half is all it needs. `report` splits the answers by a hash of their id into a
 calibration half and a held-out half, picks the rule (threshold, veto, and a spread at which
 disagreeing reviewers give `unknown`) that agrees best with the labels on the calibration half
 while deciding at least --min-coverage of it, and writes panel-agreement.md: agreement on the verdicts
@@ -65,7 +67,10 @@ def collect(limit: int) -> None:
 
     from mia.graph.context import Context
     from mia.graph.judge import judge
+    from mia.graph.judge.config import JudgeConfig
     from mia.graph.nodes.deps import Deps
+
+    default = JudgeConfig()
 
     done = {json.loads(line)["rid"] for line in REVIEWS.open(encoding="utf-8")} if REVIEWS.exists() else set()
     todo = [t for t in reference() if t["rid"] not in done][: max(0, limit - len(done))]
@@ -76,13 +81,16 @@ def collect(limit: int) -> None:
         for triple in tqdm(todo, desc="panel", unit="answer"):
             started = time.monotonic()
             trace = trace_of(triple, cache)
-            verdict = judge(model, triple["question"], triple["answer"], trace, None, "reviewers")
+            llm = held_out(triple["rid"])
+            config = JudgeConfig(arbiter="llm", veto_below=None) if llm else None
+            verdict = judge(model, triple["question"], triple["answer"], trace, None, "reviewers", config=config)
             scores = {r.name: (None if r.missing else r.score) for r in verdict.reviews}
             record = {
                 "rid": triple["rid"],
                 "label": triple["label"],
                 "scores": scores,
-                "outcome": verdict.outcome,
+                "outcome": Rule(default.threshold, default.veto_below, None, default.split).decide(scores),
+                **({"arbiter_llm": verdict.outcome if verdict.method == "llm" else None} if llm else {}),
                 "had_trace": trace is not None,
                 "seconds": round(time.monotonic() - started, 1),
                 "model": context.judge_model,
@@ -105,15 +113,17 @@ class Rule:
 
     def decide(self, scores: dict[str, float | None]) -> str:
         """The judge's own weighted arbiter (mia.graph.judge.reviewers.weighted_decision) with this
-        rule's threshold and veto, after the spread check this bench calibrates."""
+        rule's threshold, veto and disagreement spread."""
         from mia.graph.judge.config import JudgeConfig
         from mia.graph.judge.reviewers import weighted_decision
         from mia.graph.judge.verdict import Review
 
-        config = JudgeConfig(threshold=self.threshold, veto_below=self.veto, split=self.split)  # type: ignore[arg-type]
-        present = [s for s in scores.values() if s is not None]
-        if self.spread is not None and len(present) >= 2 and max(present) - min(present) >= self.spread:
-            return "unknown"
+        config = JudgeConfig(
+            threshold=self.threshold,
+            veto_below=self.veto,
+            split=self.split,  # type: ignore[arg-type]
+            disagree_spread=self.spread,
+        )
         reviews = [
             Review(name=n, title=n, weight=config.weights.get(n, 0.0), score=s, missing=s is None)  # type: ignore[arg-type]
             for n, s in scores.items()
@@ -130,9 +140,10 @@ def held_out(rid: str) -> bool:
     return int(hashlib.sha256(rid.encode()).hexdigest(), 16) % 2 == 1
 
 
-def scores_of(rows: Iterable[dict], rule: Rule) -> dict[str, float]:
+def scores_of(rows: Iterable[dict], rule: Rule | None) -> dict[str, float]:
+    """Agreement, coverage, precision and recall of a rule's verdicts (None: each row's `given` verdict)."""
     rows = list(rows)
-    decided = [(rule.decide(r["scores"]), r["label"]) for r in rows]
+    decided = [(rule.decide(r["scores"]) if rule else r["given"], r["label"]) for r in rows]
     given = [(d, label) for d, label in decided if d != "unknown"]
     agree = sum(d == label for d, label in given)
     out: dict[str, float] = {"n": len(rows), "given": len(given)}
@@ -144,6 +155,19 @@ def scores_of(rows: Iterable[dict], rule: Rule) -> dict[str, float]:
         out[f"{kind}_precision"] = said.count(kind) / len(said) if said else float("nan")
         out[f"{kind}_recall"] = truth.count(kind) / len(truth) if truth else float("nan")
     return out
+
+
+def arbiter_line(rows: list[dict]) -> list[str]:
+    """The LLM arbiter's verdicts (`--judge-arbiter llm`) on the held-out rows that have one."""
+    part = [r for r in rows if "arbiter_llm" in r]
+    if not part:
+        return []
+    s = scores_of(({"scores": {}, "label": r["label"], "given": r["arbiter_llm"] or "unknown"} for r in part), None)
+    return [
+        f"| LLM arbiter, held-out half | `--judge-arbiter llm`, no veto | {s['n']} | {s['given']} ({s['coverage']:.0%}) "
+        f"| **{s['agreement']:.1%}** | {s['correct_precision']:.2f} / {s['correct_recall']:.2f} | "
+        f"{s['incorrect_precision']:.2f} / {s['incorrect_recall']:.2f} |"
+    ]
 
 
 def report(min_coverage: float) -> None:
@@ -194,6 +218,7 @@ def report(min_coverage: float) -> None:
         line("default, held-out half", default, test),
         line("calibrated, calibration half", best, calibration),
         line("calibrated, held-out half", best, test),
+        *arbiter_line(test),
         "",
         f"The calibrated rule is the one of {len(grid)} (thresholds 3-9, vetoes none/2/3/4 giving "
         f"incorrect or, against a passing mean, unknown, unknown at a spread of 4-8 or never) with the best agreement on the calibration half among those that decide at "

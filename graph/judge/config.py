@@ -39,6 +39,13 @@ class JudgeConfig(BaseModel):
         "reviewers disagree; `make demo` once scored 8, 8 and 1 on a right answer): unknown (the default: neither a "
         "lesson stored as a failure nor a debit of the memories used) or veto (the paper's: incorrect)",
     )
+    disagree_spread: float | None = Field(
+        None,
+        ge=1.0,
+        le=9.0,
+        description="when the highest and lowest review differ by at least this many points the reviewers disagree "
+        "and the outcome is unknown (bench/judge/panel_agreement.py calibrates it); None: never",
+    )
     arbiter: Arbiter = Field(
         "weighted",
         description="weighted: the numeric rule above; llm: an extra arbiter call that must reply with a bare "

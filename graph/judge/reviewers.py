@@ -104,8 +104,9 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
     """Outcome, score in [0, 1] and a one-line explanation from the reviews present.
 
     Correct iff the weighted mean score (weights renormalised over the reviews present) reaches
-    the threshold and no review falls below the veto. Too few reviews: unknown. A veto against a
-    passing mean is a split panel: unknown (`config.split`, the default) or incorrect ("veto").
+    the threshold and no review falls below the veto. Too few reviews: unknown. Reviews spread over
+    `config.disagree_spread` points or more: unknown. A veto against a passing mean is a split
+    panel: unknown (`config.split`, the default) or incorrect ("veto").
     """
     # A reviewer weighted 0 is ignored altogether: it neither counts nor vetoes.
     present = [r for r in reviews if not r.missing and r.score is not None and r.weight > 0]
@@ -122,6 +123,14 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
                 f"only {len(present)} usable review(s), {config.min_reviews} needed: outcome unknown "
                 f"(weighted score {mean:.1f}/10)"
             ),
+        )
+    spread = max(r.score for r in present) - min(r.score for r in present)  # type: ignore[type-var,operator]
+    if config.disagree_spread is not None and spread >= config.disagree_spread:
+        return (
+            "unknown",
+            score,
+            f"reviews from {min(r.score for r in present)} to {max(r.score for r in present)}/10 (a spread of "  # type: ignore[type-var]
+            f"{spread:g} >= {config.disagree_spread:g}): the reviewers disagree, outcome unknown",
         )
     vetoes = [r for r in present if config.veto_below is not None and r.score < config.veto_below]  # type: ignore[operator]
     if vetoes:

@@ -57,6 +57,17 @@ def test_one_very_low_review_splits_the_panel_or_vetoes_under_the_papers_rule(sc
     assert relaxed.outcome == "correct"
 
 
+def test_reviewers_spread_apart_give_unknown(scripted) -> None:
+    config = JudgeConfig(veto_below=None, disagree_spread=5)
+    apart = judge(scripted(review(9), review(8), review(3)), Q, "x", trace_text=TRACE, config=config)
+    assert apart.outcome == "unknown" and "a spread of 6 >= 5" in apart.feedback
+    close = judge(scripted(review(9), review(8), review(5)), Q, "x", trace_text=TRACE, config=config)
+    assert close.outcome == "correct"  # a spread of 4: the weighted mean decides (7.9 >= 6)
+    low = judge(scripted(review(2), review(2), review(3)), Q, "x", trace_text=TRACE, config=config)
+    assert low.outcome == "incorrect"
+    assert judge(scripted(review(9), review(8), review(3)), Q, "x", trace_text=TRACE).outcome == "correct"  # off
+
+
 def test_reviewers_never_see_gold_and_only_two_see_the_trace(scripted) -> None:
     model = scripted(review(8), review(8), review(8))
     verdict = judge(model, Q, ANSWER, trace_text=TRACE, gold_answers=["SECRET-GOLD"], mode="reviewers")
