@@ -68,17 +68,25 @@ def build_server(data_dir: str | Path, jobs: int | None = None, log: Path | None
         ):
             if subprocess.run(command, stdout=out, stderr=subprocess.STDOUT, check=False).returncode != 0:
                 raise NativeBuildError(f"{' '.join(command[:2])} failed; see {log or 'the build output'}")
-        staged = work / "out"
-        staged.mkdir()
-        shutil.copy2(build / "bin" / "llama-server", staged / "llama-server")
-        for lib in (build / "bin").glob("*.so*"):  # a shared-library build keeps its libraries beside it
-            shutil.copy2(lib, staged / lib.name)
-        manifest = {"version": version, "signature": cpu_signature(), "cmake_args": " ".join(flags)}
-        manifest["seconds"] = round(time.perf_counter() - started, 1)
-        (staged / "build.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        if folder.exists():
-            shutil.rmtree(folder)
-        staged.rename(folder)
+        install(build / "bin", data_dir, " ".join(flags), time.perf_counter() - started)
+    return folder / "llama-server"
+
+
+def install(bin_dir: Path, data_dir: str | Path, cmake_args: str, seconds: float | None) -> Path:
+    """Copy a finished build's llama-server (and its shared libraries) into the cache folder."""
+    version = installed_version() or "none"
+    folder = server_dir(data_dir, version)
+    staged = folder.parent / f".{folder.name}.staging"
+    shutil.rmtree(staged, ignore_errors=True)
+    staged.mkdir(parents=True)
+    shutil.copy2(bin_dir / "llama-server", staged / "llama-server")
+    for lib in bin_dir.glob("*.so*"):  # a shared-library build keeps its libraries beside it
+        shutil.copy2(lib, staged / lib.name, follow_symlinks=True)
+    manifest = {"version": version, "signature": cpu_signature(), "cmake_args": cmake_args, "seconds": seconds}
+    (staged / "build.json").write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+    if folder.exists():
+        shutil.rmtree(folder)
+    staged.rename(folder)
     return folder / "llama-server"
 
 
