@@ -91,18 +91,21 @@ def _llamacpp_build(settings: Settings) -> Check:
     """Which llama.cpp build `llamacpp:` loads, and what a native one would add (nothing is imported)."""
     from mia.graph.models.native import selected_build, unused_features
 
+    from mia.graph.models.servers import repack_weights
+
     build = selected_build(settings.data_dir, settings.llamacpp_build)
     unused = unused_features()
+    repack = f"weight repacking {'on' if repack_weights(settings) else 'off'} (MIA_LLAMACPP_REPACK={settings.llamacpp_repack})"
     if build is not None:
-        return Check("llama.cpp build", True, f"native for this CPU ({build.folder})", "native")
+        return Check("llama.cpp build", True, f"native for this CPU ({build.folder}); {repack}", "native")
     if settings.llamacpp_build == "native":
         return Check(
             "llama.cpp build", False, "MIA_LLAMACPP_BUILD=native but none is built: mia models build-native", "native"
         )
     detail = (
-        f"prebuilt; it leaves {', '.join(unused)} unused: mia models build-native (minutes, once)"
+        f"prebuilt; it leaves {', '.join(unused)} unused: mia models build-native (minutes, once); {repack}"
         if unused
-        else "prebuilt (it uses this CPU's vector units; a native build adds little)"
+        else f"prebuilt (it uses this CPU's vector units; a native build adds little); {repack}"
     )
     return Check("llama.cpp build", True, detail, "prebuilt")
 

@@ -39,9 +39,10 @@ def code_version() -> dict[str, Any]:
 
 def llamacpp_build() -> dict[str, Any]:
     """Which llama.cpp build a `llamacpp:` role of this process loads (a run's config records it, so
-    seconds are compared build to build): {"build", "xllamacpp", "cpu", "threads"}."""
+    seconds are compared build to build): {"build", "xllamacpp", "cpu", "threads", "repack"}."""
     from mia.app.settings import get_settings
     from mia.graph.models.native import cpu_signature, installed_version, selected_build
+    from mia.graph.models.servers import repack_weights
 
     settings = get_settings()
     native = selected_build(settings.data_dir, settings.llamacpp_build)
@@ -50,4 +51,5 @@ def llamacpp_build() -> dict[str, Any]:
         "xllamacpp": installed_version(),
         "cpu": cpu_signature(),
         "threads": settings.llamacpp_threads,
+        "repack": repack_weights(settings),
     }

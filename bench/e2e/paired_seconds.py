@@ -19,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import shlex
 import shutil
 import statistics
 import subprocess
@@ -73,11 +74,14 @@ def main() -> None:
         f"## {args.set_name}, final split positions 100-{99 + args.n}: {' / '.join(names)}"
         + (f" ({args.tag})" if args.tag else ""),
         "",
-        f"Command: `python bench/e2e/paired_seconds.py --set {args.set_name} --n {args.n}"
+        "Command: `"
+        + "".join(f"{k}={os.environ[k]} " for k in ("MIA_LLAMACPP_BUILD", "MIA_LLAMACPP_REPACK") if os.environ.get(k))
+        + f"python bench/e2e/paired_seconds.py --set {args.set_name} --n {args.n}"
         + (f" --rungs {args.rungs}" if args.rungs != "none,default" else "")
-        + (f" --tag {args.tag}" if args.tag else "")
+        + (f" --tag {shlex.quote(args.tag)}" if args.tag else "")
         + f"`; {time.strftime('%Y-%m-%d', time.gmtime(started))}, {platform.processor() or platform.machine()}, "
-        f"{os.cpu_count()} cores, llama.cpp build {build.get('build', '?')} (cpu {build.get('cpu', '?')}); "
+        f"{os.cpu_count()} cores, llama.cpp build {build.get('build', '?')} (cpu {build.get('cpu', '?')}, "
+        f"weight repacking {'on' if build.get('repack', True) else 'off'}); "
         f"load average {load_before:.2f} before, {load_after:.2f} after; {time.time() - started:.0f} s in all.",
         "",
         "| rung | answers | median s/q | mean s/q |",

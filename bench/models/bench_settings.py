@@ -88,6 +88,8 @@ def main() -> None:
     parser.add_argument("--prompt-words", type=int, default=700)
     parser.add_argument("--gen", type=int, default=22)
     parser.add_argument("--out", type=Path, default=HERE / "settings")
+    parser.add_argument("--variants", help="comma-separated variant names to run (default: all)")
+    parser.add_argument("--no-cache-test", action="store_true", help="leave the prompt-cache measurement out")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from bench_backends import _cpu
@@ -102,6 +104,12 @@ def main() -> None:
     plan = [(name, dict(v), args.threads) for name, v in VARIANTS.items()]
     if args.threads > 1:
         plan.append(("1 thread", {}, 1))
+    if args.variants:
+        wanted = [v.strip() for v in args.variants.split(",")]
+        unknown = set(wanted) - {name for name, _, _ in plan}
+        if unknown:
+            raise SystemExit(f"unknown variants {sorted(unknown)}; known: {[name for name, _, _ in plan]}")
+        plan = [step for step in plan if step[0] in wanted]
     rows = []
     for r in range(args.rounds):  # alternating order: a drift in the machine's load hits every variant
         for name, settings, threads in plan if r % 2 == 0 else list(reversed(plan)):
@@ -118,12 +126,15 @@ def main() -> None:
                 row["gen_share_of_bandwidth"] = gguf_bytes * row["gen_tok_s"] / roof["copy_bytes_s"]
             rows.append(row)
             print(name, r, {k: row.get(k) for k in ("prompt_tok_s", "gen_tok_s", "error")}, flush=True)
-    cache = prompt_cache(args.model, args.threads, args.prompt_words)
+    cache = (
+        {"error": "not measured"} if args.no_cache_test else prompt_cache(args.model, args.threads, args.prompt_words)
+    )
     print("prompt cache", cache, flush=True)
     meta = {
         "cpu": _cpu(),
         "model": args.model,
         "threads": args.threads,
+        "backend": next((row["backend"] for row in rows if "backend" in row), None),
         "peaks": roof,
         "gguf_bytes": gguf_bytes,
         "prompt_cache": cache,
@@ -141,7 +152,7 @@ def main() -> None:
     lines = [
         "# llama.cpp settings on this CPU",
         "",
-        f"CPU: {meta['cpu']}; {args.model}, {args.threads} threads, a {args.prompt_words}-word prompt and "
+        f"CPU: {meta['cpu']}; {meta['backend']}; {args.model}, {args.threads} threads, a {args.prompt_words}-word prompt and "
         f"{args.gen} generated tokens, {args.rounds} rounds in alternating order. Load average "
         f"{load_before:.2f} before, {meta['load_after']:.2f} after. Roofs: int8 matmul "
         f"{(int8 or 0) / 1e9:.0f} GOP/s, memory copy {roof['copy_bytes_s'] / 1e9:.1f} GB/s (bench_native.py says "
@@ -159,7 +170,9 @@ def main() -> None:
         share = f"{2 * PARAMS.get(args.model, 0) * pp / int8:.0%}" if int8 else "-"
         bandwidth = gguf_bytes * tg / roof["copy_bytes_s"]
         lines.append(f"| {name} | {pp:.1f} | {pp / base:.2f}x | {share} | {tg:.1f} | {bandwidth:.0%} |")
-    if "error" in cache:
+    if cache.get("skipped"):
+        lines += ["", "Prompt cache: not measured (--no-cache-test)."]
+    elif "error" in cache:
         lines += ["", f"Prompt cache: failed ({cache['error']})."]
     else:
         lines += [

@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mia.graph.models.errors import BackendNotInstalledError, ModelFileNotFoundError
-from mia.graph.models.native import use_native
-from mia.graph.models.settings import read_settings
+from mia.graph.models.native import selected_build, use_native
+from mia.graph.models.settings import Settings, read_settings
 
 #: Adapter servers kept alive besides the base servers (the newest ones).
 MAX_ADAPTER_SERVERS = 2
@@ -50,6 +50,17 @@ def import_xllamacpp() -> Any:
     return xllamacpp
 
 
+def repack_weights(settings: Settings | None = None) -> bool:
+    """Whether llama.cpp repacks the weights (MIA_LLAMACPP_REPACK). auto: not on this CPU's native
+    build, where the plain kernels processed prompts 1.60x faster (generation 0.83x) and a question
+    of plain ReAct or of the default took 1.15-1.26x less time; yes on the prebuilt wheel, where the
+    trade was closer (prompts 1.20x, generation 0.78x) and end to end unmeasured (bench/models/results.md)."""
+    settings = settings or read_settings()
+    if settings.llamacpp_repack != "auto":
+        return settings.llamacpp_repack == "on"
+    return selected_build(settings.data_dir, settings.llamacpp_build) is None
+
+
 def _start(key: ServerKey) -> Any:
     xlc = import_xllamacpp()
     for path in (key.gguf, key.adapter):
@@ -66,6 +77,7 @@ def _start(key: ServerKey) -> Any:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.warmup = False
+    params.no_extra_bufts = not repack_weights(settings)
     params.verbosity = -1  # llama.cpp logs nothing unless asked (MIA_LLAMACPP_VERBOSE=1)
     if settings.llamacpp_verbose:
         params.verbosity = 1

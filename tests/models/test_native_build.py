@@ -98,11 +98,11 @@ def test_doctor_says_which_build_and_what_the_prebuilt_leaves_unused(
         row = next(
             c for c in doctor.collect(get_settings(), probe_device=False).backends if c.name == "llama.cpp build"
         )
-        assert row.value == "prebuilt" and row.ok
+        assert row.value == "prebuilt" and row.ok and "weight repacking on (MIA_LLAMACPP_REPACK=auto)" in row.detail
         make_build(tmp_path)
         row = next(
             c for c in doctor.collect(get_settings(), probe_device=False).backends if c.name == "llama.cpp build"
         )
-        assert row.value == "native" and str(tmp_path) in row.detail
+        assert row.value == "native" and str(tmp_path) in row.detail and "weight repacking off" in row.detail
     finally:
         get_settings.cache_clear()
