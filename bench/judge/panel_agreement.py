@@ -223,6 +223,10 @@ def report(min_coverage: float) -> None:
         f"The calibrated rule is the one of {len(grid)} (thresholds 3-9, vetoes none/2/3/4 giving "
         f"incorrect or, against a passing mean, unknown, unknown at a spread of 4-8 or never) with the best agreement on the calibration half among those that decide at "
         f"least {min_coverage:.0%} of it; the held-out rows are what it is reported on.",
+        "",
+        f"For scale: a rule that calls every answer incorrect agrees with the labels on "
+        f"{sum(r['label'] == 'incorrect' for r in test) / max(len(test), 1):.1%} of the held-out half "
+        "(the share labelled incorrect); a panel earns its calls only above that.",
     ]
     OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
     print("\n".join(text))
