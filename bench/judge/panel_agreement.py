@@ -170,6 +170,24 @@ def arbiter_line(rows: list[dict]) -> list[str]:
     ]
 
 
+def ranking_auc(rows: list[dict]) -> float:
+    """P(a right answer's weighted mean > a wrong one's), ties counted half (the paper's weights)."""
+    from mia.graph.judge.config import JudgeConfig
+
+    weights = JudgeConfig().weights
+
+    def mean(scores: dict[str, float | None]) -> float | None:
+        present = [(weights[k], v) for k, v in scores.items() if v is not None]
+        return sum(w * v for w, v in present) / sum(w for w, _ in present) if present else None
+
+    by = {
+        kind: [m for r in rows if r["label"] == kind and (m := mean(r["scores"])) is not None]
+        for kind in ("correct", "incorrect")
+    }
+    pairs = [(p > n) + 0.5 * (p == n) for p in by["correct"] for n in by["incorrect"]]
+    return sum(pairs) / len(pairs) if pairs else float("nan")
+
+
 def report(min_coverage: float) -> None:
     from mia.graph.judge.config import JudgeConfig
 
@@ -226,7 +244,8 @@ def report(min_coverage: float) -> None:
         "",
         f"For scale: a rule that calls every answer incorrect agrees with the labels on "
         f"{sum(r['label'] == 'incorrect' for r in test) / max(len(test), 1):.1%} of the held-out half "
-        "(the share labelled incorrect); a panel earns its calls only above that.",
+        "(the share labelled incorrect); a panel earns its calls only above that. How well the weighted mean "
+        f"ranks right answers above wrong ones over all {len(rows)} answers (AUC, 0.5 = chance): {ranking_auc(rows):.2f}.",
     ]
     OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
     print("\n".join(text))
