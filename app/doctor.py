@@ -95,7 +95,8 @@ def _llamacpp_build(settings: Settings) -> Check:
 
     build = selected_build(settings.data_dir, settings.llamacpp_build)
     unused = unused_features()
-    repack = f"weight repacking {'on' if repack_weights(settings) else 'off'} (MIA_LLAMACPP_REPACK={settings.llamacpp_repack})"
+    on = repack_weights(settings.llamacpp_repack, build is not None)
+    repack = f"weight repacking {'on' if on else 'off'} (MIA_LLAMACPP_REPACK={settings.llamacpp_repack})"
     if build is not None:
         return Check("llama.cpp build", True, f"native for this CPU ({build.folder}); {repack}", "native")
     if settings.llamacpp_build == "native":

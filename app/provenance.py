@@ -51,5 +51,5 @@ def llamacpp_build() -> dict[str, Any]:
         "xllamacpp": installed_version(),
         "cpu": cpu_signature(),
         "threads": settings.llamacpp_threads,
-        "repack": repack_weights(settings),
+        "repack": repack_weights(settings.llamacpp_repack, native is not None),
     }

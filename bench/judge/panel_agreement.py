@@ -70,8 +70,6 @@ def collect(limit: int) -> None:
     from mia.graph.judge.config import JudgeConfig
     from mia.graph.nodes.deps import Deps
 
-    default = JudgeConfig()
-
     done = {json.loads(line)["rid"] for line in REVIEWS.open(encoding="utf-8")} if REVIEWS.exists() else set()
     todo = [t for t in reference() if t["rid"] not in done][: max(0, limit - len(done))]
     context = Context()
@@ -89,7 +87,7 @@ def collect(limit: int) -> None:
                 "rid": triple["rid"],
                 "label": triple["label"],
                 "scores": scores,
-                "outcome": Rule(default.threshold, default.veto_below, None, default.split).decide(scores),
+                "outcome": Rule.default().decide(scores),
                 **({"arbiter_llm": verdict.outcome if verdict.method == "llm" else None} if llm else {}),
                 "had_trace": trace is not None,
                 "seconds": round(time.monotonic() - started, 1),
@@ -112,8 +110,11 @@ class Rule:
     split: str = "unknown"
 
     def decide(self, scores: dict[str, float | None]) -> str:
-        """The judge's own weighted arbiter (mia.graph.judge.reviewers.weighted_decision) with this
-        rule's threshold, veto and disagreement spread."""
+        return self.decision(scores)[0]
+
+    def decision(self, scores: dict[str, float | None]) -> tuple[str, float]:
+        """Outcome and score (the weighted mean on 0-1) of the judge's own weighted arbiter
+        (mia.graph.judge.reviewers.weighted_decision) with this rule's threshold, veto and spread."""
         from mia.graph.judge.config import JudgeConfig
         from mia.graph.judge.reviewers import weighted_decision
         from mia.graph.judge.verdict import Review
@@ -128,7 +129,16 @@ class Rule:
             Review(name=n, title=n, weight=config.weights.get(n, 0.0), score=s, missing=s is None)  # type: ignore[arg-type]
             for n, s in scores.items()
         ]
-        return weighted_decision(reviews, config)[0]
+        outcome, score, _ = weighted_decision(reviews, config)
+        return outcome, score
+
+    @classmethod
+    def default(cls) -> Rule:
+        """The judge's default rule (JudgeConfig's threshold, veto, split and spread)."""
+        from mia.graph.judge.config import JudgeConfig
+
+        config = JudgeConfig()
+        return cls(config.threshold, config.veto_below, config.disagree_spread, config.split)
 
     def __str__(self) -> str:
         veto = f"veto below {self.veto:g} ({self.split} against a passing mean)" if self.veto is not None else "no veto"
@@ -171,31 +181,23 @@ def arbiter_line(rows: list[dict]) -> list[str]:
 
 
 def ranking_auc(rows: list[dict]) -> float:
-    """P(a right answer's weighted mean > a wrong one's), ties counted half (the paper's weights)."""
-    from mia.graph.judge.config import JudgeConfig
-
-    weights = JudgeConfig().weights
-
-    def mean(scores: dict[str, float | None]) -> float | None:
-        present = [(weights[k], v) for k, v in scores.items() if v is not None]
-        return sum(w * v for w, v in present) / sum(w for w, _ in present) if present else None
-
-    by = {
-        kind: [m for r in rows if r["label"] == kind and (m := mean(r["scores"])) is not None]
-        for kind in ("correct", "incorrect")
-    }
+    """P(a right answer's weighted mean > a wrong one's), ties counted half; answers without a
+    usable review are left out."""
+    rule = Rule.default()
+    by: dict[str, list[float]] = {"correct": [], "incorrect": []}
+    for r in rows:
+        if any(v is not None for v in r["scores"].values()):
+            by[r["label"]].append(rule.decision(r["scores"])[1])
     pairs = [(p > n) + 0.5 * (p == n) for p in by["correct"] for n in by["incorrect"]]
     return sum(pairs) / len(pairs) if pairs else float("nan")
 
 
 def report(min_coverage: float) -> None:
-    from mia.graph.judge.config import JudgeConfig
 
     rows = [json.loads(line) for line in REVIEWS.open(encoding="utf-8")]
     calibration = [r for r in rows if not held_out(r["rid"])]
     test = [r for r in rows if held_out(r["rid"])]
-    config = JudgeConfig()
-    default = Rule(config.threshold, config.veto_below, None, config.split)
+    default = Rule.default()
     grid = [
         Rule(t, v, s, split)
         for t, v, s, split in product(

@@ -17,6 +17,8 @@ import json
 import os
 import platform
 import statistics
+import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
@@ -37,6 +39,27 @@ def _cpu() -> str:
     except OSError:
         pass
     return platform.processor() or "unknown"
+
+
+MEASURE = (
+    "import json, sys; sys.path.insert(0, {here!r}); from bench_backends import bench_llamacpp; "
+    "print(json.dumps(bench_llamacpp({model!r}, {threads}, {words}, {gen}, concurrency=False, settings={settings!r})))"
+)
+
+
+def measure_in_process(
+    model: str, threads: int, words: int, gen: int, settings: dict | None = None, env: dict[str, str] | None = None
+) -> dict:
+    """`bench_llamacpp` in a fresh process (the llama.cpp build is chosen at import, and a server's
+    settings are fixed when it starts): its row, or {"error": the last line of stderr}."""
+    here = str(Path(__file__).resolve().parent)
+    code = MEASURE.format(here=here, model=model, threads=threads, words=words, gen=gen, settings=settings or {})
+    done = subprocess.run(
+        [sys.executable, "-c", code], env={**os.environ, **(env or {})}, capture_output=True, text=True, check=False
+    )
+    if done.returncode != 0:
+        return {"error": (done.stderr.strip().splitlines() or ["failed"])[-1]}
+    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
 
 
 def measured_prompts(prompt_words: int) -> list[str]:

@@ -29,10 +29,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 PARAMS = {"qwen-coder-1.5b": 1.54e9, "qwen-coder-0.5b": 0.49e9, "smollm2": 0.135e9}
-ONE = (
-    "import json, sys; sys.path.insert(0, {here!r}); from bench_backends import bench_llamacpp; "
-    "print(json.dumps(bench_llamacpp({model!r}, {threads}, {words}, {gen}, concurrency=False)))"
-)
 PEAKS = """
 import json, time, numpy as np
 def best(f):
@@ -65,12 +61,12 @@ def peaks(threads: int) -> dict:
 
 
 def one(build: str, model: str, threads: int, words: int, gen: int) -> dict:
-    env = {**os.environ, "MIA_LLAMACPP_BUILD": build}
-    code = ONE.format(here=str(HERE), model=model, threads=threads, words=words, gen=gen)
-    done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        raise SystemExit(f"{build}: {done.stderr.strip().splitlines()[-1]}")
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    from bench_backends import measure_in_process
+
+    row = measure_in_process(model, threads, words, gen, env={"MIA_LLAMACPP_BUILD": build})
+    if "error" in row:
+        raise SystemExit(f"{build}: {row['error']}")
+    return row
 
 
 def server_leg(binary: Path, model: str, threads: int, words: int, gen: int) -> dict:

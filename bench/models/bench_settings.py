@@ -35,21 +35,6 @@ VARIANTS: dict[str, dict] = {
     "batch 2048 / ubatch 2048": {"n_batch": 2048, "n_ubatch": 2048},
     "no weight repacking": {"no_extra_bufts": True},
 }
-ONE = (
-    "import json, sys; sys.path.insert(0, {here!r}); from bench_backends import bench_llamacpp; "
-    "print(json.dumps(bench_llamacpp({model!r}, {threads}, {words}, {gen}, concurrency=False, settings={settings!r})))"
-)
-
-
-def one(model: str, threads: int, words: int, gen: int, settings: dict) -> dict:
-    code = ONE.format(here=str(HERE), model=model, threads=threads, words=words, gen=gen, settings=settings)
-    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
-    if done.returncode != 0:
-        tail = (done.stderr.strip().splitlines() or ["failed"])[-1]
-        return {"error": tail}
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
 CACHE = (
     "import json, sys, time; sys.path.insert(0, {here!r}); from bench_backends import measured_prompts, open_server\n"
     "server = open_server({model!r}, {threads})\n"
@@ -92,7 +77,7 @@ def main() -> None:
     parser.add_argument("--no-cache-test", action="store_true", help="leave the prompt-cache measurement out")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
-    from bench_backends import _cpu
+    from bench_backends import _cpu, measure_in_process
     from bench_native import PARAMS, peaks
 
     from mia.graph.models.embedded import ensure_gguf
@@ -117,7 +102,7 @@ def main() -> None:
                 "variant": name,
                 "settings": settings,
                 "round": r,
-                **one(args.model, threads, args.prompt_words, args.gen, settings),
+                **measure_in_process(args.model, threads, args.prompt_words, args.gen, settings),
             }
             if "prompt_tok_s" in row:
                 row["prompt_share_of_int8_peak"] = (
@@ -126,9 +111,7 @@ def main() -> None:
                 row["gen_share_of_bandwidth"] = gguf_bytes * row["gen_tok_s"] / roof["copy_bytes_s"]
             rows.append(row)
             print(name, r, {k: row.get(k) for k in ("prompt_tok_s", "gen_tok_s", "error")}, flush=True)
-    cache = (
-        {"error": "not measured"} if args.no_cache_test else prompt_cache(args.model, args.threads, args.prompt_words)
-    )
+    cache = {"skipped": True} if args.no_cache_test else prompt_cache(args.model, args.threads, args.prompt_words)
     print("prompt cache", cache, flush=True)
     meta = {
         "cpu": _cpu(),

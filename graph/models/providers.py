@@ -12,6 +12,8 @@ only when a spec names a provider that is not one of MIA's own backends.
 
 from __future__ import annotations
 
+import re
+
 #: pip requirements that are MIA extras rather than the bare integration package.
 EXTRAS = {"anthropic": "mia-agent[anthropic]", "google_genai": "mia-agent[google]"}
 
@@ -42,10 +44,17 @@ def chat_providers() -> dict[str, str] | None:
     return {name: entry[0] for name, entry in table.items()}
 
 
+#: What a provider name looks like; LangChain's table (or, without it, init_chat_model) says which exist.
+PROVIDER_NAME = re.compile(r"[a-z][a-z0-9_]*")
+
+
 def is_provider(name: str) -> bool:
-    """A name init_chat_model accepts: in LangChain's table, or any identifier when it has none."""
+    """A name init_chat_model accepts: in LangChain's table, or any well-formed name when it has none.
+    LangChain is imported only for a well-formed name."""
+    if not PROVIDER_NAME.fullmatch(name):
+        return False
     table = chat_providers()
-    return name in table if table is not None else name.isidentifier() and name == name.lower()
+    return table is None or name in table
 
 
 def requirement(provider: str) -> str:

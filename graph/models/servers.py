@@ -15,8 +15,8 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mia.graph.models.errors import BackendNotInstalledError, ModelFileNotFoundError
-from mia.graph.models.native import selected_build, use_native
-from mia.graph.models.settings import Settings, read_settings
+from mia.graph.models.native import loaded_build, use_native
+from mia.graph.models.settings import read_settings
 
 #: Adapter servers kept alive besides the base servers (the newest ones).
 MAX_ADAPTER_SERVERS = 2
@@ -50,15 +50,12 @@ def import_xllamacpp() -> Any:
     return xllamacpp
 
 
-def repack_weights(settings: Settings | None = None) -> bool:
-    """Whether llama.cpp repacks the weights (MIA_LLAMACPP_REPACK). auto: not on this CPU's native
-    build, where the plain kernels processed prompts 1.60x faster (generation 0.83x) and a question
-    of plain ReAct or of the default took 1.15-1.26x less time; yes on the prebuilt wheel, where the
-    trade was closer (prompts 1.20x, generation 0.78x) and end to end unmeasured (bench/models/results.md)."""
-    settings = settings or read_settings()
-    if settings.llamacpp_repack != "auto":
-        return settings.llamacpp_repack == "on"
-    return selected_build(settings.data_dir, settings.llamacpp_build) is None
+def repack_weights(mode: str, native: bool) -> bool:
+    """Whether llama.cpp repacks the weights, for MIA_LLAMACPP_REPACK `mode` and the build in use.
+    auto: not on this CPU's native build, where its plain kernels processed prompts faster and a
+    question took less time; yes on the prebuilt wheel (llama.cpp's default), where the trade was
+    closer and is unmeasured end to end (figures: bench/models/results.md)."""
+    return mode == "on" if mode != "auto" else not native
 
 
 def _start(key: ServerKey) -> Any:
@@ -77,7 +74,7 @@ def _start(key: ServerKey) -> Any:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.warmup = False
-    params.no_extra_bufts = not repack_weights(settings)
+    params.no_extra_bufts = not repack_weights(settings.llamacpp_repack, loaded_build(xlc) == "native")
     params.verbosity = -1  # llama.cpp logs nothing unless asked (MIA_LLAMACPP_VERBOSE=1)
     if settings.llamacpp_verbose:
         params.verbosity = 1

@@ -50,9 +50,8 @@ class Settings(MemorySettings):
     llamacpp_repack: Literal["auto", "on", "off"] = Field(
         "auto",
         validation_alias=env_alias("MIA_LLAMACPP_REPACK"),
-        description="llama.cpp's weight repacking (its CPU extra buffer types). auto: off on this CPU's native build "
-        "(prompts 1.60x faster, generation 0.83x; a question 1.15-1.26x faster, bench/models/results.md), on for the "
-        "prebuilt wheel (llama.cpp's default); on; off",
+        description="llama.cpp's weight repacking (its CPU extra buffer types): auto (off on this CPU's native "
+        "build, on for the prebuilt wheel: servers.repack_weights), on, off",
     )
     openai_api_key: SecretStr | None = Field(None, validation_alias=env_alias("OPENAI_API_KEY"))
     openai_base_url: str | None = Field(None, validation_alias=env_alias("OPENAI_BASE_URL"))

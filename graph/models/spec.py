@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 from mia.graph.models.embedded import registry
 from mia.graph.models.errors import UnknownBackendError
+from mia.graph.models.providers import is_provider
 
 #: Backend prefixes, with a one-line form for error messages and docs.
 BACKENDS: dict[str, str] = {
@@ -73,15 +74,6 @@ class ModelSpec:
         return self.backend == "hf" or self.embedded
 
 
-def _is_provider(name: str) -> bool:
-    """A LangChain init_chat_model provider (imports LangChain's table only for such names)."""
-    if not re.fullmatch(r"[a-z][a-z0-9_]*", name):
-        return False
-    from mia.graph.models.providers import is_provider
-
-    return is_provider(name)
-
-
 def _unknown(spec: str, why: str) -> UnknownBackendError:
     forms = "\n  ".join([*BACKENDS.values(), PROVIDER_FORM, f"{EXTRACTIVE} (the memory manager only: no model)"])
     return UnknownBackendError(f"Unknown model spec {spec!r}: {why}. Valid forms:\n  {forms}")
@@ -98,7 +90,7 @@ def parse_model_spec(spec: str | ModelSpec) -> ModelSpec:
     backend, rest = backend.strip(), rest.strip()
     if not sep:
         raise _unknown(text, "expected '<backend>:<model>'")
-    if backend not in BACKENDS and not _is_provider(backend):
+    if backend not in BACKENDS and not is_provider(backend):
         raise _unknown(text, f"no backend named {backend!r}")
     if not rest:
         raise _unknown(text, f"the backend {backend!r} needs a model after the colon")

@@ -1,7 +1,7 @@
 """MIA_LLAMACPP_REPACK (issue 41): llama.cpp's weight repacking is off on this CPU's native build
 (measured faster there, bench/models/results.md), on for the prebuilt wheel, and on/off force it;
-a bad value is one line; the real backend answers with repacking off, and gives the same greedy
-reply as with it on."""
+a bad value is one line; the real backend starts and answers with repacking off. Which build a run
+used and its repacking are checked through `mia doctor` in tests/models/test_native_build.py."""
 
 from __future__ import annotations
 
@@ -14,31 +14,25 @@ import pytest
 from mia.graph.models.errors import BackendError
 from mia.graph.models.servers import repack_weights
 from mia.graph.models.settings import read_settings
-from tests.models.test_native_build import VERSION, make_build
 
 
 @pytest.mark.parametrize(
-    ("mode", "build", "with_native", "expected"),
+    ("mode", "native", "expected"),
     [
-        ("auto", "auto", False, True),  # prebuilt wheel: llama.cpp's default
-        ("auto", "auto", True, False),  # this CPU's native build: the plain kernels
-        ("auto", "prebuilt", True, True),  # a native build the switch does not load
-        ("on", "auto", True, True),
-        ("off", "auto", False, False),
-        (" OFF ", "auto", False, False),
+        ("auto", False, True),  # prebuilt wheel: llama.cpp's default
+        ("auto", True, False),  # this CPU's native build: the plain kernels
+        ("on", True, True),
+        ("off", False, False),
     ],
 )
-def test_which_build_repacks(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, mode: str, build: str, with_native: bool, expected: bool
-) -> None:
-    if with_native:
-        if VERSION is None:
-            pytest.skip("xllamacpp is not installed")
-        make_build(tmp_path)
-    monkeypatch.setenv("MIA_DATA_DIR", str(tmp_path))
-    monkeypatch.setenv("MIA_LLAMACPP_BUILD", build)
-    monkeypatch.setenv("MIA_LLAMACPP_REPACK", mode)
-    assert repack_weights(read_settings()) is expected
+def test_which_build_repacks(mode: str, native: bool, expected: bool) -> None:
+    assert repack_weights(mode, native) is expected
+
+
+@pytest.mark.parametrize(("raw", "mode"), [("", "auto"), (" OFF ", "off"), ("on", "on")])
+def test_the_setting_is_read_from_the_environment(monkeypatch: pytest.MonkeyPatch, raw: str, mode: str) -> None:
+    monkeypatch.setenv("MIA_LLAMACPP_REPACK", raw)
+    assert read_settings().llamacpp_repack == mode
 
 
 def test_a_bad_value_is_one_line(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -56,17 +50,13 @@ REPLY = (
 
 
 @pytest.mark.real_model
-def test_the_real_backend_answers_the_same_with_repacking_off(data_dir: Path) -> None:
-    replies = {}
-    for mode in ("on", "off"):
-        env = {
-            "MIA_LLAMACPP_REPACK": mode,
-            "MIA_DATA_DIR": str(data_dir),
-            "PATH": "/usr/bin:/bin",
-            "HOME": str(Path.home()),
-        }
-        done = subprocess.run([sys.executable, "-c", REPLY], env=env, capture_output=True, text=True, timeout=300)
-        assert done.returncode == 0, done.stderr[-2000:]
-        replies[mode] = done.stdout.strip().splitlines()[-1]
-    assert replies["off"] and replies["off"] != "''"
-    assert replies["on"] == replies["off"], replies
+def test_the_real_backend_answers_with_repacking_off(data_dir: Path) -> None:
+    env = {
+        "MIA_LLAMACPP_REPACK": "off",
+        "MIA_DATA_DIR": str(data_dir),
+        "PATH": "/usr/bin:/bin",
+        "HOME": str(Path.home()),
+    }
+    done = subprocess.run([sys.executable, "-c", REPLY], env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip().splitlines()[-1] not in ("", "''")

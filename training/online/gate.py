@@ -38,10 +38,6 @@ class AnswerGate:
                 if self._in_flight == 0:
                     self._idle.notify_all()
 
-    @property
-    def busy(self) -> bool:
-        return self._in_flight > 0
-
     def wait_idle(self, stop: threading.Event | None = None, poll_s: float = 0.5) -> None:
         """Return once no question is in flight, or once `stop` is set."""
         if self._in_flight == 0:  # the learner's fast path: one read per token

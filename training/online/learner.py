@@ -166,7 +166,10 @@ class OnlineLearner:
         self.training.set()
         version = None
         try:
+            waited = self.gate.waited_s if self.gate is not None else 0.0
             result = self.trainer.learn(batch, should_stop=self._should_stop)
+            if self.gate is not None:  # learner.jsonl: how long the batch gave way to answers
+                result.stats["waited_for_answers_s"] = round(self.gate.waited_s - waited, 3)
             if self.trainer.parametric and self._failed_while_learning():
                 return  # built on a version that failed meanwhile: learned again from its parent
             if self.trainer.parametric and result.updated:
