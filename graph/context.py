@@ -220,6 +220,17 @@ class Context:
         "A reviewer panel split by a veto against a passing score: unknown (stored as neither lesson, no memory "
         "debited; the default) or veto (the paper's rule: incorrect). See JudgeConfig.split.",
     )
+    judge_threshold: float = _f(
+        JudgeConfig.model_fields["threshold"].default,
+        "The reviewer panel's weighted mean (1-10) at or above which an answer is correct (JudgeConfig.threshold).",
+    )
+    judge_incorrect_below: float | None = _f(
+        None,
+        "A panel mean below this is incorrect and from it up to judge_threshold unknown; None: every mean below "
+        "the threshold is incorrect. A panel that may say unknown in the middle: calibrated for the embedded 1.5B "
+        "panel (threshold 8.5, incorrect below 7), it agreed with labels on 79% of the verdicts it gave on held-out "
+        "answers, deciding 53% (bench/judge/panel-agreement.md); off by default.",
+    )
     judge_contradiction: JudgeContradiction = _f(
         JudgeConfig.model_fields["contradiction"].default,
         "When the grader says CORRECT but the answer shares no token with any gold answer: metrics (trust the "
@@ -293,6 +304,8 @@ class Context:
             contradiction=self.judge_contradiction,
             method=self.judge_method,
             split=self.judge_split,
+            threshold=self.judge_threshold,
+            incorrect_below=self.judge_incorrect_below,
         )
 
     def resolved_data_dir(self) -> Path:
@@ -342,9 +355,12 @@ RANGE: dict[str, tuple[float, float]] = {
     "max_observation_words": (1, _ANY),
     "caption_weight": (0.0, 1.0),
     "min_similarity": (-1.0, 1.0),
+    "judge_threshold": (1.0, 10.0),
+    "judge_incorrect_below": (1.0, 10.0),
     **{f"{role}_max_tokens": (1, _ANY) for role in ROLES + OPTIONAL_ROLES},
     **{f"{role}_temperature": (0.0, _ANY) for role in ROLES + OPTIONAL_ROLES},
 }
+NULLABLE = frozenset({"min_similarity", "judge_incorrect_below"})
 _SPEC_SHAPE = re.compile(r"[^\s:]+:\S.*")
 
 
@@ -357,7 +373,7 @@ def check_values(ctx: Context) -> None:
         value, kind = getattr(ctx, f.name), hints[f.name]
         if get_origin(kind) is Literal and value not in get_args(kind):
             raise ValueError(f"{f.name} must be one of {', '.join(map(str, get_args(kind)))}, not {value!r}")
-        if f.name in RANGE and not (value is None and f.name == "min_similarity"):
+        if f.name in RANGE and not (value is None and f.name in NULLABLE):
             low, high = RANGE[f.name]
             if isinstance(value, bool) or not isinstance(value, (int, float)):
                 raise ValueError(f"{f.name} must be a number, not {value!r}")
@@ -369,6 +385,11 @@ def check_values(ctx: Context) -> None:
                 f"{f.name} {value!r} is not a model spec: write <backend>:<model>, "
                 "e.g. llamacpp:qwen-coder-1.5b or openai:gpt-4.1-mini"
             )
+    if ctx.judge_incorrect_below is not None and ctx.judge_incorrect_below > ctx.judge_threshold:
+        raise ValueError(
+            f"judge_incorrect_below ({ctx.judge_incorrect_below:g}) must not exceed judge_threshold "
+            f"({ctx.judge_threshold:g})"
+        )
 
 
 @functools.cache

@@ -108,6 +108,7 @@ class Rule:
     veto: float | None
     spread: float | None
     split: str = "unknown"
+    incorrect_below: float | None = None
 
     def decide(self, scores: dict[str, float | None]) -> str:
         return self.decision(scores)[0]
@@ -124,6 +125,7 @@ class Rule:
             veto_below=self.veto,
             split=self.split,  # type: ignore[arg-type]
             disagree_spread=self.spread,
+            incorrect_below=self.incorrect_below,
         )
         reviews = [
             Review(name=n, title=n, weight=config.weights.get(n, 0.0), score=s, missing=s is None)  # type: ignore[arg-type]
@@ -138,12 +140,15 @@ class Rule:
         from mia.graph.judge.config import JudgeConfig
 
         config = JudgeConfig()
-        return cls(config.threshold, config.veto_below, config.disagree_spread, config.split)
+        return cls(config.threshold, config.veto_below, config.disagree_spread, config.split, config.incorrect_below)
 
     def __str__(self) -> str:
         veto = f"veto below {self.veto:g} ({self.split} against a passing mean)" if self.veto is not None else "no veto"
-        spread = f"unknown at a spread of {self.spread:g}" if self.spread is not None else "no unknown"
-        return f"threshold {self.threshold:g}, {veto}, {spread}"
+        spread = f"unknown at a spread of {self.spread:g}" if self.spread is not None else "no unknown spread"
+        band = (
+            f", incorrect below {self.incorrect_below:g} (unknown up to the threshold)" if self.incorrect_below else ""
+        )
+        return f"threshold {self.threshold:g}, {veto}, {spread}{band}"
 
 
 def held_out(rid: str) -> bool:
@@ -192,7 +197,25 @@ def ranking_auc(rows: list[dict]) -> float:
     return sum(pairs) / len(pairs) if pairs else float("nan")
 
 
-def report(min_coverage: float) -> None:
+def selective_rule(calibration: list[dict], target: float) -> tuple[Rule | None, int]:
+    """The rule that decides the most of the calibration half while agreeing with its labels on at
+    least `target` of the verdicts it gives (ties: the higher agreement): a panel allowed to say
+    `unknown` between a low mean (incorrect below) and a high one (the threshold). None if no rule
+    reaches the target. Also returns how many rules were tried."""
+    halves = [x / 2 for x in range(2, 21)]
+    grid = [
+        Rule(t, v, None, "unknown", b)
+        for t, v in product(halves, [None, 2.0, 3.0])
+        for b in [None, *[h for h in halves if h < t]]
+    ]
+    scored = [(r, scores_of(calibration, r)) for r in grid]
+    passing = [(r, s) for r, s in scored if s["given"] and s["agreement"] >= target]
+    if not passing:
+        return None, len(grid)
+    return max(passing, key=lambda rs: (rs[1]["coverage"], rs[1]["agreement"]))[0], len(grid)
+
+
+def report(min_coverage: float, target: float) -> None:
 
     rows = [json.loads(line) for line in REVIEWS.open(encoding="utf-8")]
     calibration = [r for r in rows if not held_out(r["rid"])]
@@ -210,6 +233,7 @@ def report(min_coverage: float) -> None:
         if eligible
         else default
     )
+    selective, tried = selective_rule(calibration, target)
     labels = [r["label"] for r in rows]
     seconds = [r["seconds"] for r in rows]
 
@@ -239,10 +263,27 @@ def report(min_coverage: float) -> None:
         line("calibrated, calibration half", best, calibration),
         line("calibrated, held-out half", best, test),
         *arbiter_line(test),
+        *(
+            [
+                line("selective, calibration half", selective, calibration),
+                line("selective, held-out half", selective, test),
+            ]
+            if selective
+            else []
+        ),
         "",
         f"The calibrated rule is the one of {len(grid)} (thresholds 3-9, vetoes none/2/3/4 giving "
         f"incorrect or, against a passing mean, unknown, unknown at a spread of 4-8 or never) with the best agreement on the calibration half among those that decide at "
         f"least {min_coverage:.0%} of it; the held-out rows are what it is reported on.",
+        "",
+        (
+            f"The selective rule is the one of {tried} (thresholds 1-10, incorrect below any lower half point or "
+            f"not at all, a veto at 2, 3 or none) that decides the most of the calibration half while agreeing "
+            f"with its labels on at least {target:.0%} of the verdicts it gives: a panel that says `unknown` "
+            "between a low and a high mean (`JudgeConfig.incorrect_below`, `Context.judge_incorrect_below`)."
+            if selective
+            else f"No rule of {tried} reached {target:.0%} agreement on the calibration half."
+        ),
         "",
         f"For scale: a rule that calls every answer incorrect agrees with the labels on "
         f"{sum(r['label'] == 'incorrect' for r in test) / max(len(test), 1):.1%} of the held-out half "
@@ -260,11 +301,12 @@ def main() -> None:
     c.add_argument("--limit", type=int, default=400, help="stop once this many answers are reviewed in all")
     r = sub.add_parser("report")
     r.add_argument("--min-coverage", type=float, default=0.6)
+    r.add_argument("--target", type=float, default=0.85, help="the selective rule's least agreement (issue 38: 85%%)")
     args = ap.parse_args()
     if args.command == "collect":
         collect(args.limit)
     else:
-        report(args.min_coverage)
+        report(args.min_coverage, args.target)
 
 
 if __name__ == "__main__":

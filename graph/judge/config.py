@@ -39,6 +39,14 @@ class JudgeConfig(BaseModel):
         "reviewers disagree; `make demo` once scored 8, 8 and 1 on a right answer): unknown (the default: neither a "
         "lesson stored as a failure nor a debit of the memories used) or veto (the paper's: incorrect)",
     )
+    incorrect_below: float | None = Field(
+        None,
+        ge=1.0,
+        le=10.0,
+        description="a weighted mean below this is incorrect, and from it up to the threshold the outcome is unknown "
+        "(a panel that is sure only at the ends); None: every mean below the threshold is incorrect. With the "
+        "embedded 1.5B panel, bench/judge/panel_agreement.py's selective rule",
+    )
     disagree_spread: float | None = Field(
         None,
         ge=1.0,
@@ -88,6 +96,10 @@ class JudgeConfig(BaseModel):
             raise ValueError(f"unknown reviewer weights {sorted(unknown)}; use reasoning, sources, validity")
         if any(w < 0 for w in self.weights.values()) or sum(self.weights.values()) <= 0:
             raise ValueError("reviewer weights must be non-negative and not all zero")
+        if self.incorrect_below is not None and self.incorrect_below > self.threshold:
+            raise ValueError(
+                f"incorrect_below ({self.incorrect_below:g}) must not exceed the threshold ({self.threshold:g})"
+            )
         return self
 
     def prompt_name(self) -> str:

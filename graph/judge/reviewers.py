@@ -106,7 +106,8 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
     Correct iff the weighted mean score (weights renormalised over the reviews present) reaches
     the threshold and no review falls below the veto. Too few reviews: unknown. Reviews spread over
     `config.disagree_spread` points or more: unknown. A veto against a passing mean is a split
-    panel: unknown (`config.split`, the default) or incorrect ("veto").
+    panel: unknown (`config.split`, the default) or incorrect ("veto"). A mean between
+    `config.incorrect_below` and the threshold is unknown.
     """
     # A reviewer weighted 0 is ignored altogether: it neither counts nor vetoes.
     present = [r for r in reviews if not r.missing and r.score is not None and r.weight > 0]
@@ -143,6 +144,13 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
                 f"{config.veto_below:g}: the reviewers disagree, outcome unknown",
             )
         return "incorrect", score, f"weighted score {mean:.1f}/10, vetoed by {names} (below {config.veto_below:g})"
+    if config.incorrect_below is not None and config.incorrect_below <= mean < config.threshold:
+        return (
+            "unknown",
+            score,
+            f"weighted score {mean:.1f}/10, between {config.incorrect_below:g} (incorrect below) and the threshold "
+            f"{config.threshold:g}: outcome unknown",
+        )
     outcome = "correct" if mean >= config.threshold else "incorrect"
     relation = ">=" if outcome == "correct" else "<"
     return outcome, score, f"weighted score {mean:.1f}/10 {relation} threshold {config.threshold:g}: {outcome}"

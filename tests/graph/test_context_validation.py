@@ -27,6 +27,9 @@ from mia.graph.context import Context
         ({"judge_model": ":judge"}, "judge_model ':judge' is not a model spec"),
         ({"caption_weight": 1.5}, "caption_weight must be between 0 and 1, not 1.5"),
         ({"min_similarity": -2}, "min_similarity must be between -1 and 1, not -2"),
+        ({"judge_threshold": 11}, "judge_threshold must be between 1 and 10, not 11"),
+        ({"judge_incorrect_below": 0}, "judge_incorrect_below must be between 1 and 10, not 0"),
+        ({"judge_incorrect_below": 7}, "judge_incorrect_below (7) must not exceed judge_threshold (6)"),
     ],
 )
 def test_a_bad_value_is_one_error_naming_its_field(kwargs: dict, message: str) -> None:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+import pytest
+
 from mia.graph.builder import build_graph, recursion_limit
 from mia.graph.context import Context
 
@@ -169,10 +171,20 @@ def test_ask_judge_contradiction_reaches_the_judge_and_a_bad_value_is_refused(tm
     assert "--judge-contradiction must be metrics, llm or unknown, not 'maybe'" in bad.output
 
 
-def test_a_split_panel_is_unknown_stores_no_failure_lesson_and_debits_nothing(tmp_path: Any) -> None:
+@pytest.mark.parametrize(
+    "scores,settings,why",
+    [
+        ((8, 8, 1), {}, "the reviewers disagree"),
+        ((7, 7, 6), {"judge_threshold": 10, "judge_incorrect_below": 5}, "between 5 (incorrect below)"),
+    ],
+)
+def test_an_unknown_panel_stores_no_failure_lesson_and_debits_nothing(
+    tmp_path: Any, scores: tuple[int, int, int], settings: dict[str, Any], why: str
+) -> None:
     """Issue 38: reviewers scoring 8, 8 and 1 on a right answer (what `make demo` once printed as
-    "judge incorrect") split the panel. The verdict is unknown; the real store keeps no negative
-    memory and the memory the planner was shown is neither credited nor debited."""
+    "judge incorrect") split the panel; a mean between the context's incorrect-below and threshold is
+    a panel that is not sure. The verdict is unknown; the real store keeps no negative memory and
+    the memory the planner was shown is neither credited nor debited."""
     from mia.memory import MemoryStore, Trajectory
 
     from mia.graph.nodes.deps import Deps
@@ -185,7 +197,7 @@ def test_a_split_panel_is_unknown_stores_no_failure_lesson_and_debits_nothing(tm
         )
 
     m = models()
-    m["fake:judge"] = ScriptedChatModel(script=[review(8), review(8), review(1)])
+    m["fake:judge"] = ScriptedChatModel(script=[review(s) for s in scores])
     store = MemoryStore.open(tmp_path / "memory")
     try:
         shown = store.memorise(
@@ -199,12 +211,12 @@ def test_a_split_panel_is_unknown_stores_no_failure_lesson_and_debits_nothing(tm
             tools_factory=lambda context, paragraphs: [search_tool()],
             compressor_factory=lambda model: None,  # extractive workflows
         )
-        context = ctx(max_replans=0, plan_when="start", judge_mode="reviewers")
+        context = ctx(max_replans=0, plan_when="start", judge_mode="reviewers", **settings)
         out = build_graph(deps=deps).invoke(
             {"question": "Who wrote Hamlet?"}, context=context, config={"recursion_limit": recursion_limit(context)}
         )
         assert out["used_memory_ids"] == [shown.id]
-        assert out["judgement"]["outcome"] == "unknown" and "the reviewers disagree" in out["judgement"]["feedback"]
+        assert out["judgement"]["outcome"] == "unknown" and why in out["judgement"]["feedback"]
         assert sorted(r.outcome for r in store.list()) == ["correct", "unknown"]  # kept, but as neither lesson
         assert not store.retrieve("Who wrote Hamlet?").negatives
         again = store.get(shown.id)

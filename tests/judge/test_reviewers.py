@@ -68,6 +68,18 @@ def test_reviewers_spread_apart_give_unknown(scripted) -> None:
     assert judge(scripted(review(9), review(8), review(3)), Q, "x", trace_text=TRACE).outcome == "correct"  # off
 
 
+def test_a_mean_between_incorrect_below_and_the_threshold_is_unknown(scripted) -> None:
+    config = JudgeConfig(veto_below=None, threshold=9, incorrect_below=5)
+    unsure = judge(scripted(review(7), review(6), review(6)), Q, "x", trace_text=TRACE, config=config)
+    assert unsure.outcome == "unknown" and "between 5 (incorrect below) and the threshold 9" in unsure.feedback
+    low = judge(scripted(review(4), review(4), review(4)), Q, "x", trace_text=TRACE, config=config)
+    assert low.outcome == "incorrect"
+    high = judge(scripted(review(9), review(9), review(9)), Q, "x", trace_text=TRACE, config=config)
+    assert high.outcome == "correct"
+    with pytest.raises(ValueError, match="must not exceed the threshold"):
+        JudgeConfig(threshold=6, incorrect_below=7)
+
+
 def test_reviewers_never_see_gold_and_only_two_see_the_trace(scripted) -> None:
     model = scripted(review(8), review(8), review(8))
     verdict = judge(model, Q, ANSWER, trace_text=TRACE, gold_answers=["SECRET-GOLD"], mode="reviewers")
