@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from mia.graph.models.errors import BackendNotInstalledError, ModelFileNotFoundError
-from mia.graph.models.native import loaded_build, use_native
+from mia.graph.models.native import NativeBuildError, cpu_flags, loaded_build, use_native
 from mia.graph.models.settings import read_settings
 
 #: Adapter servers kept alive besides the base servers (the newest ones).
@@ -58,6 +58,19 @@ def repack_weights(mode: str, native: bool) -> bool:
     return mode == "on" if mode != "auto" else not native
 
 
+def refuse_amx_repack(repack: bool, native: bool, flags: frozenset[str]) -> None:
+    """Refuse repacking on a native build for a CPU with AMX: the native build compiles llama.cpp's
+    AMX kernels, which repacking turns on, and on an AMX Xeon (under a Firecracker hypervisor) they
+    killed the process with a general protection fault at `ldtilecfg` before the first token
+    (bench/models/results.md). A one-line error loses nothing; a segfault loses the run."""
+    if repack and native and "amx_int8" in flags:
+        raise NativeBuildError(
+            "MIA_LLAMACPP_REPACK=on with this CPU's native llama.cpp build would run llama.cpp's AMX kernels, which "
+            "crashed the process on an AMX CPU (bench/models/results.md); use MIA_LLAMACPP_REPACK=auto or off, or "
+            "MIA_LLAMACPP_BUILD=prebuilt to repack on the prebuilt wheel"
+        )
+
+
 def _start(key: ServerKey) -> Any:
     xlc = import_xllamacpp()
     for path in (key.gguf, key.adapter):
@@ -74,7 +87,10 @@ def _start(key: ServerKey) -> Any:
     params.cpuparams.n_threads = threads
     params.cpuparams_batch.n_threads = threads
     params.warmup = False
-    params.no_extra_bufts = not repack_weights(settings.llamacpp_repack, loaded_build(xlc) == "native")
+    native = loaded_build(xlc) == "native"
+    repack = repack_weights(settings.llamacpp_repack, native)
+    refuse_amx_repack(repack, native, cpu_flags())
+    params.no_extra_bufts = not repack
     params.verbosity = -1  # llama.cpp logs nothing unless asked (MIA_LLAMACPP_VERBOSE=1)
     if settings.llamacpp_verbose:
         params.verbosity = 1

@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from mia.graph.models.errors import BackendError
-from mia.graph.models.servers import repack_weights
+from mia.graph.models.native import NativeBuildError
+from mia.graph.models.servers import refuse_amx_repack, repack_weights
 from mia.graph.models.settings import read_settings
 
 
@@ -27,6 +28,17 @@ from mia.graph.models.settings import read_settings
 )
 def test_which_build_repacks(mode: str, native: bool, expected: bool) -> None:
     assert repack_weights(mode, native) is expected
+
+
+def test_repacking_on_a_native_amx_build_is_refused_in_one_line() -> None:
+    """On an AMX Xeon the native build's AMX kernels, which repacking turns on, segfaulted."""
+    amx = frozenset({"avx512f", "amx_tile", "amx_int8"})
+    with pytest.raises(NativeBuildError, match="MIA_LLAMACPP_REPACK=auto or off") as err:
+        refuse_amx_repack(True, True, amx)
+    assert "\n" not in str(err.value)
+    refuse_amx_repack(False, True, amx)  # auto on the native build: no repacking, no AMX kernels
+    refuse_amx_repack(True, False, amx)  # the prebuilt wheel has no AMX kernels
+    refuse_amx_repack(True, True, frozenset({"avx512f", "avx512_vnni"}))
 
 
 @pytest.mark.parametrize(("raw", "mode"), [("", "auto"), (" OFF ", "off"), ("on", "on")])
