@@ -220,6 +220,11 @@ class Context:
         "A reviewer panel split by a veto against a passing score: unknown (stored as neither lesson, no memory "
         "debited; the default) or veto (the paper's rule: incorrect). See JudgeConfig.split.",
     )
+    judge_trace_checks: bool = _f(
+        JudgeConfig.model_fields["trace_checks"].default,
+        "Without gold, an answer whose trace shows a failure (the failure rule reflection uses) is incorrect with no "
+        "reviewer call; 89% of the answers it flagged on the ladder's final rows were wrong. See JudgeConfig.trace_checks.",
+    )
     judge_threshold: float = _f(
         JudgeConfig.model_fields["threshold"].default,
         "The reviewer panel's weighted mean (1-10) at or above which an answer is correct (JudgeConfig.threshold).",
@@ -227,9 +232,9 @@ class Context:
     judge_incorrect_below: float | None = _f(
         None,
         "A panel mean below this is incorrect and from it up to judge_threshold unknown; None: every mean below "
-        "the threshold is incorrect. A panel that may say unknown in the middle: calibrated for the embedded 1.5B "
-        "panel (threshold 8.5, incorrect below 7), it agreed with labels on 79% of the verdicts it gave on held-out "
-        "answers, deciding 53% (bench/judge/panel-agreement.md); off by default.",
+        "the threshold is incorrect. With judge_threshold 10 and this 1 the panel decides almost nothing itself, "
+        "and with the trace check the embedded 1.5B judge's verdicts agreed with labels on 96.4% of held-out "
+        "answers, deciding 41% of them, all incorrect (bench/judge/panel-agreement.md); off by default.",
     )
     judge_contradiction: JudgeContradiction = _f(
         JudgeConfig.model_fields["contradiction"].default,
@@ -306,6 +311,7 @@ class Context:
             split=self.judge_split,
             threshold=self.judge_threshold,
             incorrect_below=self.judge_incorrect_below,
+            trace_checks=self.judge_trace_checks,
         )
 
     def resolved_data_dir(self) -> Path:

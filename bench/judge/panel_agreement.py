@@ -62,6 +62,48 @@ def trace_of(triple: dict, cache: dict[str, dict[str, dict]]) -> str | None:
     return episode.to_trace_text(include_judgement=False)
 
 
+def trace_flags(rids: Iterable[str]) -> dict[str, bool]:
+    """Whether each answer's logged trace shows a failure (mia.graph.nodes.failure.trace_failure,
+    the check `JudgeConfig.trace_checks` runs before the reviewers): no model call."""
+    from mia.app.evaluation.runlog import read_rows
+    from mia.graph.nodes.failure import trace_failure
+
+    triples = {t["rid"]: t for t in reference()}
+    cache: dict[str, dict[str, dict]] = {}
+    flags = {}
+    for rid in rids:
+        t = triples[rid]
+        run = ROOT / t["run"]
+        if t["run"] not in cache:
+            cache[t["run"]] = {r["id"]: r for r in read_rows(run)} if run.exists() else {}
+        row = cache[t["run"]].get(t["id"]) or {}
+        steps = row.get("trajectory") or []
+        stop = row.get("stop_reason") or "answered"
+        flags[rid] = bool(steps) and trace_failure(steps, t["answer"], stop, t["question"])[0] is not None
+    return flags
+
+
+def unseen_runs_precision() -> tuple[int, int, int]:
+    """The trace check on the ablation ladder's final-split rows (results/ladder/<set>/<rung>/), which
+    no check of the failure rule was written from: (answers, flagged, flagged and graded wrong by the
+    runs' ground-truth grader)."""
+    from mia.app.evaluation.runlog import read_rows
+    from mia.graph.nodes.failure import trace_failure
+
+    n = flagged = wrong = 0
+    for run in sorted((ROOT / "results" / "ladder").glob("*/*/config.json")):
+        for row in read_rows(run.parent):
+            steps = row.get("trajectory") or []
+            if not steps or row.get("error") or row.get("judge_correct") is None:
+                continue
+            n += 1
+            answer, stop = row.get("answer") or "", row.get("stop_reason") or "answered"
+            if trace_failure(steps, answer, stop, row["question"])[0] is not None:
+                flagged += 1
+                wrong += not row["judge_correct"]
+    return n, flagged, wrong
+
+
 def collect(limit: int) -> None:
     from tqdm import tqdm
 
@@ -151,6 +193,12 @@ class Rule:
         return f"threshold {self.threshold:g}, {veto}, {spread}{band}"
 
 
+CAUTIOUS = Rule(10.0, None, None, "unknown", 1.0)
+"""A panel that decides only at the ends (`Context(judge_threshold=10, judge_incorrect_below=1)`):
+correct only at 10/10 from every reviewer, never incorrect on its own, so with the trace check the
+verdicts given are nearly all the trace check's."""
+
+
 def held_out(rid: str) -> bool:
     return int(hashlib.sha256(rid.encode()).hexdigest(), 16) % 2 == 1
 
@@ -172,17 +220,26 @@ def scores_of(rows: Iterable[dict], rule: Rule | None) -> dict[str, float]:
     return out
 
 
+def table_row(name: str, settings: object, s: dict[str, float]) -> str:
+    """One row of the report's table from scores_of's figures ('-' where a verdict was never given)."""
+
+    def two(x: float) -> str:
+        return "-" if x != x else f"{x:.2f}"  # NaN: no such verdict or label
+
+    return (
+        f"| {name} | {settings} | {s['n']:.0f} | {s['given']:.0f} ({s['coverage']:.0%}) | **{s['agreement']:.1%}** | "
+        f"{two(s['correct_precision'])} / {two(s['correct_recall'])} | "
+        f"{two(s['incorrect_precision'])} / {two(s['incorrect_recall'])} |"
+    )
+
+
 def arbiter_line(rows: list[dict]) -> list[str]:
     """The LLM arbiter's verdicts (`--judge-arbiter llm`) on the held-out rows that have one."""
     part = [r for r in rows if "arbiter_llm" in r]
     if not part:
         return []
     s = scores_of(({"scores": {}, "label": r["label"], "given": r["arbiter_llm"] or "unknown"} for r in part), None)
-    return [
-        f"| LLM arbiter, held-out half | `--judge-arbiter llm`, no veto | {s['n']} | {s['given']} ({s['coverage']:.0%}) "
-        f"| **{s['agreement']:.1%}** | {s['correct_precision']:.2f} / {s['correct_recall']:.2f} | "
-        f"{s['incorrect_precision']:.2f} / {s['incorrect_recall']:.2f} |"
-    ]
+    return [table_row("LLM arbiter, held-out half", "`--judge-arbiter llm`, no veto", s)]
 
 
 def ranking_auc(rows: list[dict]) -> float:
@@ -215,6 +272,25 @@ def selective_rule(calibration: list[dict], target: float) -> tuple[Rule | None,
     return max(passing, key=lambda rs: (rs[1]["coverage"], rs[1]["agreement"]))[0], len(grid)
 
 
+def trace_lines(calibration: list[dict], test: list[dict], rules: list[tuple[str, Rule]]) -> list[str]:
+    """Rows for the trace check first (incorrect when the logged trace shows a failure), then a rule
+    on the answers it leaves."""
+    flags = trace_flags(r["rid"] for r in calibration + test)
+    out = []
+    for name, rule in rules:
+        for half, part in (("calibration half", calibration), ("held-out half", test)):
+            given = [
+                {
+                    "scores": {},
+                    "label": r["label"],
+                    "given": "incorrect" if flags[r["rid"]] else rule.decide(r["scores"]),
+                }
+                for r in part
+            ]
+            out.append(table_row(f"trace check + {name}, {half}", rule, scores_of(given, None)))
+    return out
+
+
 def report(min_coverage: float, target: float) -> None:
 
     rows = [json.loads(line) for line in REVIEWS.open(encoding="utf-8")]
@@ -234,16 +310,18 @@ def report(min_coverage: float, target: float) -> None:
         else default
     )
     selective, tried = selective_rule(calibration, target)
+    n_unseen, flagged, wrong = unseen_runs_precision()
+    unseen_text = (
+        f"of {n_unseen} answers it flagged {flagged} ({flagged / n_unseen:.0%}), and the runs' ground-truth grader "
+        f"graded {wrong} of those wrong ({wrong / flagged:.1%})"
+        if flagged
+        else "no answer to read"
+    )
     labels = [r["label"] for r in rows]
     seconds = [r["seconds"] for r in rows]
 
     def line(name: str, rule: Rule, part: list[dict]) -> str:
-        s = scores_of(part, rule)
-        return (
-            f"| {name} | {rule} | {s['n']} | {s['given']} ({s['coverage']:.0%}) | **{s['agreement']:.1%}** | "
-            f"{s['correct_precision']:.2f} / {s['correct_recall']:.2f} | "
-            f"{s['incorrect_precision']:.2f} / {s['incorrect_recall']:.2f} |"
-        )
+        return table_row(name, rule, scores_of(part, rule))
 
     text = [
         "# The unsupervised panel against answers labelled by reading",
@@ -271,6 +349,15 @@ def report(min_coverage: float, target: float) -> None:
             if selective
             else []
         ),
+        *trace_lines(
+            calibration,
+            test,
+            [
+                ("default", default),
+                *([("selective", selective)] if selective else []),
+                ("cautious", CAUTIOUS),
+            ],
+        ),
         "",
         f"The calibrated rule is the one of {len(grid)} (thresholds 3-9, vetoes none/2/3/4 giving "
         f"incorrect or, against a passing mean, unknown, unknown at a spread of 4-8 or never) with the best agreement on the calibration half among those that decide at "
@@ -289,6 +376,14 @@ def report(min_coverage: float, target: float) -> None:
         f"{sum(r['label'] == 'incorrect' for r in test) / max(len(test), 1):.1%} of the held-out half "
         "(the share labelled incorrect); a panel earns its calls only above that. How well the weighted mean "
         f"ranks right answers above wrong ones over all {len(rows)} answers (AUC, 0.5 = chance): {ranking_auc(rows):.2f}.",
+        "",
+        "**The trace check** (`JudgeConfig.trace_checks`, on by default): before the reviewers, an answer whose trace "
+        "shows a failure (the failure rule reflection replans on, `mia.graph.nodes.failure.trace_failure`: no answer, "
+        "a forced answer, a tool error, an answer no search result supports, one that restates the question, names "
+        "neither candidate or is of the wrong kind, one its own results contradict) is incorrect, with no reviewer "
+        "call; the rows above marked `trace check` read it from each answer's logged trace. Its checks were written "
+        "from the tuning split's logs, and some labelled answers come from those runs. "
+        f"Out of sample, on the ablation ladder's final-split rows, which no check was written from: {unseen_text}.",
     ]
     OUT.write_text("\n".join(text) + "\n", encoding="utf-8")
     print("\n".join(text))

@@ -103,6 +103,7 @@ class _Plan:
         gold_answers: str | Iterable[str] | None,
         mode: str,
         config: JudgeConfig | None,
+        trace_failure: str | None = None,
     ) -> None:
         if not isinstance(question, str) or not question.strip():
             raise ValueError("the judge needs a non-empty question")
@@ -118,6 +119,7 @@ class _Plan:
         self.metrics = _metric_fields(self.prediction, self.golds)
         self.usage = Usage()
         self.match: Match | None = None
+        self.trace_failure = (trace_failure or "").strip() or None
 
     def immediate(self) -> Verdict | None:
         """The verdict when no model call is needed (off, metrics only, empty answer)."""
@@ -147,6 +149,17 @@ class _Plan:
                 grader_label="NOT_ATTEMPTED",
                 feedback="The agent gave no answer.",
                 notes=[note],
+                **base,
+            )
+        if self.mode == "reviewers" and self.trace_failure and self.config.trace_checks:
+            why = f"the trace shows a failure: {self.trace_failure}"
+            return Verdict(
+                outcome="incorrect",
+                score=0.0,
+                mode="reviewers",
+                method="trace",
+                feedback=why,
+                notes=["a failure the trace shows: incorrect, no reviewer call"],
                 **base,
             )
         return None
@@ -285,14 +298,18 @@ def judge(
     mode: JudgeMode = "auto",
     *,
     config: JudgeConfig | None = None,
+    trace_failure: str | None = None,
 ) -> Verdict:
     """Judge one answer (blocking). See the module docstring for the modes.
 
     `answer` may be the agent's raw final message: `<answer>` tags are extracted. `trace_text` is
     what the reviewers read (e.g. `Trajectory.to_trace_text()`); gold answers are only ever shown
     to the ground-truth grader. `model` is any LangChain chat model (the judge role's).
+    `trace_failure` is a failure the caller found in the trace (the graph passes
+    mia.graph.nodes.failure's): without gold it makes the answer incorrect with no reviewer call
+    (JudgeConfig.trace_checks).
     """
-    plan = _Plan(model, question, answer, trace_text, gold_answers, mode, config)
+    plan = _Plan(model, question, answer, trace_text, gold_answers, mode, config, trace_failure)
     verdict = plan.immediate()
     if verdict is not None:
         return verdict
@@ -308,13 +325,14 @@ async def ajudge(
     mode: JudgeMode = "auto",
     *,
     config: JudgeConfig | None = None,
+    trace_failure: str | None = None,
 ) -> Verdict:
     """Async `judge`: never blocks the event loop.
 
     Models with their own async generation are called natively (the three reviewers then run
     concurrently); others run the sync path in a worker thread.
     """
-    plan = _Plan(model, question, answer, trace_text, gold_answers, mode, config)
+    plan = _Plan(model, question, answer, trace_text, gold_answers, mode, config, trace_failure)
     verdict = plan.immediate()
     if verdict is not None:
         return verdict

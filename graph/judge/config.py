@@ -54,6 +54,15 @@ class JudgeConfig(BaseModel):
         description="when the highest and lowest review differ by at least this many points the reviewers disagree "
         "and the outcome is unknown (bench/judge/panel_agreement.py calibrates it); None: never",
     )
+    trace_checks: bool = Field(
+        True,
+        description="without gold, an answer whose trace shows a failure (given by the caller: the graph's failure "
+        "rule, mia.graph.nodes.failure: no answer, a forced answer, a tool error, an answer no search result supports, "
+        "the wrong kind of answer, one its own results contradict) is incorrect with no reviewer call. On the "
+        "ablation ladder's final-split rows, which no check was written from, 215 of the 241 answers it flagged "
+        "were wrong (89%); on the labelled reference answers the panel bench reviewed, 96% on the held-out half "
+        "(bench/judge/panel-agreement.md). False: the reviewers judge every answer",
+    )
     arbiter: Arbiter = Field(
         "weighted",
         description="weighted: the numeric rule above; llm: an extra arbiter call that must reply with a bare "

@@ -12,7 +12,8 @@ GraderLabel = Literal["CORRECT", "INCORRECT", "NOT_ATTEMPTED"]
 # llm: the judge model decided; match: the answer matcher's rules decided (matching.py, no model call);
 # fallback: the model failed or replied nonsense and a rule decided; metrics: no model was given (EM/F1/cover
 # only); off: judging was switched off.
-JudgeMethod = Literal["llm", "match", "weighted", "fallback", "metrics", "off"]  # weighted: the reviewers' numeric rule
+# weighted: the reviewers' numeric rule; trace: a failure the trace shows, no reviewer call
+JudgeMethod = Literal["llm", "match", "weighted", "fallback", "metrics", "off", "trace"]
 ResolvedMode = Literal["ground_truth", "reviewers", "off"]
 ReviewerName = Literal["reasoning", "sources", "validity"]
 

@@ -144,6 +144,17 @@ def shown_failure(steps: Sequence[Mapping[str, Any]], answer: str, stop_reason: 
     return None
 
 
+def trace_failure(
+    steps: Sequence[Mapping[str, Any]], answer: str, stop_reason: str, question: str
+) -> tuple[str | None, bool]:
+    """The failure the trace shows and whether the agent's own search results settle it (a dated
+    comparison or two countries against the answer): what reflection replans on, and what the judge,
+    without gold, calls incorrect with no reviewer call (JudgeConfig.trace_checks). One definition,
+    so the judge and reflection never disagree about what a failure is."""
+    settled = settled_by_evidence(steps, answer, question) if stop_reason == "answered" else None
+    return settled or shown_failure(steps, answer, stop_reason, question), settled is not None
+
+
 _EVENT = {"born": " of birth", "died": " of death", "first": ""}
 
 
@@ -202,4 +213,5 @@ __all__ = [
     "off_candidates",
     "wrong_kind",
     "shown_failure",
+    "trace_failure",
 ]

@@ -12,6 +12,7 @@ from mia.graph.models.spec import EXTRACTIVE
 from mia.graph.nodes.calls import count_usage
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
+from mia.graph.nodes.failure import trace_failure
 from mia.graph.prompts.echo import strip_prompt_echo
 from mia.graph.protocol import drop_repeats
 from mia.graph.judge.verdict import verdict_to_channel
@@ -40,6 +41,12 @@ def make_judge(deps: Deps):
         mode = ctx.judge_mode
         if mode == "auto":
             mode = "ground_truth" if gold else "reviewers"
+        failure = None
+        if mode == "reviewers":  # without gold, a failure the trace shows decides (JudgeConfig.trace_checks)
+            steps = list(state.get("steps") or [])
+            failure, _ = trace_failure(
+                steps, state.get("answer") or "", state.get("stop_reason") or "", state["question"]
+            )
         try:
             with count_usage() as counter:
                 verdict = deps.judge(
@@ -50,6 +57,7 @@ def make_judge(deps: Deps):
                     gold_answers=gold or None,
                     mode=mode,
                     config=ctx.judge_config(),
+                    trace_failure=failure,
                 )
             judgement = verdict_to_channel(verdict)  # the one codec: a malformed verdict is a failed judge
         except Exception as exc:  # the answer must survive a broken judge

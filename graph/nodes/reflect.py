@@ -16,7 +16,7 @@ from mia.graph.nodes.calls import invoke, text_of
 from mia.graph.nodes.deps import Deps
 from mia.graph.nodes.episode import build_trajectory
 from mia.graph.nodes.plan import to_messages
-from mia.graph.nodes.failure import settled_by_evidence, shown_failure, unread_by_evidence
+from mia.graph.nodes.failure import trace_failure, unread_by_evidence
 from mia.graph.nodes.steps import searches_made
 from mia.graph.prompts.builder import (
     failure_replan_request,
@@ -81,8 +81,7 @@ def judge_by_failure(state: State, ctx: Context) -> dict[str, Any]:
             names := unread_by_evidence(steps, answer, state["question"])
         ):
             return evidence_round(state, names)
-    settled = settled_by_evidence(steps, answer, state["question"]) if answered else None
-    failure = settled or shown_failure(steps, answer, state.get("stop_reason") or "", state["question"])
+    failure, settled = trace_failure(steps, answer, state.get("stop_reason") or "", state["question"])
     args: dict[str, Any] = {"failure": failure or NO_FAILURE, **({"settled": True} if settled else {})}
     return {
         "reflections": state.get("reflections", 0) + 1,

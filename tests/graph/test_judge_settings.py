@@ -13,6 +13,7 @@ from mia.graph.context import Context
 
 from .fakes import FakeStore, ScriptedChatModel, make_deps, memory, fake_context
 
+SUPPORTED = {"Hamlet author": "Hamlet is a tragedy written by William Shakespeare."}
 CALL = '<tool_call>{"name": "search", "arguments": {"query_list": ["Hamlet author"]}}</tool_call>'
 
 
@@ -208,7 +209,7 @@ def test_an_unknown_panel_stores_no_failure_lesson_and_debits_nothing(
         deps = Deps(
             model_factory=lambda spec, temperature, max_tokens: m[spec],
             store_factory=lambda path: store,
-            tools_factory=lambda context, paragraphs: [search_tool()],
+            tools_factory=lambda context, paragraphs: [search_tool(SUPPORTED)],
             compressor_factory=lambda model: None,  # extractive workflows
         )
         context = ctx(max_replans=0, plan_when="start", judge_mode="reviewers", **settings)
@@ -223,3 +224,38 @@ def test_an_unknown_panel_stores_no_failure_lesson_and_debits_nothing(
         assert (again.usage_count, again.success_count) == (shown.usage_count, shown.success_count)
     finally:
         store.close()
+
+
+def test_without_gold_an_unsupported_answer_is_incorrect_by_the_trace_with_no_reviewer_call(tmp_path: Any) -> None:
+    """Issue 38: the failure rule reflection uses also judges without gold. The search finds nothing
+    about the answer, so the trace shows an unsupported answer: incorrect (method `trace`), no
+    reviewer is asked, and the real store keeps it as a failure lesson. Off, the reviewers decide."""
+    from mia.memory import MemoryStore
+
+    from mia.graph.nodes.deps import Deps
+
+    from .fakes import search_tool
+
+    for checks, outcome, method in ((True, "incorrect", "trace"), (False, "correct", "weighted")):
+        m = models()
+        judge_model = ScriptedChatModel(script=[], fallback='{"score": 9, "verdict": "correct", "justification": "j"}')
+        m["fake:judge"] = judge_model
+        store = MemoryStore.open(tmp_path / f"memory-{checks}")
+        try:
+            deps = Deps(
+                model_factory=lambda spec, temperature, max_tokens, m=m: m[spec],
+                store_factory=lambda path, store=store: store,
+                tools_factory=lambda context, paragraphs: [search_tool()],  # "Doc 1 about Hamlet author"
+                compressor_factory=lambda model: None,
+            )
+            context = ctx(max_replans=0, judge_mode="reviewers", judge_trace_checks=checks)
+            out = build_graph(deps=deps).invoke(
+                {"question": "Who wrote Hamlet?"}, context=context, config={"recursion_limit": recursion_limit(context)}
+            )
+            assert (out["judgement"]["outcome"], out["judgement"]["method"]) == (outcome, method)
+            assert (len(judge_model.prompts) == 0) is checks
+            if checks:
+                assert "no search result supports its answer" in out["judgement"]["feedback"]
+                assert [r.outcome for r in store.list()] == ["incorrect"]
+        finally:
+            store.close()

@@ -80,6 +80,25 @@ def test_a_mean_between_incorrect_below_and_the_threshold_is_unknown(scripted) -
         JudgeConfig(threshold=6, incorrect_below=7)
 
 
+def test_a_failure_the_trace_shows_is_incorrect_without_reviewer_calls(scripted) -> None:
+    failure = "Your answer 'Paris' is not supported by any search result."
+    model = scripted()  # no replies: a reviewer call would fail the test
+    verdict = judge(model, Q, ANSWER, trace_text=TRACE, trace_failure=failure)
+    assert (verdict.outcome, verdict.method, verdict.mode) == ("incorrect", "trace", "reviewers")
+    assert failure in verdict.feedback and verdict.usage.calls == 0 and model.prompt_texts() == []
+    reviewed = judge(
+        scripted(review(8), review(8), review(8)),
+        Q,
+        ANSWER,
+        trace_text=TRACE,
+        trace_failure=failure,
+        config=JudgeConfig(trace_checks=False),
+    )
+    assert (reviewed.outcome, reviewed.method) == ("correct", "weighted")  # off: the reviewers decide
+    graded = judge(None, Q, ANSWER, gold_answers=[ANSWER], trace_failure=failure)
+    assert graded.outcome == "correct" and graded.mode == "ground_truth"  # gold decides, the trace check is moot
+
+
 def test_reviewers_never_see_gold_and_only_two_see_the_trace(scripted) -> None:
     model = scripted(review(8), review(8), review(8))
     verdict = judge(model, Q, ANSWER, trace_text=TRACE, gold_answers=["SECRET-GOLD"], mode="reviewers")
