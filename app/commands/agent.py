@@ -536,6 +536,7 @@ def _quiet_weight_loading() -> None:
 def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
     """One line (or panel) per node update: what a user wants to follow. Updates are read with
     the output's own types (`TrajectoryStep`, `MemoryShown`, the verdict's channel codec)."""
+    from rich.markup import escape
     from rich.panel import Panel
 
     from mia.graph.judge.verdict import verdict_from_channel
@@ -577,8 +578,9 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
         console.print(f"[bold]revised plan[/] not followed ({steps[0].args['dropped']}): the answer stands")
     elif node == "judge":
         verdict = verdict_from_channel(v.get("judgement"))
-        said = f"{verdict.outcome} (score {verdict.score})" if verdict is not None else "failed (score -)"
-        console.print(f"[bold]judge[/] {said}")
+        said = f"{verdict.outcome} (score {verdict.score:.2f})" if verdict is not None else "failed (score -)"
+        why = f": {escape(verdict.why)}" if verdict is not None and verdict.why else ""
+        console.print(f"[bold]judge[/] {said}{why}", markup=True, highlight=False)
     elif node == "memorise":
         if v.get("memory_id"):
             console.print(f"[bold]memorised[/] as {v['memory_id']}")

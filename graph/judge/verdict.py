@@ -105,6 +105,13 @@ class Verdict(BaseModel):
         return self.outcome == "correct"
 
     @property
+    def why(self) -> str:
+        """The one line that says how the outcome was reached (the reviewers' weighted decision with
+        its scores, the matcher's rule, the failure the trace shows): the feedback's last line."""
+        lines = [line.strip() for line in self.feedback.splitlines() if line.strip()]
+        return lines[-1] if lines else ""
+
+    @property
     def reviewer_feedback(self) -> dict[str, str]:
         """Reviewer name -> feedback line (the memory record's evaluator feedback fields)."""
         return {review.name: review.line() for review in self.reviews}
