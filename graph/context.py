@@ -223,7 +223,7 @@ class Context:
     judge_trace_checks: bool = _f(
         JudgeConfig.model_fields["trace_checks"].default,
         "Without gold, an answer whose trace shows a failure (the failure rule reflection uses) is incorrect with no "
-        "reviewer call; 89% of the answers it flagged on the ladder's final rows were wrong. See JudgeConfig.trace_checks.",
+        "reviewer call; 90% of the answers it flagged on the ladder's final rows were wrong. See JudgeConfig.trace_checks.",
     )
     judge_threshold: float = _f(
         JudgeConfig.model_fields["threshold"].default,

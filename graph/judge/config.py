@@ -59,8 +59,8 @@ class JudgeConfig(BaseModel):
         description="without gold, an answer whose trace shows a failure (given by the caller: the graph's failure "
         "rule, mia.graph.nodes.failure: no answer, a forced answer, a tool error, an answer no search result supports, "
         "the wrong kind of answer, one its own results contradict) is incorrect with no reviewer call. On the "
-        "ablation ladder's final-split rows, which no check was written from, 215 of the 241 answers it flagged "
-        "were wrong (89%); on the labelled reference answers the panel bench reviewed, 96% on the held-out half "
+        "ablation ladder's final-split rows, which no check was written from, 253 of the 282 answers it flagged "
+        "were wrong (90%); on the labelled reference answers the panel bench reviewed, 96% on the held-out half "
         "(bench/judge/panel-agreement.md). False: the reviewers judge every answer",
     )
     arbiter: Arbiter = Field(
