@@ -15,6 +15,8 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
 
+from pydantic import ValidationError
+
 from mia.graph.judge.config import Arbiter as JudgeArbiter
 from mia.graph.judge.config import Split as JudgeSplit
 from mia.graph.judge.config import Contradiction as JudgeContradiction
@@ -391,11 +393,10 @@ def check_values(ctx: Context) -> None:
                 f"{f.name} {value!r} is not a model spec: write <backend>:<model>, "
                 "e.g. llamacpp:qwen-coder-1.5b or openai:gpt-4.1-mini"
             )
-    if ctx.judge_incorrect_below is not None and ctx.judge_incorrect_below > ctx.judge_threshold:
-        raise ValueError(
-            f"judge_incorrect_below ({ctx.judge_incorrect_below:g}) must not exceed judge_threshold "
-            f"({ctx.judge_threshold:g})"
-        )
+    try:  # the judge's own rules (JudgeConfig's validators: one definition), as one line
+        ctx.judge_config()
+    except ValidationError as exc:
+        raise ValueError(f"judge settings: {exc.errors()[0]['msg'].removeprefix('Value error, ')}") from None
 
 
 @functools.cache

@@ -29,7 +29,7 @@ from mia.graph.context import Context
         ({"min_similarity": -2}, "min_similarity must be between -1 and 1, not -2"),
         ({"judge_threshold": 11}, "judge_threshold must be between 1 and 10, not 11"),
         ({"judge_incorrect_below": 0}, "judge_incorrect_below must be between 1 and 10, not 0"),
-        ({"judge_incorrect_below": 7}, "judge_incorrect_below (7) must not exceed judge_threshold (6)"),
+        ({"judge_incorrect_below": 7}, "judge settings: incorrect_below (7) must not exceed the threshold (6)"),
     ],
 )
 def test_a_bad_value_is_one_error_naming_its_field(kwargs: dict, message: str) -> None:
