@@ -222,6 +222,13 @@ def eval_command(
             help="With --test-time-learning: the agent never sees the gold answers; a panel of reviewers decides success (the reward); gold answers only grade the report (EM/F1).",
         ),
     ] = False,
+    online: Annotated[
+        Optional[list[str]],
+        typer.Option(
+            "--online",
+            help="With --test-time-learning, a learner setting as KEY=VALUE (repeatable): batch_questions=8, rollouts=4, dtype=bfloat16, learning_rate=1e-5, schedule=between ... See docs/test_time_learning.md.",
+        ),
+    ] = None,
 ) -> None:
     """Evaluate the agent on a multi-hop QA set: LLM-judge accuracy, EM/F1, tool and LLM calls, tokens
     per role, wall time, with 95% intervals. Writes results.jsonl (the checkpoint), summary.md/json, plot.png."""
@@ -258,6 +265,7 @@ def eval_command(
         "k_neg": k_neg,
     }
     from mia.app.commands.context_options import OptionError, context_overrides
+    from mia.app.commands.key_values import key_values
     from mia.app.evaluation.runner import JUDGE_CHOICES
 
     if judge not in JUDGE_CHOICES:  # the run's judge (EvalConfig), not a Context field
@@ -286,6 +294,7 @@ def eval_command(
             retry_errors=retry_errors,
             test_time_learning=test_time_learning,
             ground_truth=not no_ground_truth,
+            online=key_values(online, "--online"),
         )
     except ValidationError as err:  # EvalConfig says what is inconsistent (--n 0 without --warmup...)
         _fail("; ".join(e["msg"].removeprefix("Value error, ") for e in err.errors()))

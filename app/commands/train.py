@@ -32,16 +32,10 @@ SetOpt = Annotated[
 def _load(
     config: Path, output_dir: Path | None, data: Path | None, trajectories: Path | None, sets: list[str] | None
 ) -> Any:
-    import yaml
-
+    from mia.app.commands.key_values import key_values
     from mia.training.config import TrainConfig
 
-    overrides: dict[str, Any] = {}
-    for item in sets or []:
-        key, sep, value = item.partition("=")
-        if not sep:
-            raise typer.BadParameter(f"--set expects key=value, got {item!r}")
-        overrides[key.strip()] = yaml.safe_load(value)
+    overrides = key_values(sets, "--set")
     if output_dir:
         overrides["output_dir"] = str(output_dir)
     if data:

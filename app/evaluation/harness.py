@@ -82,6 +82,10 @@ class EvalConfig(BaseModel):
     ground_truth: bool = Field(
         True, description="with test-time learning: False = the reviewer panel's verdict is the reward"
     )
+    online: dict[str, Any] = Field(
+        default_factory=dict,
+        description="with test-time learning: OnlineConfig settings (batch_questions, rollouts, dtype, ...)",
+    )
     max_consecutive_errors: int = Field(5, ge=1)
     warmup: int = Field(
         0,
@@ -94,6 +98,12 @@ class EvalConfig(BaseModel):
     def _nothing_to_do(self) -> "EvalConfig":
         if self.n == 0 and not self.warmup:
             raise ValueError("--n 0 only builds a warm-up memory: give --warmup N as well")
+        if self.online:
+            if not self.test_time_learning:
+                raise ValueError("--online settings only apply with --test-time-learning")
+            from mia.training.online.config import online_config
+
+            online_config(self.online, self.ground_truth)  # refused here, before any question runs
         return self
 
     def resolved_models(self) -> dict[str, str]:

@@ -21,7 +21,7 @@ from typing import Any
 
 from mia.app.evaluation.runner import error_result, input_state, is_config_error, question_result
 from mia.graph.result import RunResult
-from mia.training.online.config import OnlineConfig
+from mia.training.online.config import OnlineConfig, online_config
 from mia.training.online.session import LearningSession
 
 
@@ -67,17 +67,16 @@ class LearningRunner:
         self.session.close()
 
 
-def online_config(config: dict[str, Any]) -> OnlineConfig:
-    """OnlineConfig from the eval config (`online` overrides: batch_questions, rollouts, ...)."""
-    overrides = dict(config.get("online") or {})
-    return OnlineConfig(ground_truth=bool(config.get("ground_truth", True)), **overrides)
+def eval_online_config(config: dict[str, Any]) -> OnlineConfig:
+    """OnlineConfig from the eval config (`online` overrides: batch_questions, rollouts, dtype, ...)."""
+    return online_config(dict(config.get("online") or {}), ground_truth=bool(config.get("ground_truth", True)))
 
 
 def learning_runner(
     config: dict[str, Any], setting: str, context: Any, recursion: int | None = None, echo: Any = print
 ) -> LearningRunner:
     """Build the session (learner started) and its runner; prints the memory-only notice."""
-    cfg = online_config(config)
+    cfg = eval_online_config(config)
     if not cfg.ground_truth:
         context = dataclasses.replace(context, judge_mode="reviewers")
     session = LearningSession(context, cfg)

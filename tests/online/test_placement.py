@@ -11,7 +11,7 @@ import pytest
 from mia.graph.context import Context
 from mia.training.config import BudgetConfig
 from mia.training.online import OnlineConfig
-from mia.training.online.session import build_grpo_trainer, served_placement
+from mia.training.online.session import build_grpo_trainer, learner_placement, served_placement
 
 PARAS = [{"title": "Paris", "text": "Paris is the capital and largest city of France."}]
 
@@ -26,6 +26,16 @@ def test_placement_follows_the_served_planner(monkeypatch: pytest.MonkeyPatch) -
     assert served_placement(SimpleNamespace(device="cuda:0")) == ("cuda:0", "bfloat16")
     monkeypatch.setenv("MIA_DEVICE", "cuda")  # a llama.cpp planner has no torch device: MIA_DEVICE decides
     assert served_placement(SimpleNamespace()) == ("cuda", "bfloat16")
+
+
+def test_the_config_may_set_the_learner_dtype(monkeypatch: pytest.MonkeyPatch) -> None:
+    """OnlineConfig.dtype: auto keeps the served planner's; bfloat16 asks for the CPU's faster path."""
+    monkeypatch.delenv("MIA_DEVICE", raising=False)
+    cpu = SimpleNamespace(device="cpu")
+    assert learner_placement(cpu, OnlineConfig()) == ("cpu", "float32")
+    assert learner_placement(cpu, OnlineConfig(dtype="bfloat16")) == ("cpu", "bfloat16")
+    with pytest.raises(ValueError, match="dtype must be"):
+        OnlineConfig(dtype="int4")  # type: ignore[arg-type]
 
 
 @pytest.mark.real_model

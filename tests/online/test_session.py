@@ -230,6 +230,43 @@ def test_cli_rejects_no_ground_truth_without_test_time_learning(tmp_path) -> Non
     assert result.exit_code == 1 and "only applies with --test-time-learning" in result.output
 
 
+def test_eval_online_settings_reach_the_learner_and_bad_ones_are_refused_first(tmp_path) -> None:
+    """`mia eval --online KEY=VALUE` sets the learner (its batch, its dtype); a typo, a setting
+    without --test-time-learning or a bad value stops the command before any question runs."""
+    from typer.testing import CliRunner
+
+    from mia.app.cli import app
+    from mia.app.evaluation.harness import EvalConfig, graph_runner_factory
+    from mia.app.evaluation.learning import LearningRunner
+
+    spec = "openai-compatible:some-model@http://127.0.0.1:9/v1"
+    cfg = EvalConfig(
+        models={r: spec for r in ("planner", "executor", "manager", "judge")},
+        memory_mode="none",
+        test_time_learning=True,
+        namespace="ns",
+        online={"batch_questions": 8, "dtype": "bfloat16"},
+    )
+    config = {**cfg.model_dump(), "models": cfg.resolved_models(), "data_dir": str(tmp_path)}
+    runner = graph_runner_factory(config, "distractor")
+    try:
+        assert isinstance(runner, LearningRunner)
+        assert (runner.session.cfg.batch_questions, runner.session.cfg.dtype) == (8, "bfloat16")
+    finally:
+        runner.close()
+    cases = {
+        ("--test-time-learning", "--online", "batch_size=8"): "unknown test-time learning setting(s) batch_size",
+        ("--test-time-learning", "--online", "dtype=float8"): "dtype must be auto, float32, bfloat16 or float16",
+        ("--test-time-learning", "--online", "rollouts"): "--online expects KEY=VALUE",
+        ("--online", "rollouts=4"): "only apply with --test-time-learning",
+    }
+    for args, message in cases.items():
+        out = tmp_path / "bad"
+        result = CliRunner().invoke(app, ["eval", "--n", "1", *args, "--out", str(out)])
+        assert result.exit_code != 0 and message in " ".join(result.output.split()), result.output
+        assert not out.exists()
+
+
 def test_start_learning_for_the_agent_commands(tmp_path) -> None:
     from mia.training.online.cli import finish_learning, start_learning
 

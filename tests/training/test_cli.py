@@ -30,7 +30,7 @@ def test_a_bad_set_override_is_a_clear_error(tmp_path: Path) -> None:
     config = tmp_path / "ok.yaml"
     config.write_text("name: x\n")
     result = runner.invoke(app, ["planner", "--config", str(config), "--set", "grpo.max_steps"])
-    assert result.exit_code != 0 and "key=value" in result.output
+    assert result.exit_code != 0 and "--set expects KEY=VALUE" in " ".join(result.output.split())
 
 
 def test_plot_redraws_a_curve_and_refuses_an_empty_run(tmp_path: Path) -> None:

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal
+from dataclasses import dataclass, field, fields
+from typing import Any, Literal
 
 from mia.graph.models.errors import BackendError
 from mia.graph.models.spec import parse_model_spec
@@ -37,6 +37,10 @@ class OnlineConfig:
     # between: the learner pauses while a question is answered (training/online/gate.py), so answers
     # run at full speed on a small CPU; background: it runs beside the answers (a GPU, spare cores)
     schedule: Literal["between", "background"] = "between"
+    # the learner's copy of the planner: auto = the served planner's (fp32 on a CPU, bf16 on a GPU);
+    # bfloat16 on a CPU with AVX-512 BF16 or AMX steps about 2x faster than fp32 (the executor SFT's
+    # measure, results/training/README.md); peft keeps the LoRA weights themselves in fp32 either way
+    dtype: Literal["auto", "float32", "bfloat16", "float16"] = "auto"
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -44,6 +48,8 @@ class OnlineConfig:
             raise ValueError("test-time learning needs batch_questions >= 1 and rollouts >= 2 (GRPO compares a group)")
         if self.schedule not in ("between", "background"):
             raise ValueError(f"schedule must be 'between' or 'background', not {self.schedule!r}")
+        if self.dtype not in ("auto", "float32", "bfloat16", "float16"):
+            raise ValueError(f"dtype must be auto, float32, bfloat16 or float16, not {self.dtype!r}")
         if self.rollback_window is None:
             self.rollback_window = self.batch_questions
         if not 1 <= self.rollback_window <= self.batch_questions:
@@ -52,6 +58,24 @@ class OnlineConfig:
                 "a version serves at most batch_questions answers before the next update replaces it, so a "
                 "longer window never fills and rollback could never fire"
             )
+
+
+NESTED = ("budget", "lora", "weights")  # dataclass fields, set in Python rather than as KEY=VALUE
+
+
+def online_config(overrides: dict[str, Any], ground_truth: bool = True) -> OnlineConfig:
+    """OnlineConfig from flat `key: value` overrides (`mia eval --online KEY=VALUE`, an eval config's
+    `online`): an unknown or nested key is refused in one line naming the keys there are."""
+    scalar = sorted(f.name for f in fields(OnlineConfig) if f.name not in NESTED and f.name != "ground_truth")
+    unknown = sorted(set(overrides) - set(scalar))
+    if unknown:
+        raise ValueError(
+            f"unknown test-time learning setting(s) {', '.join(unknown)}; the settings are: {', '.join(scalar)}"
+        )
+    try:
+        return OnlineConfig(ground_truth=ground_truth, **overrides)
+    except TypeError as err:
+        raise ValueError(f"test-time learning settings: {err}") from None
 
 
 def is_closed_model(spec: str) -> bool:

@@ -134,7 +134,7 @@ class LearningSession:
         self.deps = LearningDeps(self.inner, self.planner if self.parametric else None)
         if trainer is None and self.parametric:  # the learner continues from the version being served
             trainer = build_grpo_trainer(
-                context, self.cfg, self.registry.current_path(), served_placement(self.planner)
+                context, self.cfg, self.registry.current_path(), learner_placement(self.planner, self.cfg)
             )
         elif trainer is None:
             trainer = MemoryOnlyTrainer()
@@ -273,6 +273,12 @@ def served_placement(planner: Any) -> tuple[str, str]:
     device = getattr(planner, "device", None)
     device = resolve_device(device if isinstance(device, str) and device else None)
     return device, str(dtype_for(device)).removeprefix("torch.")
+
+
+def learner_placement(planner: Any, cfg: OnlineConfig) -> tuple[str, str]:
+    """The served planner's device, in the dtype the config asks for (auto: the served one)."""
+    device, dtype = served_placement(planner)
+    return device, dtype if cfg.dtype == "auto" else cfg.dtype
 
 
 def build_grpo_trainer(
