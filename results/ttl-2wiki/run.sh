@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# Issue 37, part 3: test-time learning on top of the ladder's defaults, 120 2Wiki questions, against
+# memory only. Both rows run from a frozen copy of one commit (scripts/frozen_run.sh), resumable,
+# committed every 30 minutes (scripts/checkpoint_run.sh). Run it in the background:
+#   nohup results/ttl-2wiki/run.sh > /dev/null 2>&1 &
+#
+# The same 120 questions: 2Wiki distractor, seed 0, positions 100-219 (the ladder's final split and
+# the next 20; no default was chosen on them and no committed planner adapter trained on them is
+# used). Both rows start from the ladder's 2Wiki warm-up memory, with every default of the graph
+# except one: a learning session plans every question first (LearningSession sets plan_when
+# "start": the planner learns from the plans it serves), so the memory-only row plans first too and
+# the two rows differ in test-time learning alone. The learner trains in bfloat16 (the CPU has
+# AVX-512 BF16) between questions (schedule "between"), so a question's seconds exclude learning.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+R=results/ttl-2wiki
+COMMON=(--dataset 2wiki --seed 0 --start 100 --n 120 --max-tool-calls 4 --memory mia
+        --memory-from results/training/2wiki-warmup-store --plan-when start)
+run() {  # run NAME ARGS...: one row, logged to $R/NAME.log
+    local name="$1"; shift
+    scripts/checkpoint_run.sh "$R/$name" >> "$R/checkpoints.log" 2>&1 &
+    scripts/frozen_run.sh ${COMMIT:+--commit "$COMMIT"} "$R/$name.log" -- eval "${COMMON[@]}" \
+        --label "$name" --out "$R/$name" "$@"
+}
+# both rows run the commit the first began on, whichever session resumes them
+COMMIT="$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["code"]["commit"])' \
+    "$R/memory/config.json" 2>/dev/null || git rev-parse HEAD)"
+run memory
+.venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
+run ttl --test-time-learning --online dtype=bfloat16
+.venv/bin/mia eval-report "$R/memory" "$R/ttl" --out "$R" \
+    --title "2WikiMultihopQA, 120 questions: test-time learning against memory only (plan first)"
