@@ -89,14 +89,17 @@ def _device(settings: Settings) -> Check:
 
 def _llamacpp_build(settings: Settings) -> Check:
     """Which llama.cpp build `llamacpp:` loads, and what a native one would add (nothing is imported)."""
-    from mia.graph.models.native import selected_build, unused_features
-
-    from mia.graph.models.servers import repack_weights
+    from mia.graph.models.native import NativeBuildError, cpu_flags, selected_build, unused_features
+    from mia.graph.models.servers import refuse_amx_repack, repack_weights
 
     build = selected_build(settings.data_dir, settings.llamacpp_build)
     unused = unused_features()
     on = repack_weights(settings.llamacpp_repack, build is not None)
     repack = f"weight repacking {'on' if on else 'off'} (MIA_LLAMACPP_REPACK={settings.llamacpp_repack})"
+    try:  # the setting a load would refuse is a failed check here, not a model that loads later
+        refuse_amx_repack(on, build is not None, cpu_flags())
+    except NativeBuildError as err:
+        return Check("llama.cpp build", False, str(err), "native")
     if build is not None:
         return Check("llama.cpp build", True, f"native for this CPU ({build.folder}); {repack}", "native")
     if settings.llamacpp_build == "native":

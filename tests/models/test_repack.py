@@ -72,3 +72,20 @@ def test_the_real_backend_answers_with_repacking_off(data_dir: Path) -> None:
     done = subprocess.run([sys.executable, "-c", REPLY], env=env, capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert done.stdout.strip().splitlines()[-1] not in ("", "''")
+
+
+def test_doctor_fails_the_setting_a_load_would_refuse(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    """`mia doctor` on an AMX CPU with a native build and MIA_LLAMACPP_REPACK=on: a failed check
+    with the load's own message, not "weight repacking on" and a crash at the first question."""
+    from types import SimpleNamespace
+
+    from mia.app import doctor
+    from mia.app.settings import Settings
+    from mia.graph.models import native
+
+    monkeypatch.setattr(native, "selected_build", lambda *a: SimpleNamespace(folder=tmp_path))
+    monkeypatch.setattr(native, "cpu_flags", lambda: frozenset({"avx512f", "amx_tile", "amx_int8"}))
+    refused = doctor._llamacpp_build(Settings(data_dir=tmp_path, llamacpp_repack="on"))
+    assert not refused.ok and "MIA_LLAMACPP_REPACK=auto or off" in refused.detail
+    fine = doctor._llamacpp_build(Settings(data_dir=tmp_path, llamacpp_repack="auto"))
+    assert fine.ok and "weight repacking off" in fine.detail
