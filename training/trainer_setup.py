@@ -83,7 +83,7 @@ def make_policy(cfg: TrainConfig) -> tuple[Any, Any, Any, Path]:
 
     from mia.training.policy import torch_dtype
 
-    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch_dtype(cfg.dtype))
+    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch_dtype(cfg.dtype, cfg.device))
     return model, tokenizer, lora_config(cfg), base
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mia.app.evaluation.runner import error_result, input_state, is_config_error, question_result
+from mia.graph.models.errors import BackendError
 from mia.graph.result import RunResult
 from mia.training.online.config import OnlineConfig, online_config
 from mia.training.online.session import LearningSession
@@ -79,7 +80,10 @@ def learning_runner(
     cfg = eval_online_config(config)
     if not cfg.ground_truth:
         context = dataclasses.replace(context, judge_mode="reviewers")
-    session = LearningSession(context, cfg)
+    try:
+        session = LearningSession(context, cfg)
+    except ValueError as err:  # the learner's settings cannot run here (a dtype this CPU lacks): stop the run
+        raise BackendError(f"test-time learning: {err}") from None
     if session.notice:
         echo(session.notice)
     graph = session.graph()

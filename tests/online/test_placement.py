@@ -38,9 +38,51 @@ def test_the_config_may_set_the_learner_dtype(monkeypatch: pytest.MonkeyPatch) -
         OnlineConfig(dtype="int4")  # type: ignore[arg-type]
 
 
-@pytest.mark.real_model
-def test_learner_copy_uses_the_given_dtype_and_shares_the_base(tmp_path, data_dir) -> None:
+def test_half_precision_is_refused_on_a_cpu_that_would_emulate_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a CPU without AVX-512 BF16 or AMX a bfloat16 learner had not finished one batch in 20 min."""
     import torch
+
+    from mia.graph.models import native
+    from mia.training.policy import torch_dtype
+
+    monkeypatch.setattr(native, "cpu_flags", lambda: frozenset({"avx2", "fma"}))
+    with pytest.raises(ValueError, match="neither avx512_bf16 nor amx_bf16.*use dtype float32"):
+        torch_dtype("bfloat16", "cpu")
+    assert torch_dtype("float32", "cpu") is torch.float32
+    assert torch_dtype("bfloat16", "cuda:0") is torch.bfloat16  # a GPU decides for itself
+    monkeypatch.setattr(native, "cpu_flags", lambda: frozenset({"avx512f", "avx512_bf16"}))
+    assert torch_dtype("bfloat16", "cpu") is torch.bfloat16
+
+
+@pytest.mark.real_model
+def test_an_eval_learner_in_a_dtype_the_cpu_lacks_stops_before_any_question(
+    tmp_path, data_dir, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from mia.app.evaluation.harness import EvalConfig, graph_runner_factory
+    from mia.graph.models import native
+    from mia.graph.models.errors import BackendError
+
+    monkeypatch.delenv("MIA_DEVICE", raising=False)
+    monkeypatch.setattr(native, "cpu_flags", lambda: frozenset({"avx2"}))
+    cfg = EvalConfig(
+        models={r: "local:smollm2" for r in ("planner", "executor", "manager", "judge")},
+        memory_mode="none",
+        test_time_learning=True,
+        namespace="ns",
+        online={"dtype": "bfloat16"},
+    )
+    config = {**cfg.model_dump(), "models": cfg.resolved_models(), "data_dir": str(tmp_path)}
+    with pytest.raises(BackendError, match="test-time learning: dtype bfloat16 on this CPU"):
+        graph_runner_factory(config, "distractor")
+
+
+@pytest.mark.real_model
+def test_learner_copy_uses_the_given_dtype_and_shares_the_base(tmp_path, data_dir, monkeypatch) -> None:
+    import torch
+
+    from mia.graph.models import native
+
+    monkeypatch.setattr(native, "cpu_flags", lambda: frozenset({"avx512_bf16"}))  # bf16 allowed on any CPU here
 
     torch.set_num_threads(1)
     ctx = Context(

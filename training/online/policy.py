@@ -106,7 +106,7 @@ class PlannerPolicy:
         self.tokenizer = load_tokenizer(self.base)
         # the served planner's dtype (bf16 on a GPU): one half-precision copy, not an fp32 one; peft
         # keeps the LoRA weights themselves in fp32 (autocast_adapter_dtype), so the update is exact
-        model = AutoModelForCausalLM.from_pretrained(str(self.base), dtype=torch_dtype(dtype))
+        model = AutoModelForCausalLM.from_pretrained(str(self.base), dtype=torch_dtype(dtype, device))
         if adapter is not None:
             from peft import PeftModel
 
