@@ -16,7 +16,7 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from mia.app.evaluation.runner import error_result, input_state, is_config_error, question_result
@@ -36,6 +36,12 @@ class LearningRunner:
     judge: str
     ground_truth: bool
     config: dict[str, Any] | None = None
+    # questions whose episode the queue already holds: a run stopped after an answer was submitted
+    # but before its row was logged answers it again on resume, and must not learn from it twice
+    queued: set[str] = field(default_factory=set)
+
+    def __post_init__(self) -> None:
+        self.queued |= {e.question for e in self.session.learner.queue.read_all()}
 
     def input_state(self, example: Any) -> dict[str, Any]:
         return input_state(example, self.setting, gold=self.ground_truth)
@@ -59,7 +65,9 @@ class LearningRunner:
         if not self.ground_truth:  # the reviewers' verdict is a learning signal, not accuracy
             outcome = run.verdict.outcome if run.verdict is not None else None
             result.judge_correct, result.judge_grade = None, f"reviewers:{outcome}"
-        await asyncio.to_thread(self.session.submit, state, run, version)
+        if state["question"] not in self.queued:
+            self.queued.add(state["question"])
+            await asyncio.to_thread(self.session.submit, state, run, version)
         await asyncio.to_thread(self.session.settle)  # between questions: learn a ready batch now
         return result
 
