@@ -29,6 +29,8 @@ COMMIT="$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1
     "$R/memory/config.json" 2>/dev/null || git rev-parse HEAD)"
 run memory
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
-run ttl --test-time-learning
+# the ttl row answered its first 7 questions on 7d74923 and goes on from 582f0fc: the same answer
+# path, plus the resume fix (a question answered again after a stop is not learned from twice)
+COMMIT=582f0fc run ttl --test-time-learning
 .venv/bin/mia eval-report "$R/memory" "$R/ttl" --out "$R" \
     --title "2WikiMultihopQA, 120 questions: test-time learning against memory only (plan first)"
