@@ -16,13 +16,13 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from mia.app.evaluation.runner import error_result, input_state, is_config_error, question_result
 from mia.graph.models.errors import BackendError
 from mia.graph.result import RunResult
-from mia.training.online.config import OnlineConfig, online_config
+from mia.training.online.config import online_config
 from mia.training.online.session import LearningSession
 
 
@@ -36,17 +36,15 @@ class LearningRunner:
     judge: str
     ground_truth: bool
     config: dict[str, Any] | None = None
-    # questions whose episode the queue already holds: a run stopped after an answer was submitted
-    # but before its row was logged answers it again on resume, and must not learn from it twice
-    queued: set[str] = field(default_factory=set)
-
-    def __post_init__(self) -> None:
-        self.queued |= {e.question for e in self.session.learner.queue.read_all()}
 
     def input_state(self, example: Any) -> dict[str, Any]:
         return input_state(example, self.setting, gold=self.ground_truth)
 
     async def __call__(self, example: Any) -> Any:
+        # between questions: learn a ready batch before this one starts (not after the last answer,
+        # whose row the harness logs only once this call returns: a stop or a crash during learning
+        # then loses no answer, and the last batch of a run stays queued for the next session)
+        await asyncio.to_thread(self.session.settle)
         start = time.perf_counter()
         state = self.input_state(example)
         version = self.session.served_version
@@ -65,10 +63,7 @@ class LearningRunner:
         if not self.ground_truth:  # the reviewers' verdict is a learning signal, not accuracy
             outcome = run.verdict.outcome if run.verdict is not None else None
             result.judge_correct, result.judge_grade = None, f"reviewers:{outcome}"
-        if state["question"] not in self.queued:
-            self.queued.add(state["question"])
-            await asyncio.to_thread(self.session.submit, state, run, version)
-        await asyncio.to_thread(self.session.settle)  # between questions: learn a ready batch now
+        await asyncio.to_thread(self.session.submit, state, run, version)
         return result
 
     def close(self) -> None:
@@ -76,16 +71,11 @@ class LearningRunner:
         self.session.close()
 
 
-def eval_online_config(config: dict[str, Any]) -> OnlineConfig:
-    """OnlineConfig from the eval config (`online` overrides: batch_questions, rollouts, dtype, ...)."""
-    return online_config(dict(config.get("online") or {}), ground_truth=bool(config.get("ground_truth", True)))
-
-
 def learning_runner(
     config: dict[str, Any], setting: str, context: Any, recursion: int | None = None, echo: Any = print
 ) -> LearningRunner:
     """Build the session (learner started) and its runner; prints the memory-only notice."""
-    cfg = eval_online_config(config)
+    cfg = online_config(dict(config.get("online") or {}), ground_truth=bool(config.get("ground_truth", True)))
     if not cfg.ground_truth:
         context = dataclasses.replace(context, judge_mode="reviewers")
     try:

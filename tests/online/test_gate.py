@@ -127,16 +127,16 @@ def test_the_eval_runner_learns_each_ready_batch_between_questions(tmp_path) -> 
     session = LearningSession(
         ctx, OnlineConfig(batch_questions=2), deps=Deps(), trainer=trainer, served_planner=FakePlanner()
     )
-    served: list[str] = []
     runner = LearningRunner(session=session, graph=FakeGraph(), setting="distractor", judge="llm", ground_truth=True)
     try:
-        for i in range(4):
-            served.append(session.served_version)
-            asyncio.run(runner(_example(i)))
+        served = [asyncio.run(runner(_example(i))).served_version for i in range(4)]
     finally:
         session.close()
-    # settle() after each answer: the batch of questions 0-1 is learned before question 2 is asked
-    assert served == ["base", "base", "v0001", "v0001"] and session.registry.current == "v0002"
+    # settle() before each question: the batch of questions 0-1 is learned before question 2 is asked
+    assert served == ["base", "base", "v0001", "v0001"]
+    # and never after an answer, before its row is logged: the last answer returned with its batch
+    # (questions 2-3) still queued, so a stop or a crash while learning loses no answer
+    assert session.registry.current == "v0001" and session.learner.queue.cursor() == 2
 
 
 def test_schedule_is_checked() -> None:
