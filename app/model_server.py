@@ -33,7 +33,7 @@ import socket
 import sys
 import time
 import uuid
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncGenerator, AsyncIterator, Awaitable, Callable
 from typing import Any
 
 from starlette.background import BackgroundTask
@@ -299,7 +299,7 @@ async def _collect(chunks: AsyncIterator[Any]) -> list[Any]:
 
 
 async def _sse(
-    first: Any, chunks: AsyncIterator[Any], cid: str, model_id: str, include_usage: bool
+    first: Any, chunks: AsyncGenerator[Any, None], cid: str, model_id: str, include_usage: bool
 ) -> AsyncIterator[str]:
     """OpenAI-style SSE: role delta, content/tool-call deltas, a finish chunk, optional usage chunk."""
     base = {"id": cid, "object": "chat.completion.chunk", "created": int(time.time()), "model": model_id}

@@ -30,8 +30,8 @@ def code_version() -> dict[str, Any]:
 
     if not (_ROOT / ".git").exists():
         marker = _ROOT / FROZEN_MARKER
-        commit = marker.read_text(encoding="utf-8").strip() if marker.is_file() else ""
-        return {"version": __version__, "commit": commit or None, "dirty": False if commit else None}
+        frozen = marker.read_text(encoding="utf-8").strip() if marker.is_file() else ""
+        return {"version": __version__, "commit": frozen or None, "dirty": False if frozen else None}
     commit = _git("rev-parse", "HEAD")
     status = _git("status", "--porcelain", "--untracked-files=no") if commit else None
     return {"version": __version__, "commit": commit, "dirty": bool(status) if status is not None else None}

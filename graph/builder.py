@@ -79,7 +79,7 @@ def _memorises(ctx: Context) -> bool:
     return ctx.memorise and ctx.memory_mode != "none"
 
 
-def build_builder(deps: Deps | None = None) -> StateGraph:
+def build_builder(deps: Deps | None = None) -> StateGraph[State, Context, InputState, OutputState]:
     """The uncompiled graph (for callers that compile it themselves)."""
     deps = deps or default_deps()
     g = StateGraph(State, context_schema=Context, input_schema=InputState, output_schema=OutputState)
@@ -181,7 +181,7 @@ def build_graph(
     graph = build_builder(deps).compile(
         checkpointer=resolve_checkpointer(checkpointer), store=store, name=name, **compile_kwargs
     )
-    graph.__class__ = MiaGraph  # type: ignore[assignment]  # compile() makes a CompiledStateGraph; MiaGraph adds no state
+    graph.__class__ = MiaGraph  # compile() makes a CompiledStateGraph; MiaGraph adds no state
     # LangGraph's default of 25 steps is below what the default budgets may take (a caller's
     # explicit recursion_limit still wins)
     return cast(MiaGraph, graph).with_config(recursion_limit=recursion_limit(Context()))

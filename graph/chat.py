@@ -8,6 +8,7 @@ observations, protocol tags) stays inside it and the chat shows questions and an
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Annotated, Any
 
 from langchain_core.messages import AIMessage, AnyMessage, HumanMessage
@@ -35,7 +36,7 @@ class ChatState(OutputState, total=False):
     messages: Annotated[list[AnyMessage], add_messages]
 
 
-def question_of(state: dict[str, Any]) -> str:
+def question_of(state: Mapping[str, Any]) -> str:
     """The last message's text when it is a human message, else the `question` key."""
     messages = state.get("messages") or []
     if messages and isinstance(messages[-1], HumanMessage):

@@ -21,7 +21,7 @@ import atexit
 from collections.abc import AsyncIterator, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 from urllib.parse import urlsplit
 
 POSTGRES_SCHEMES = ("postgresql://", "postgres://")
@@ -64,7 +64,10 @@ class ThreadedAsync:
         await asyncio.to_thread(self.delete_thread, thread_id)  # type: ignore[attr-defined]
 
 
-def threaded(saver_cls: type) -> type:
+_Saver = TypeVar("_Saver")
+
+
+def threaded(saver_cls: type[_Saver]) -> type[_Saver]:
     """`saver_cls` with `ThreadedAsync`'s async methods (one subclass per saver class, cached)."""
     if saver_cls not in _THREADED:
         _THREADED[saver_cls] = type(
@@ -75,7 +78,7 @@ def threaded(saver_cls: type) -> type:
     return _THREADED[saver_cls]
 
 
-_THREADED: dict[type, type] = {}
+_THREADED: dict[type, type[Any]] = {}
 
 
 def is_postgres(target: Any) -> bool:

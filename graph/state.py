@@ -105,7 +105,7 @@ class OutputState(TypedDict, total=False):
     warnings: Annotated[list[str], append_steps]
 
 
-class State(InputState, OutputState, total=False):
+class State(InputState, OutputState, total=False):  # type: ignore[misc]  # LangGraph merges the two schemas' fields
     """Full working state (inputs, executor loop, outputs)."""
 
     # memory and planning

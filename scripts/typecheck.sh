@@ -15,8 +15,8 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"; PY="$ROOT/.venv/bin/python"; TREE="$ROOT/build/typecheck"; BASELINE="$ROOT/scripts/mypy-baseline.txt"
 rm -rf "$TREE/mia" && mkdir -p "$TREE/mia"
-for f in mia/*; do ln -s "$ROOT/$f" "$TREE/mia/"; done
-for folder in memory graph training app; do ln -s "$ROOT/$folder" "$TREE/mia/$folder"; done
+for f in mia/*; do ln -sfn "$ROOT/$f" "$TREE/mia/"; done
+for folder in memory graph training app; do ln -sfn "$ROOT/$folder" "$TREE/mia/$folder"; done
 cd "$TREE"
 "$PY" -m mypy -p mia --config-file "$ROOT/pyproject.toml" --python-executable "$PY" > mypy.out 2>&1
 tail -1 mypy.out

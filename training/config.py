@@ -22,10 +22,10 @@ Stage = Literal["planner", "executor", "executor-sft", "alternate"]
 #: (the served defaults, graph/models/defaults.py, are for answering, not for a first training run).
 DEFAULT_TRAINING_MODEL = "local:smollm2"
 #: Every section of the YAML: unknown keys are an error, values are checked against the types.
-dataclass = pydantic_dataclass(config=ConfigDict(extra="forbid", arbitrary_types_allowed=True))
+_STRICT = ConfigDict(extra="forbid", arbitrary_types_allowed=True)
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class DataConfig:
     """Where the questions come from, and which slice is training vs held-out evaluation."""
 
@@ -46,7 +46,7 @@ class DataConfig:
     k_neg: int = 2
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class PlannerStageConfig:
     """Planner stage: the policy writes plans, a frozen executor carries them out."""
 
@@ -64,7 +64,7 @@ class PlannerStageConfig:
     memorise_rollouts: str | None = None
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class ExecutorStageConfig:
     """Executor stage: the policy learns multi-turn tool use on plans from a frozen planner."""
 
@@ -74,7 +74,7 @@ class ExecutorStageConfig:
     replan: bool = True  # a wrong first answer gets one replan from the frozen planner (paper, ref. 5.1)
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class SftSettings:
     """Executor SFT (`mia train executor-sft`): rejection-sampled rows from logged episodes
     (mia.training.sft_data); `trainer:` is passed to TRL's SFTConfig as is."""
@@ -88,7 +88,7 @@ class SftSettings:
     trainer: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class BudgetConfig:
     """Executor budgets inside an episode (tight on CPU so an episode takes seconds)."""
 
@@ -98,7 +98,7 @@ class BudgetConfig:
     search_top_k: int = 2
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class LoraSettings:
     """LoRA adapter of the policy."""
 
@@ -108,7 +108,7 @@ class LoraSettings:
     target_modules: list[str] | str = field(default_factory=lambda: ["q_proj", "v_proj"])
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class RewardConfig:
     """Reward weights (the paper's by default) and how accuracy is measured."""
 
@@ -118,7 +118,7 @@ class RewardConfig:
     executor: ExecutorRewardWeights = field(default_factory=ExecutorRewardWeights)
 
 
-@dataclass
+@pydantic_dataclass(config=_STRICT)
 class TrainConfig:
     """A whole training run."""
 
@@ -236,7 +236,7 @@ def _section(path: tuple[Any, ...]) -> type | None:
         cls = hints.get(key)
         if cls is None:
             return None
-    return cls if is_dataclass(cls) else None
+    return cls if isinstance(cls, type) and is_dataclass(cls) else None
 
 
 def _explain(err: ValidationError) -> str:

@@ -63,6 +63,8 @@ class Accuracy:
         if self._model is None:
             from mia.graph.models import load_chat_model
 
+            if not self.judge_model:  # __init__ checks this; the metric may have been changed since
+                raise ValueError("reward.accuracy 'judge' needs a judge model (reward.judge_model)")
             self._model = load_chat_model(self.judge_model, temperature=0.0, max_tokens=64)
         verdict = judge(self._model, question, answer, gold_answers=list(gold_answers), mode="ground_truth")
         return 1.0 if verdict.outcome == "correct" else 0.0

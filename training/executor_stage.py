@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -24,6 +24,9 @@ from mia.training.react import ReactBudget, Replanner, ReactRunner, SandboxSearc
 from mia.training.rewards import CORRECT_AT, ExecutorRewardWeights, executor_format_ok, executor_reward, tool_use_score
 
 log = logging.getLogger(__name__)
+
+#: (question, plan, trace so far) -> revised plan; `FrozenPlanner` is one.
+PlanReviser = Callable[[str, str, str], str]
 
 
 def _prompt_key(prompt: Any) -> str:
@@ -40,7 +43,7 @@ class ExecutorRollout:
         rows: Sequence[dict[str, Any]],
         budget: ReactBudget,
         search_top_k: int = 2,
-        replanner: Replanner | None = None,
+        replanner: PlanReviser | None = None,
         accuracy: Any = None,
     ) -> None:
         self.paragraphs = {_prompt_key(r["prompt"]): r["paragraphs"] for r in rows}
@@ -48,17 +51,18 @@ class ExecutorRollout:
         self.budget, self.search = budget, SandboxSearch(top_k=search_top_k)
         self.replanner, self.accuracy = replanner, accuracy
 
-    def _replan_hook(self, prompts: list[Any]) -> Any:
+    def _replan_hook(self, prompts: list[Any]) -> Replanner | None:
         """Once per episode, after its first answer: a wrong answer (accuracy < 0.5 against the gold
         answers) gets a revised plan from the frozen planner, and the episode continues (ref. 5.1)."""
-        if self.replanner is None or self.accuracy is None:
+        replanner, accuracy = self.replanner, self.accuracy
+        if replanner is None or accuracy is None:
             return None
 
         def hook(i: int, episode: Any) -> str | None:
             row = self.rows.get(_prompt_key(prompts[i]))
-            if row is None or self.accuracy(row["question"], episode.answer, row["gold_answers"]) >= CORRECT_AT:
+            if row is None or accuracy(row["question"], episode.answer, row["gold_answers"]) >= CORRECT_AT:
                 return None
-            return self.replanner(row["question"], row.get("plan", ""), episode.trace()) or None
+            return replanner(row["question"], row.get("plan", ""), episode.trace()) or None
 
         return hook
 
@@ -68,7 +72,7 @@ class ExecutorRollout:
         runner = ReactRunner(model, trainer.processing_class, self.search, budget)
         was_training = model.training
         model.eval()
-        out: dict[str, list] = {
+        out: dict[str, Any] = {
             "prompt_ids": [],
             "completion_ids": [],
             "logprobs": None,
@@ -135,7 +139,9 @@ class ExecutorEpisodeReward:
             fmt = executor_format_ok(list(turns))
             # the first-try bonus only when no replan was needed (after one, the final answer earns no bonus)
             rewards.append(executor_reward(acc, bool(first_try), tool, fmt, self.weights))
-            accs.append(acc), tools.append(tool), formats.append(float(fmt))
+            accs.append(acc)
+            tools.append(tool)
+            formats.append(float(fmt))
         log_metric = kwargs.get("log_metric")
         if log_metric and rewards:
             n = len(rewards)

@@ -86,7 +86,8 @@ def load_model(
     """A causal LM on `device`; with an adapter, a PeftModel (trainable when continuing training)."""
     from transformers import AutoModelForCausalLM
 
-    model = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch_dtype(dtype, device))
+    # Any: a PeftModel may take its place, and transformers' stubs type `.to` as unbound
+    model: Any = AutoModelForCausalLM.from_pretrained(str(base), dtype=torch_dtype(dtype, device))
     if adapter is not None:
         from peft import PeftModel
 

@@ -242,7 +242,7 @@ class ReactRunner:
             return False
         if call is not None:
             ep.tool_calls += 1
-            if tool_call_ok(call):
+            if call.arguments is not None and tool_call_ok(call):
                 observation = self.search(call.arguments["query_list"], item.paragraphs)
             else:
                 observation = f"Error: malformed tool call ({call.error or 'expected search with query_list'})."

@@ -81,4 +81,4 @@ def alternate(
 
 def with_base(cfg: TrainConfig, spec: str) -> TrainConfig:
     """The config with another policy base: a stage continues the adapter an earlier stage made."""
-    return replace(cfg, base_model=spec)  # type: ignore[type-var]  # a pydantic dataclass, which mypy does not see
+    return replace(cfg, base_model=spec)

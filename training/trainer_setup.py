@@ -185,7 +185,7 @@ def run_trainer(
     callbacks = stage_callbacks(cfg, output_dir, stage)
     trainer = GRPOTrainer(
         model=model,
-        reward_funcs=reward_funcs,
+        reward_funcs=reward_funcs,  # type: ignore[arg-type]  # TRL types the list invariantly
         args=cfg.grpo_args(output_dir, max_steps=max_steps),
         train_dataset=dataset,
         processing_class=tokenizer,

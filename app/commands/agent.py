@@ -575,7 +575,7 @@ def show_event(console: Any, node: str, v: dict[str, Any]) -> None:
     elif node == "replan" and v.get("replan"):
         console.print(Panel(v["replan"], title="revised plan", border_style="magenta"))
     elif node == "replan" and steps and steps[0].dropped:
-        console.print(f"[bold]revised plan[/] not followed ({steps[0].args['dropped']}): the answer stands")
+        console.print(f"[bold]revised plan[/] not followed ({(steps[0].args or {})['dropped']}): the answer stands")
     elif node == "judge":
         verdict = verdict_from_channel(v.get("judgement"))
         said = f"{verdict.outcome} (score {verdict.score:.2f})" if verdict is not None else "failed (score -)"

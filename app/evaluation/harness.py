@@ -17,7 +17,7 @@ from typing import Any
 from pydantic import BaseModel, Field, model_validator
 
 from mia.app.evaluation import runlog
-from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, load_examples
+from mia.app.evaluation.datasets import OPEN_CORPUS_FILE, Setting, load_examples
 from mia.app.evaluation.records import ROLES, EvalExample, QuestionResult
 from mia.app.evaluation.runner import GraphRunner, JudgeChoice, QuestionRunner
 from mia.app.evaluation.summary import RunSummary, summarise, write_summary
@@ -127,7 +127,7 @@ class RunAborted(RuntimeError):
     """Too many questions in a row failed: the backend is down or misconfigured (the log is kept)."""
 
 
-RunnerFactory = Callable[[dict[str, Any], str], QuestionRunner]
+RunnerFactory = Callable[[dict[str, Any], Setting], QuestionRunner]
 
 
 def build_context(config: dict[str, Any], setting: str) -> Context:
@@ -159,7 +159,7 @@ def roles_used(memory_mode: str, judge: str) -> tuple[str, ...]:
     return tuple(roles)
 
 
-def graph_runner_factory(config: dict[str, Any], setting: str) -> QuestionRunner:
+def graph_runner_factory(config: dict[str, Any], setting: Setting) -> QuestionRunner:
     """The real agent: the compiled MIA graph with this run's context."""
     from mia import build_graph
     from mia.graph.builder import recursion_limit
@@ -312,9 +312,9 @@ def _progress(total: int, initial: int, enabled: bool):
 
 def _running_accuracy(results: dict[str, QuestionResult]) -> str:
     done = list(results.values())
-    judged = [r for r in done if r.judge_correct is not None]
+    judged = [r.judge_correct for r in done if r.judge_correct is not None]
     if judged:
-        return f"acc={sum(r.judge_correct for r in judged) / len(judged):.3f}"
+        return f"acc={sum(judged) / len(judged):.3f}"
     return f"em={sum(r.em for r in done) / max(1, len(done)):.3f}"
 
 

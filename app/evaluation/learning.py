@@ -19,7 +19,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
-from mia.app.evaluation.runner import error_result, input_state, is_config_error, question_result
+from mia.app.evaluation.datasets import Setting
+from mia.app.evaluation.runner import JudgeChoice, error_result, input_state, is_config_error, question_result
 from mia.graph.models.errors import BackendError
 from mia.graph.result import RunResult
 from mia.training.online.config import online_config
@@ -32,8 +33,8 @@ class LearningRunner:
 
     session: LearningSession
     graph: Any
-    setting: str
-    judge: str
+    setting: Setting
+    judge: JudgeChoice
     ground_truth: bool
     config: dict[str, Any] | None = None
 
@@ -72,7 +73,7 @@ class LearningRunner:
 
 
 def learning_runner(
-    config: dict[str, Any], setting: str, context: Any, recursion: int | None = None, echo: Any = print
+    config: dict[str, Any], setting: Setting, context: Any, recursion: int | None = None, echo: Any = print
 ) -> LearningRunner:
     """Build the session (learner started) and its runner; prints the memory-only notice."""
     cfg = online_config(dict(config.get("online") or {}), ground_truth=bool(config.get("ground_truth", True)))

@@ -106,14 +106,15 @@ def plot_learning(report: LearningReport, others: dict[str, dict[str, bool]], pa
 
     x = list(range(1, len(report.answer_ids) + 1))
     fig, ax = plt.subplots(figsize=(9, 4.2))
-    ax.plot(x, _cumulative(list(report.answer_correct)), color="#C44E52", lw=2, label=f"{report.label} (learning)")
+    # a None in _cumulative is a gap in the line; matplotlib's stubs do not list None
+    ax.plot(x, _cumulative(list(report.answer_correct)), color="#C44E52", lw=2, label=f"{report.label} (learning)")  # type: ignore[arg-type]
     colours = ["#4C72B0", "#55A868", "#8172B2", "#CCB974"]
     for j, (label, correct) in enumerate(others.items()):
         ys = _cumulative([correct.get(i) for i in report.answer_ids])
-        ax.plot(x, ys, color=colours[j % len(colours)], lw=1.5, label=label)
-    firsts = [b for b in report.batches if b.kind == "step" and b.version and b.first_served]
-    for b in firsts:
-        ax.axvline(b.first_served, color="#999999", lw=0.6, ls=":")
+        ax.plot(x, ys, color=colours[j % len(colours)], lw=1.5, label=label)  # type: ignore[arg-type]
+    firsts = [b.first_served for b in report.batches if b.kind == "step" and b.version and b.first_served]
+    for at in firsts:
+        ax.axvline(at, color="#999999", lw=0.6, ls=":")
     if firsts:
         ax.plot([], [], color="#999999", lw=0.6, ls=":", label="a new adapter version first served")
     returns = _returns_to_older(report.answer_versions)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Iterable
-from typing import Literal
+from typing import Literal, TypedDict
 
 from langchain_core.language_models.chat_models import BaseChatModel
 
@@ -37,6 +37,7 @@ _LABEL_OUTCOME: dict[GraderLabel, Outcome] = {
     # The paper's memory stores not-attempted answers as incorrect (reference 2.1): the agent failed.
     "NOT_ATTEMPTED": "incorrect",
 }
+_REVIEW_LABEL: dict[Outcome, GraderLabel] = {"correct": "CORRECT", "incorrect": "INCORRECT"}
 
 
 def clean_golds(gold_answers: str | Iterable[str] | None) -> list[str]:
@@ -81,7 +82,15 @@ def resolve_mode(mode: str, has_model: bool, golds: list[str]) -> ResolvedMode:
     return "reviewers" if has_model else "off"
 
 
-def _metric_fields(prediction: str, golds: list[str]) -> dict[str, float | bool | None]:
+class _Metrics(TypedDict):
+    """The Verdict's metric fields (all None without gold answers)."""
+
+    em: float | None
+    f1: float | None
+    cover: bool | None
+
+
+def _metric_fields(prediction: str, golds: list[str]) -> _Metrics:
     if not golds:
         return {"em": None, "f1": None, "cover": None}
     return {
@@ -164,7 +173,14 @@ class _Plan:
             )
         return None
 
-    def steps(self) -> Steps[GradeResult] | Steps[ReviewResult]:
+    @property
+    def chat_model(self) -> BaseChatModel:
+        """The judge model for the model calls: `immediate` settles every plan without one."""
+        if self.model is None:
+            raise RuntimeError("this judgement needs a model call but has no judge model")
+        return self.model
+
+    def steps(self) -> Steps[GradeResult | ReviewResult]:
         if self.mode == "ground_truth":
             return grade_steps(self.question, self.prediction, self.golds, self.config)
         return review_steps(self.question, self.prediction, self.trace, self.config)
@@ -199,13 +215,14 @@ class _Plan:
         the gold's words in another order, `same_words`)
         (the Qwen grader said INCORRECT to "Hitler's Folly" for the gold "Hitler's Folly":
         results/2wiki-qwen-defaults/none)."""
-        if result.method != "llm" or not self.golds:
+        em, f1, cover = self.metrics["em"], self.metrics["f1"], self.metrics["cover"]
+        if result.method != "llm" or em is None or cover is None:  # None: no gold answers
             return None
-        if result.label == "CORRECT" and shares_nothing(self.metrics["em"], self.metrics["f1"], self.metrics["cover"]):
+        if result.label == "CORRECT" and shares_nothing(em, f1, cover):
             why = "the grader said CORRECT but the answer shares no token with any gold answer (F1 0)"
-        elif result.label != "CORRECT" and same_words(self.metrics["em"], self.metrics["f1"]):
+        elif result.label != "CORRECT" and same_words(em, f1):
             why = f"the grader said {result.label} but the answer is an exact match of a gold answer" + (
-                "" if self.metrics["em"] >= 1.0 else " in another word order (F1 1.0)"
+                "" if em >= 1.0 else " in another word order (F1 1.0)"
             )
         else:
             return None
@@ -272,7 +289,7 @@ class _Plan:
     def _reviewed(self, result: ReviewResult) -> Verdict:
         lines = [review.line() for review in result.reviews]
         feedback = "\n".join([*lines, f"Verdict: {result.decision}."])
-        label: GraderLabel | None = {"correct": "CORRECT", "incorrect": "INCORRECT"}.get(result.outcome)
+        label = _REVIEW_LABEL.get(result.outcome)
         return Verdict(
             outcome=result.outcome,
             score=min(1.0, max(0.0, result.score)),
@@ -313,7 +330,7 @@ def judge(
     verdict = plan.immediate()
     if verdict is not None:
         return verdict
-    return plan.finish(run_sync(plan.model, plan.steps(), plan.usage))
+    return plan.finish(run_sync(plan.chat_model, plan.steps(), plan.usage))
 
 
 async def ajudge(
@@ -337,8 +354,8 @@ async def ajudge(
     if verdict is not None:
         return verdict
     if has_native_async(plan.model):
-        return plan.finish(await run_async(plan.model, plan.steps(), plan.usage))
-    return await asyncio.to_thread(lambda: plan.finish(run_sync(plan.model, plan.steps(), plan.usage)))
+        return plan.finish(await run_async(plan.chat_model, plan.steps(), plan.usage))
+    return await asyncio.to_thread(lambda: plan.finish(run_sync(plan.chat_model, plan.steps(), plan.usage)))
 
 
 __all__ = ["JudgeMode", "MODES", "judge", "ajudge", "resolve_mode", "clean_golds", "prediction_of"]

@@ -111,10 +111,11 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
     """
     # A reviewer weighted 0 is ignored altogether: it neither counts nor vetoes.
     present = [r for r in reviews if not r.missing and r.score is not None and r.weight > 0]
+    scores = [r.score for r in present if r.score is not None]  # one per review present
     total = sum(r.weight for r in present)
     if not present:
         return "unknown", 0.0, "no usable review: outcome unknown"
-    mean = sum(r.weight * r.score for r in present) / total  # type: ignore[operator]
+    mean = sum(r.weight * s for r, s in zip(present, scores)) / total
     score = (mean - 1.0) / 9.0
     if len(present) < config.min_reviews:
         return (
@@ -125,15 +126,15 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
                 f"(weighted score {mean:.1f}/10)"
             ),
         )
-    spread = max(r.score for r in present) - min(r.score for r in present)  # type: ignore[type-var,operator]
+    spread = max(scores) - min(scores)
     if config.disagree_spread is not None and spread >= config.disagree_spread:
         return (
             "unknown",
             score,
-            f"reviews from {min(r.score for r in present)} to {max(r.score for r in present)}/10 (a spread of "  # type: ignore[type-var]
+            f"reviews from {min(scores)} to {max(scores)}/10 (a spread of "
             f"{spread:g} >= {config.disagree_spread:g}): the reviewers disagree, outcome unknown",
         )
-    vetoes = [r for r in present if config.veto_below is not None and r.score < config.veto_below]  # type: ignore[operator]
+    vetoes = [r for r, s in zip(present, scores) if config.veto_below is not None and s < config.veto_below]
     if vetoes:
         names = ", ".join(f"{r.title.lower()} {r.score}/10" for r in vetoes)
         if config.split == "unknown" and mean >= config.threshold:
@@ -151,7 +152,7 @@ def weighted_decision(reviews: list[Review], config: JudgeConfig) -> tuple[Outco
             f"weighted score {mean:.1f}/10, between {config.incorrect_below:g} (incorrect below) and the threshold "
             f"{config.threshold:g}: outcome unknown",
         )
-    outcome = "correct" if mean >= config.threshold else "incorrect"
+    outcome: Outcome = "correct" if mean >= config.threshold else "incorrect"
     relation = ">=" if outcome == "correct" else "<"
     return outcome, score, f"weighted score {mean:.1f}/10 {relation} threshold {config.threshold:g}: {outcome}"
 
@@ -217,7 +218,7 @@ def review_steps(question: str, prediction: str, trace: str | None, config: Judg
         if verdict is not None:
             if attempt == 2:
                 notes.append("arbiter reply was not a bare verdict; re-asked once and the second reply was read")
-            llm_outcome = "correct" if verdict else "incorrect"
+            llm_outcome: Outcome = "correct" if verdict else "incorrect"
             return ReviewResult(
                 ordered, llm_outcome, score, "llm", f"arbiter model: {llm_outcome} ({decision})", reply.text, notes
             )

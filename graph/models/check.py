@@ -99,6 +99,12 @@ def gguf_for(spec: ModelSpec) -> tuple[Path, Path | None]:
     return gguf.resolve(), adapter
 
 
+def _data_base(env: Mapping[str, str | None] | None) -> Path | None:
+    """MIA_DATA_DIR from `env` when set there (None: the default data folder)."""
+    value = env.get("MIA_DATA_DIR") if env else None
+    return Path(value).expanduser() if value else None
+
+
 def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None = None) -> ModelSpec:
     """Raise the BackendError that loading `spec` would hit; return the parsed spec otherwise.
 
@@ -111,7 +117,7 @@ def check_model_spec(spec: str | ModelSpec, env: Mapping[str, str | None] | None
     if parsed.backend in API_KEYS and not (env.get(API_KEYS[parsed.backend]) or "").strip():
         raise MissingAPIKeyError(API_KEYS[parsed.backend], parsed.raw)
     require_package(parsed.backend)
-    base = Path(env["MIA_DATA_DIR"]).expanduser() if env.get("MIA_DATA_DIR") else None
+    base = _data_base(env)
     if parsed.backend == "local" and not is_converted(embedded(parsed.model).converted_dir(base)):
         _embedded_gguf(parsed.model, base)
     if parsed.backend == "llamacpp" and parsed.embedded:
@@ -146,7 +152,7 @@ def spec_status(spec: str, env: Mapping[str, str | None] | None = None) -> SpecS
     if not parsed.has_model:
         detail = "no model: extractive workflows"
     elif parsed.backend == "local":
-        base = Path(env["MIA_DATA_DIR"]).expanduser() if env and env.get("MIA_DATA_DIR") else None
+        base = _data_base(env)
         done = is_converted(embedded(parsed.model).converted_dir(base))
         detail = "ready (de-quantised)" if done else "GGUF found; de-quantised on first use"
     elif parsed.backend in API_KEYS:

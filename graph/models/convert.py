@@ -34,8 +34,8 @@ def convert_gguf(gguf: Path, out: Path) -> None:
     tokenizer = AutoTokenizer.from_pretrained(folder, gguf_file=name)
     model = AutoModelForCausalLM.from_pretrained(folder, gguf_file=name, dtype=torch.float32)
     # The weights are already plain fp32; the GGUF "quantizer" marker only blocks saving/training.
-    model.hf_quantizer = None
-    model.is_quantized = False
+    model.hf_quantizer = None  # type: ignore[assignment]  # nn.Module.__setattr__ types only tensors
+    model.is_quantized = False  # type: ignore[assignment]  # likewise
     if hasattr(model.config, "quantization_config"):
         del model.config.quantization_config
     model.save_pretrained(out)

@@ -12,7 +12,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import Any, Literal
 
-from pydantic import Field, SecretStr, ValidationError, field_validator
+from pydantic import AliasChoices, Field, SecretStr, ValidationError, field_validator
 
 from mia.graph.models.defaults import ROLES, default_model
 from mia.graph.models.errors import BackendError
@@ -123,7 +123,10 @@ class Settings(MemorySettings):
             value = getattr(self, name)
             if value is None or value is False:
                 continue
-            env_name = field.validation_alias.choices[0]  # type: ignore[union-attr]
+            alias = field.validation_alias
+            env_name = alias.choices[0] if isinstance(alias, AliasChoices) else None
+            if not isinstance(env_name, str):  # every field is declared with env_alias()
+                raise TypeError(f"setting {name!r} has no env_alias() name")
             out[env_name] = value.get_secret_value() if isinstance(value, SecretStr) else str(value)
         return out
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import json
-from collections.abc import AsyncIterator, Callable, Iterator, Sequence
+from collections.abc import AsyncIterator, Callable, Generator, Iterator, Sequence
 from dataclasses import dataclass, field
 from operator import itemgetter
 from typing import Any, ClassVar
@@ -219,15 +219,14 @@ class TextChatModel(BaseChatModel):
         # Like BaseChatModel's default (each step in a thread), but the sync generator is closed
         # when the consumer goes away (a client disconnect), which ends generation and frees the lock.
         iterator = self._stream(messages, stop, None, **kwargs)
-        done = object()
         try:
             while True:
-                item = await asyncio.to_thread(next, iterator, done)
-                if item is done:
+                item = await asyncio.to_thread(next, iterator, None)  # None: exhausted (never a chunk)
+                if item is None:
                     break
                 if run_manager and item.text:
                     await run_manager.on_llm_new_token(item.text, chunk=item)
-                yield item  # type: ignore[misc]
+                yield item
         finally:
             try:
                 await asyncio.to_thread(iterator.close)
@@ -240,7 +239,7 @@ class TextChatModel(BaseChatModel):
         stop: list[str] | None = None,
         run_manager: CallbackManagerForLLMRun | None = None,
         **kwargs: Any,
-    ) -> Iterator[ChatGenerationChunk]:
+    ) -> Generator[ChatGenerationChunk, None, None]:
         chat, prefill, params, names = self._prepare(messages, stop, kwargs)
         if names:  # a tool call is only meaningful once complete: generate, then emit one chunk
             # generated through the stream (not `_complete`), so a consumer that goes away stops it
@@ -260,13 +259,13 @@ class TextChatModel(BaseChatModel):
             message = self._message(prefill + text + done.text, done, names, params)
             chunks = [
                 tool_call_chunk(name=c["name"], args=json.dumps(c["args"]), id=c["id"], index=i)
-                for i, c in enumerate(message.tool_calls)  # type: ignore[attr-defined]
+                for i, c in enumerate(message.tool_calls)
             ]
             yield ChatGenerationChunk(
                 message=AIMessageChunk(
                     content=message.content,
                     tool_call_chunks=chunks,
-                    usage_metadata=message.usage_metadata,  # type: ignore[attr-defined]
+                    usage_metadata=message.usage_metadata,
                     response_metadata=message.response_metadata,
                     chunk_position="last",
                 )
@@ -303,7 +302,7 @@ class TextChatModel(BaseChatModel):
         yield ChatGenerationChunk(
             message=AIMessageChunk(
                 content=tail,
-                usage_metadata=usage,  # type: ignore[arg-type]
+                usage_metadata=usage,
                 response_metadata={
                     "model_name": self.model_name,
                     "finish_reason": finish or done.finish_reason,
@@ -343,6 +342,7 @@ class TextChatModel(BaseChatModel):
         is_model = isinstance(schema, type) and issubclass(schema, BaseModel)
         tool = convert_to_openai_tool(schema)
         name = tool["function"]["name"]
+        llm: Runnable[LanguageModelInput, AIMessage]
         if method in ("json_mode", "json_schema"):
             llm = self.bind(json_schema=tool["function"].get("parameters", {}))
         elif method == "function_calling":

@@ -194,7 +194,7 @@ def parse_tool_output(text: str, names: Sequence[str] = ()) -> tuple[str, list[T
             if isinstance(obj, dict) and isinstance(obj.get("name"), str) and obj["name"] in names:
                 call = _call_from_obj(obj, names, stripped)
                 if "error" not in call:
-                    return "", [call], []  # type: ignore[list-item]
+                    return "", [call], []
         return text, [], []
     content = text[:start].strip()
     body = text[start + len(OPEN) :]
@@ -208,4 +208,4 @@ def parse_tool_output(text: str, names: Sequence[str] = ()) -> tuple[str, list[T
     call = _call_from_obj(obj, names, body.strip())
     if "error" in call:
         return content, [], [call]  # type: ignore[list-item]
-    return content, [call], []  # type: ignore[list-item]
+    return content, [call], []

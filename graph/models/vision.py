@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from langchain_core.language_models import BaseChatModel
+from langchain_core.language_models import BaseChatModel, ModelProfile
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.outputs import ChatGeneration, ChatResult
 from pydantic import Field
@@ -58,7 +58,7 @@ def _load(path: str, device: str) -> _Loaded:
 
             dtype = torch.bfloat16 if device.startswith("cuda") else torch.float32
             processor = AutoProcessor.from_pretrained(path)
-            model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype).to(device).eval()
+            model = AutoModelForImageTextToText.from_pretrained(path, dtype=dtype).to(device).eval()  # type: ignore[arg-type]  # transformers stubs type .to as unbound
             _CACHE[key] = _Loaded(processor, model, device, threading.Lock())
         return _CACHE[key]
 
@@ -111,7 +111,7 @@ class VisionChatModel(BaseChatModel):
     temperature: float = 0.0
     top_p: float = 1.0
     max_tokens: int = 256
-    profile: dict[str, Any] | None = Field(default_factory=lambda: {"image_inputs": True, "text_inputs": True})
+    profile: ModelProfile | None = Field(default_factory=lambda: ModelProfile(image_inputs=True, text_inputs=True))
 
     @property
     def _llm_type(self) -> str:

@@ -126,7 +126,7 @@ def load_weights(path: str | Path, device: str) -> LoadedWeights:
         from transformers import AutoModelForCausalLM, AutoTokenizer
 
         tokenizer = AutoTokenizer.from_pretrained(folder)
-        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype_for(device)).to(device)
+        model = AutoModelForCausalLM.from_pretrained(folder, dtype=dtype_for(device)).to(device)  # type: ignore[arg-type]  # transformers stubs type .to as unbound
         model.eval()
         loaded = LoadedWeights(str(folder), device, model, tokenizer)
         _CACHE[key] = loaded

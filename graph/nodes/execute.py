@@ -124,7 +124,8 @@ def make_execute(deps: Deps):
             turn = parse_turn(text, names)
             kept = AIMessage(content=turn.content if turn.kind == "tool_call" else text)
             call_id = None
-        turn_kind, tool, args, think = turn.kind, turn.tool, turn.arguments, turn.think
+        turn_kind, args, think = turn.kind, turn.arguments, turn.think
+        tool = turn.tool or ""  # read only for a tool_call turn, which always names its tool
 
         warnings: list[str] = []
         if turn_kind in ("answer", "malformed") and done < needed:

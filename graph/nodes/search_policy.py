@@ -96,7 +96,7 @@ def force_search(
         if call is None or call.get("name") != name or (name != "search" and not args):
             fell_back = True
             args = {"query_list": [question.strip()]} if name == "search" else args
-        call_id = (call or {}).get("id") or f"call_{uuid.uuid4().hex[:24]}"
+        call_id = (call.get("id") if call else None) or f"call_{uuid.uuid4().hex[:24]}"
         kept = AIMessage(content=text_of(reply), tool_calls=[{"name": name, "args": args, "id": call_id}])
         return ForcedSearch(
             [kept], name, args, call_id, usage, "tool_choice", ["question used as the query"] if fell_back else []

@@ -3,7 +3,7 @@ observation the executor can react to; nothing a tool does can crash the run."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from langchain_core.messages import HumanMessage, ToolMessage
@@ -58,7 +58,7 @@ def split_queries(args: dict[str, Any], hold: Callable[[str], bool]) -> tuple[di
 
 
 def drop_repeated_queries(
-    args: dict[str, Any], earlier_steps: list[dict[str, Any]]
+    args: dict[str, Any], earlier_steps: Sequence[Mapping[str, Any]]
 ) -> tuple[dict[str, Any], list[str]]:
     """A search call's arguments without the queries this episode already ran (Context.repeated_search
     "cached"), and those queries. Their results are in the executor's context already: running
@@ -68,7 +68,7 @@ def drop_repeated_queries(
 
 
 def held_back(
-    args: dict[str, Any], earlier_steps: list[dict[str, Any]], ctx: Context, plan: str
+    args: dict[str, Any], earlier_steps: Sequence[Mapping[str, Any]], ctx: Context, plan: str
 ) -> tuple[dict[str, Any], list[str]]:
     """The call's arguments without the queries it should not run, and a note for each kind held
     back: a hop plan's unfilled placeholder ("#1 father" finds nothing about the father; the executor

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, NamedTuple
+from typing import Any, Literal, NamedTuple
 
 from langchain_core.tools import BaseTool
 
@@ -45,7 +45,7 @@ class ObservationTool(BaseTool):
     helpful answer)."""
 
     primary_arg: str = "input"  # where a bare string input goes
-    response_format: str = "content_and_artifact"
+    response_format: Literal["content", "content_and_artifact"] = "content_and_artifact"
 
     def observe(self, args: dict[str, Any]) -> str | Observation:  # pragma: no cover - abstract
         raise NotImplementedError

@@ -150,7 +150,7 @@ def _jsonl_paragraph(path: Path, rel: str, number: int, line: str) -> Paragraph:
     }
     for key in ("source", "license"):
         if record.get(key):
-            para[key] = clean_text(record[key])  # type: ignore[literal-required]
+            para[key] = clean_text(record[key])
     return para
 
 

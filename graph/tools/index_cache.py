@@ -34,7 +34,7 @@ class CorruptIndexError(RuntimeError):
     """A cache folder exists but cannot be loaded (missing file, bad shape, unreadable JSON...)."""
 
 
-def data_dir(explicit: str | os.PathLike | None = None) -> Path:
+def data_dir(explicit: str | Path | None = None) -> Path:
     """`explicit`, else MIA_DATA_DIR (environment or .env), else ~/.local/share/mia."""
     return config.data_dir(explicit)
 
@@ -45,11 +45,11 @@ def safe_name(name: str) -> str:
     return cleaned or "corpus"
 
 
-def index_root(data: str | os.PathLike | None = None) -> Path:
+def index_root(data: str | Path | None = None) -> Path:
     return data_dir(data) / "index"
 
 
-def index_dir(name: str, digest: str, data: str | os.PathLike | None = None) -> Path:
+def index_dir(name: str, digest: str, data: str | Path | None = None) -> Path:
     return index_root(data) / f"{safe_name(name)}-{digest}"
 
 
@@ -134,7 +134,7 @@ def discard(folder: Path) -> None:
     shutil.rmtree(trash, ignore_errors=True)
 
 
-def find_named(name: str, data: str | os.PathLike | None = None) -> Path | None:
+def find_named(name: str, data: str | Path | None = None) -> Path | None:
     """The newest complete cache folder for a corpus name (for `corpus="<name>"` without a path)."""
     root = index_root(data)
     if not root.is_dir():

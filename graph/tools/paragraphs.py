@@ -51,7 +51,7 @@ def normalise(paragraphs: Iterable[Mapping[str, Any]], id_prefix: str = "p") -> 
         }
         for key in ("source", "license"):
             if para.get(key):
-                record[key] = str(para[key])  # type: ignore[literal-required]
+                record[key] = str(para[key])
         out.append(record)
     return out
 
@@ -87,7 +87,7 @@ def write_json(paragraphs: Iterable[Mapping[str, Any]], path: Path) -> None:
         json.dump([dict(p) for p in paragraphs], fh, ensure_ascii=False)
 
 
-def read_json(path: Path) -> list[dict]:
+def read_json(path: Path) -> list[Paragraph]:
     with open(path, "rb") as fh:
         raw = fh.read()
     try:  # orjson (already installed with langsmith/chromadb) parses this about 3x faster

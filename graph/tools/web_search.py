@@ -6,6 +6,7 @@ whether it hits the demo corpus or the web is configuration, not something the m
 
 from __future__ import annotations
 
+from functools import partial
 from typing import Any
 
 from pydantic import ConfigDict, PrivateAttr
@@ -101,7 +102,7 @@ class WebSearchTool(ObservationTool):
         for query in queries:
             try:
                 response = with_retries(
-                    lambda q=query: client.search(q, max_results=self.top_k, timeout=self.timeout),
+                    partial(client.search, query, max_results=self.top_k, timeout=self.timeout),
                     attempts=self.attempts,
                     backoff=self.backoff,
                     retryable=_retryable,

@@ -106,7 +106,8 @@ class PlannerPolicy:
         self.tokenizer = load_tokenizer(self.base)
         # the served planner's dtype (bf16 on a GPU): one half-precision copy, not an fp32 one; peft
         # keeps the LoRA weights themselves in fp32 (autocast_adapter_dtype), so the update is exact
-        model = AutoModelForCausalLM.from_pretrained(str(self.base), dtype=torch_dtype(dtype, device))
+        # Any: a peft model takes its place, and transformers' stubs type `.to` as unbound
+        model: Any = AutoModelForCausalLM.from_pretrained(str(self.base), dtype=torch_dtype(dtype, device))
         if adapter is not None:
             from peft import PeftModel
 

@@ -117,8 +117,10 @@ class LearningSession:
         # train (or roll back) another tenant's planner
         ns = namespace_folder(context.namespace)
         self.folder = online_folder(data_dir, ns)
+        window = self.cfg.rollback_window
+        assert window is not None  # OnlineConfig.__post_init__ fills it from batch_questions
         self.registry = AdapterRegistry(
-            adapters_folder(data_dir, ns), RollbackPolicy(self.cfg.rollback_window, self.cfg.rollback_tolerance)
+            adapters_folder(data_dir, ns), RollbackPolicy(window, self.cfg.rollback_tolerance)
         )
         self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
         self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
@@ -366,7 +368,7 @@ def private_judge_model(context: Context, model: Any, tokenizer: Any, base: Path
         _weights: Any = PrivateAttr(default=None)
 
         @property
-        def backend(self) -> LoadedWeights:  # type: ignore[override]
+        def backend(self) -> LoadedWeights:
             return self._weights
 
     device = str(getattr(model, "device", "cpu"))  # the frozen executor's device: no copy is moved or made

@@ -31,11 +31,12 @@ def stopping_criteria(should_stop: ShouldStop | None) -> Any:
     `should_stop()` (None without a flag)."""
     if should_stop is None:
         return None
+    stop = should_stop  # the closure below does not keep the narrowing
     import torch
     from transformers import StoppingCriteria, StoppingCriteriaList
 
     class _Stop(StoppingCriteria):
         def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
-            return torch.full((input_ids.shape[0],), bool(should_stop()), dtype=torch.bool, device=input_ids.device)
+            return torch.full((input_ids.shape[0],), bool(stop()), dtype=torch.bool, device=input_ids.device)
 
     return StoppingCriteriaList([_Stop()])
