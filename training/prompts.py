@@ -31,11 +31,11 @@ def render_memories(retrieved: Any) -> str:
 
 
 def planner_messages(
-    question: str, memories: str = "", max_words: int | None = None, caption: str = ""
+    question: str, memories: str = "", max_words: int | None = None, caption: str = "", style: str = builder.PLAN_STYLE
 ) -> list[dict[str, str]]:
     """The planner's prompt for one question (memories already rendered), as the plan node builds it."""
     return builder.planner_messages(
-        question, memories, builder.PLAN_WORDS if max_words is None else max_words, caption=caption
+        question, memories, builder.PLAN_WORDS if max_words is None else max_words, caption=caption, style=style
     )
 
 

@@ -20,6 +20,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from mia.training.data import open_text
 from mia.training.online.layout import ADAPTERS_DIR, BASE, LEARNER_LOG, ONLINE_DIR, REGISTRY_FILE
 from mia.training.online.registry import ADAPTER_FILES, AdapterRegistry, RollbackPolicy
 
@@ -28,7 +29,9 @@ HERE = Path(__file__).resolve().parent
 
 def _jsonl(path: Path) -> list[dict[str, Any]]:
     rows = []
-    for line in path.read_text(encoding="utf-8").splitlines():
+    with open_text(path) as handle:  # a committed run's logs may be gzipped
+        lines = handle.read().splitlines()
+    for line in lines:
         try:
             rows.append(json.loads(line))
         except ValueError:  # a torn last line
@@ -64,21 +67,26 @@ def judge_at(
             if e.get("reward") is not None and e["created_at"] <= t:
                 reg.record_reward(e.get("adapter_version") or BASE, e["reward"])
         served = reg.current
-        parent = reg.info(served).get("parent")
+        seen = reg.compare(served)
         row = {
             "served": served,
             "answers": len(reg.info(served).get("rewards", [])),
-            "mine": reg.rolling(served),
-            "parent": parent,
-            "before": reg.rolling(parent) if parent else None,
+            "mine": seen.mean if seen else None,
+            "parent": reg.info(served).get("parent"),
+            "before": seen.parent_mean if seen else None,
+            "p": seen.p if seen else None,
         }
         row["back_to"] = reg.check_rollback()
         return row
 
 
 def replay(run: Path, policy: RollbackPolicy) -> list[dict[str, Any]]:
-    episodes = _jsonl(_one(run, f"{ONLINE_DIR}/*/episodes.jsonl"))
-    batches = [b for b in _jsonl(_one(run, f"{ONLINE_DIR}/*/{LEARNER_LOG}")) if b.get("version") and not b.get("error")]
+    episodes = _jsonl(_one(run, f"{ONLINE_DIR}/*/episodes.jsonl*"))
+    batches = [  # the batches that published a version (a rollback's line names the version served again)
+        b
+        for b in _jsonl(_one(run, f"{ONLINE_DIR}/*/{LEARNER_LOG}"))
+        if b.get("version") and b["version"] != BASE and not b.get("error") and not b.get("stats", {}).get("rollback")
+    ]
     history = json.loads(_one(run, "/".join(ADAPTERS_DIR) + f"/*/{REGISTRY_FILE}").read_text(encoding="utf-8"))[
         "versions"
     ]
@@ -96,9 +104,10 @@ def render(run: Path, rows: list[dict[str, Any]], policy: RollbackPolicy) -> str
     lines = [
         f"# Rollback replay: {run}",
         "",
-        f"`python bench/online/rollback_replay.py {run}` (window {policy.window}, tolerance {policy.tolerance}: "
-        "the defaults). Each row: the moment before a batch's version was published; the version then "
-        "served, its answers so far, its rolling reward and its parent's; the rule's verdict.",
+        f"`python bench/online/rollback_replay.py {run}` (window {policy.window}, tolerance {policy.tolerance}, "
+        f"alpha {policy.alpha}: the defaults). Each row: the moment before a batch's version was published; the "
+        "version then served, its answers so far, its mean reward and its parent's (over all each served), the "
+        "permutation test's p where the mean is lower by more than the tolerance; the rule's verdict.",
         "",
         f"**{len(fired)} of {len(rows)} publications would have been preceded by a rollback**"
         + (
@@ -108,12 +117,12 @@ def render(run: Path, rows: list[dict[str, Any]], policy: RollbackPolicy) -> str
             else "."
         ),
         "",
-        "| published | served then | its answers | its rolling reward | parent | parent's | rule |",
-        "|---|---|---|---|---|---|---|",
+        "| published | served then | its answers | its mean reward | parent | parent's | p | rule |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     lines += [
         f"| {r['version']} | {r['served']} | {r['answers']} | {fmt(r['mine'])} | {r['parent'] or '-'} | "
-        f"{fmt(r['before'])} | {'roll back to ' + r['back_to'] if r['back_to'] else 'keep'} |"
+        f"{fmt(r['before'])} | {fmt(r['p'])} | {'roll back to ' + r['back_to'] if r['back_to'] else 'keep'} |"
         for r in rows
     ]
     return "\n".join(lines) + "\n"
@@ -127,7 +136,8 @@ def main() -> None:
     from mia.training.online.config import OnlineConfig
 
     cfg = OnlineConfig()
-    policy = RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance)
+    assert cfg.rollback_window is not None  # OnlineConfig fills it
+    policy = RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance, cfg.rollback_alpha)
     text = render(args.run, replay(args.run, policy), policy)
     args.out.write_text(text, encoding="utf-8")
     print(text)

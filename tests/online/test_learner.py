@@ -96,7 +96,7 @@ def test_persistent_failure_skips_the_batch_but_keeps_its_episodes(tmp_path) -> 
 
 def test_rollback_swaps_the_served_adapter_back_and_resets_the_policy(tmp_path) -> None:
     trainer = GatedTrainer()
-    learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1))
+    learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1, alpha=None))
     learner.start()
     try:
         serve_v0001(learner, reg)
@@ -163,7 +163,10 @@ def test_rollback_fires_with_the_default_settings(tmp_path) -> None:
         OnlineConfig(batch_questions=4, rollback_window=20)
     trainer = GatedTrainer()
     learner, reg, swaps = make(
-        tmp_path, trainer, k=cfg.batch_questions, policy=RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance)
+        tmp_path,
+        trainer,
+        k=cfg.batch_questions,
+        policy=RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance, cfg.rollback_alpha),
     )
     learner.start()
     try:
@@ -242,7 +245,7 @@ def test_a_version_that_fails_while_the_learner_lags_is_rolled_back(tmp_path) ->
     rollback ever fired in a 104-answer 2Wiki run); the update built on it is dropped and the
     batch is learned again from the base planner."""
     trainer = GatedTrainer()
-    learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1))
+    learner, reg, swaps = make(tmp_path, trainer, k=2, policy=RollbackPolicy(window=2, tolerance=0.1, alpha=None))
     learner.start()
     try:
         serve_v0001(learner, reg)

@@ -108,8 +108,10 @@ def test_nogt_needs_a_judge_model() -> None:
 class FakePolicy:
     def __init__(self):
         self.groups = None
+        self.asked: list[tuple] = []  # (messages, max_new_tokens, stop) of each sampling
 
-    def sample(self, messages, n, max_new_tokens, temperature, should_stop=None):
+    def sample(self, messages, n, max_new_tokens, temperature, should_stop=None, stop=()):
+        self.asked.append((messages, max_new_tokens, tuple(stop)))
         return [SampledPlan(f"plan {i}: search", [1, 2], [3, 4]) for i in range(n)]
 
     def grpo_step(self, groups, should_stop=None):
@@ -231,3 +233,34 @@ def test_undecided_rollouts_store_no_failure_lesson_and_credit_nothing(store, tm
     assert [m.outcome for m in store.list(namespace="ttl")] == ["correct"]
     again = store.get(seed.id)
     assert (again.usage_count, again.success_count) == (seed.usage_count, seed.success_count)
+
+
+@pytest.mark.parametrize("style", ["hops", "paper"])
+def test_the_learner_samples_the_plans_the_plan_node_asks_for(style) -> None:
+    """The learner's prompt is the served planner's (its style, its word limit, the episode's
+    memories) and a sampled plan ends where a served one does (the plan node's stop strings): the
+    first Qwen test-time run sampled from a 40-word prompt at 48 tokens and cut most plans mid-step."""
+    from mia.graph.prompts.builder import planner_messages
+    from mia.graph.protocol import PLAN_STOP
+
+    policy, cfg = FakePolicy(), OnlineConfig(rollouts=2)
+    trainer = GRPOBatchTrainer(policy, RolloutScorer(FakeReact(["gold 0", "x"]), cfg, None), cfg, plan_style=style)
+    ep = episode(0)
+    ep.memories = "Workflow: search each name, then compare."
+    trainer.learn([ep])
+    [(messages, max_new_tokens, stop)] = policy.asked
+    assert messages == planner_messages(ep.question, ep.memories, style=style)
+    assert stop == tuple(PLAN_STOP) and max_new_tokens == cfg.plan_max_tokens == 128
+
+
+def test_rollouts_get_the_served_executors_budget_unless_one_is_set() -> None:
+    from mia.graph.context import Context
+    from mia.training.config import BudgetConfig
+    from mia.training.online.config import rollout_budget
+
+    served = Context(max_tool_calls=4, search_top_k=5, executor_max_tokens=384)
+    assert rollout_budget(OnlineConfig(), served) == BudgetConfig(
+        max_tool_calls=4, max_turn_tokens=384, max_answer_tokens=384, search_top_k=5
+    )
+    tight = BudgetConfig(max_tool_calls=2, search_top_k=2)
+    assert rollout_budget(OnlineConfig(budget=tight), served) is tight

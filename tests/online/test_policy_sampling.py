@@ -76,6 +76,21 @@ def test_sampled_plans_keep_their_token_ids_for_the_update(policy) -> None:
 
 
 @pytest.mark.real_model
+def test_a_sampled_plan_ends_at_the_first_stop_string(policy) -> None:
+    """The learner samples with the plan node's stop strings: nothing is generated (or learned)
+    past the first one, as a served plan ends there."""
+    import torch
+
+    torch.manual_seed(0)
+    plans = policy.sample(PROMPT, 3, max_new_tokens=40, stop=[".", "\n"])
+    raws = [policy.tokenizer.decode(p.completion_ids, skip_special_tokens=True) for p in plans]
+    assert all("." not in raw.rstrip(".\n ") and "\n" not in raw.rstrip(".\n ") for raw in raws), raws
+    assert any(raw.rstrip(" ").endswith((".", "\n")) and len(p.completion_ids) < 40 for raw, p in zip(raws, plans)), (
+        raws
+    )
+
+
+@pytest.mark.real_model
 def test_a_stop_request_cuts_sampling_and_leaves_the_weights_as_they_were(policy) -> None:
     """close() during a batch: `generate` ends at the next token, and a GRPO step stopped between
     its samples changes no weight (its gradients are dropped)."""

@@ -70,9 +70,60 @@ def test_rollback_when_rolling_reward_drops(tmp_path) -> None:
     reg.record_reward("v0001", 0.0)
     assert reg.check_rollback() == BASE
     assert reg.current == BASE and reg.info("v0001")["status"] == "rolled_back"
-    assert "rolling reward" in reg.info("v0001")["rollback_reason"]
+    assert "mean reward 0.000 over 3 answers < 0.800 over 3 of base" in reg.info("v0001")["rollback_reason"]
+    assert "p = 0.050" in reg.info("v0001")["rollback_reason"]  # 1 of the 20 splits of 3 + 3 answers
     state = json.loads((tmp_path / "registry.json").read_text())
     assert state["current"] == BASE
+
+
+def _served(tmp_path, policy: RollbackPolicy, base: list[float], new: list[float]) -> AdapterRegistry:
+    reg = AdapterRegistry(tmp_path, policy)
+    for reward in base:
+        reg.record_reward(None, reward)
+    v1 = reg.next_dir()
+    write_fake_adapter(v1)
+    reg.publish(v1)
+    for reward in new:
+        reg.record_reward("v0001", reward)
+    return reg
+
+
+# The first Qwen test-time run's first update: 1 right answer of 4 against base's 3 of 4, on
+# other questions (results/ttl-2wiki/README.md). The drop-only rule rolled it back.
+BASE_SERVED, V1_SERVED = [0.95, 0.95, 0.77, 0.05], [0.05, 0.275, 0.05, 0.05]
+
+
+def test_a_drop_that_question_difficulty_explains_is_kept(tmp_path) -> None:
+    reg = _served(tmp_path, RollbackPolicy(window=4), BASE_SERVED, V1_SERVED)
+    seen = reg.compare("v0001")
+    assert seen is not None and not seen.drop
+    assert seen.p == pytest.approx(5 / 70)  # exact: 5 of the 70 splits of the 8 rewards are as low
+    assert reg.check_rollback() is None and reg.current == "v0001"
+
+
+def test_without_a_test_the_drop_alone_rolls_back(tmp_path) -> None:
+    reg = _served(tmp_path, RollbackPolicy(window=4, alpha=None), BASE_SERVED, V1_SERVED)
+    assert reg.check_rollback() == BASE
+    assert "p =" not in reg.info("v0001")["rollback_reason"]
+
+
+def test_a_broken_update_is_rolled_back_after_one_window(tmp_path) -> None:
+    """Every answer of the new version fails where the parent's mostly did not: p = 1/70."""
+    reg = _served(tmp_path, RollbackPolicy(window=4), [0.95, 0.95, 0.77, 0.5], [0.05] * 4)
+    seen = reg.compare("v0001")
+    assert seen is not None and seen.drop and seen.p == pytest.approx(1 / 70)
+    assert reg.check_rollback() == BASE
+
+
+def test_the_parents_whole_record_is_the_baseline(tmp_path) -> None:
+    """The parent's answers beyond one window count too: 4 failures against its last 4 answers (3
+    right) are p = 0.071, against its 20 (15 right) p = 0.011 (a fixed-seed Monte Carlo)."""
+    base = [0.05] * 5 + [0.95] * 15
+    reg = _served(tmp_path, RollbackPolicy(window=4), base, [0.05] * 4)
+    seen = reg.compare("v0001")
+    assert seen is not None and seen.parent_answers == 20 and seen.parent_mean == pytest.approx(0.725)
+    assert seen.drop and seen.p is not None and seen.p < 0.02
+    assert reg.compare("v0001") == seen  # repeatable: the same p every time
 
 
 def test_no_rollback_within_tolerance(tmp_path) -> None:
@@ -90,6 +141,8 @@ def test_no_rollback_within_tolerance(tmp_path) -> None:
 def test_bad_policy_and_damaged_registry_are_clear_errors(tmp_path) -> None:
     with pytest.raises(ValueError, match="window"):
         RollbackPolicy(window=0)
+    with pytest.raises(ValueError, match="alpha"):
+        RollbackPolicy(alpha=0.0)
     (tmp_path / "registry.json").write_text("[]")
     with pytest.raises(ValueError, match="damaged"):
         AdapterRegistry(tmp_path)
@@ -131,13 +184,13 @@ def test_a_rollback_skips_a_parent_whose_files_are_gone(tmp_path) -> None:
     """v0001 lost its folder after v0002 was published on it: rolling v0002 back serves base."""
     import shutil
 
-    reg = AdapterRegistry(tmp_path, RollbackPolicy(window=1, tolerance=0.0))
+    reg = AdapterRegistry(tmp_path, RollbackPolicy(window=1, tolerance=0.0, alpha=None))
     for _ in range(2):
         folder = reg.next_dir()
         write_fake_adapter(folder)
         reg.publish(folder)
     shutil.rmtree(tmp_path / "v0001")
-    again = AdapterRegistry(tmp_path, RollbackPolicy(window=1, tolerance=0.0))
+    again = AdapterRegistry(tmp_path, RollbackPolicy(window=1, tolerance=0.0, alpha=None))
     assert again.recovered == ["v0001"] and again.current == "v0002"
     again.record_reward("v0001", 0.9)
     again.record_reward("v0002", 0.1)

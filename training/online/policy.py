@@ -147,9 +147,12 @@ class PlannerPolicy:
         max_new_tokens: int,
         temperature: float = 1.0,
         should_stop: ShouldStop | None = None,
+        stop: Sequence[str] = (),
     ) -> list[SampledPlan]:
-        """n plans for one planner prompt (sampled, so that the group differs); cut short at the
-        next token once `should_stop()` (the caller then drops them: see `stopping`)."""
+        """n plans for one planner prompt (sampled, so that the group differs); a plan ends at
+        `stop` (the plan node's stop strings, kept in the plan's tokens: the policy learns where a
+        plan ends) or its end token; cut short at the next token once `should_stop()` (the caller
+        then drops them: see `stopping`)."""
         ids = self.prompt_ids(messages)
         out = self.generate_from_prompt(
             ids,
@@ -160,6 +163,7 @@ class PlannerPolicy:
             top_p=1.0,
             top_k=0,
             stopping_criteria=stopping_criteria(should_stop),
+            **({"stop_strings": list(stop), "tokenizer": self.tokenizer} if stop else {}),
         )
         plans = []
         eos, pad = self.tokenizer.eos_token_id, self.tokenizer.pad_token_id

@@ -1,11 +1,11 @@
-"""Versioned planner adapters with a rolling-reward rollback.
+"""Versioned planner adapters with a reward-drop rollback.
 
 Why versions: an online update can make the planner worse (a bad batch, a noisy judge). Every
 update is saved to a new folder (`adapters/planner/v0001`, `v0002`, ...) that is never
 overwritten, `registry.json` (replaced atomically) says which one is served, and the rewards of
-the answers each version served decide whether the newest one stays: when its rolling mean
-reward falls more than `tolerance` below the version it replaced (over `window` answers each),
-the registry rolls back to that version.
+the answers each version served decide whether the newest one stays: when its mean reward falls
+more than `tolerance` below the version it replaced, and a permutation test says the drop is not
+question difficulty (`RollbackPolicy`), the registry rolls back to that version.
 
 A version whose folder has lost its adapter files (a machine recycled with the data directory only
 partly kept, a folder deleted by hand) cannot be served or trained on: on load the registry marks
@@ -36,21 +36,78 @@ MISSING = "missing"  # the status of a version whose adapter files are gone
 
 @dataclass(frozen=True)
 class RollbackPolicy:
-    """When the newest adapter is rolled back: after `window` served answers, if its mean
-    reward is below the previous version's (last `window` answers) minus `tolerance`."""
+    """When the newest adapter is rolled back: once it has served `window` answers, if its mean
+    reward is more than `tolerance` below its parent's and a one-sided permutation test over the
+    rewards each of the two served finds so low a mean unlikely by chance (p <= `alpha`; None: the
+    drop alone decides).
+
+    Why the test: a version and its parent answered different questions, and over a few answers
+    question difficulty alone moves the mean. Two equal planners right on 37.5% of questions (the
+    2Wiki defaults) would give the newer one a 4-answer mean lower by more than 0.05 36% of the
+    time (binomial); the first Qwen test-time run rolled its first update back at 1 right answer of
+    4 against its parent's 3 of 4, which a permutation test puts at p = 0.071
+    (results/ttl-2wiki/README.md). With the test a rollback guards against an update that broke
+    the planner, not against a hard run of questions."""
 
     window: int = 20
     tolerance: float = 0.05
+    alpha: float | None = 0.05
 
     def __post_init__(self) -> None:
         if self.window < 1:
             raise ValueError("rollback window must be at least 1 answer")
         if self.tolerance < 0:
             raise ValueError("rollback tolerance must be >= 0")
+        if self.alpha is not None and not 0 < self.alpha <= 1:
+            raise ValueError(f"rollback alpha must be in (0, 1] or None, not {self.alpha}")
+
+
+@dataclass(frozen=True)
+class Comparison:
+    """A version's served rewards against its parent's, as the rollback rule reads them."""
+
+    version: str
+    parent: str
+    mean: float
+    answers: int
+    parent_mean: float
+    parent_answers: int
+    p: float | None  # one-sided permutation p of so low a mean (None: not tested, no drop or no alpha)
+    drop: bool  # the rule's verdict: roll back
+
+    def reason(self, policy: RollbackPolicy) -> str:
+        test = "" if self.p is None else f", one-sided permutation p = {self.p:.3f}"
+        verdict = "<" if self.drop else "not below"
+        return (
+            f"mean reward {self.mean:.3f} over {self.answers} answers {verdict} {self.parent_mean:.3f} over "
+            f"{self.parent_answers} of {self.parent} - {policy.tolerance}{test}"
+            + ("" if self.p is None else f" (alpha {policy.alpha})")
+        )
 
 
 def _mean(values: list[float]) -> float:
     return sum(values) / len(values)
+
+
+def lower_p(mine: list[float], theirs: list[float], resamples: int = 9999) -> float:
+    """One-sided permutation p-value of `mine` having so low a mean beside `theirs` (exact when
+    the splits number at most `resamples`, else a fixed-seed Monte Carlo: the rule is repeatable)."""
+    import numpy as np
+    from scipy.stats import permutation_test
+
+    def diff(x: Any, y: Any, axis: int) -> Any:
+        return np.mean(x, axis=axis) - np.mean(y, axis=axis)
+
+    result = permutation_test(
+        (np.asarray(mine, dtype=float), np.asarray(theirs, dtype=float)),
+        diff,
+        permutation_type="independent",
+        alternative="less",
+        n_resamples=resamples,
+        vectorized=True,
+        rng=0,
+    )
+    return float(result.pvalue)
 
 
 class AdapterRegistry:
@@ -177,38 +234,36 @@ class AdapterRegistry:
             entry["rewards"] = (entry.get("rewards", []) + [float(reward)])[-max(200, 4 * self.policy.window) :]
             self._save()
 
-    def rolling(self, version: str) -> float | None:
-        """Mean reward of a version's last `window` answers (None until it served that many)."""
+    def compare(self, version: str) -> Comparison | None:
+        """The rollback rule's reading of `version` against its parent: None for the base planner
+        or until each has served `window` answers."""
         with self._lock:
-            rewards = self._state["versions"].get(version, {}).get("rewards", [])
-            return _mean(rewards[-self.policy.window :]) if len(rewards) >= self.policy.window else None
+            versions = self._state["versions"]
+            parent = versions.get(version, {}).get("parent")
+            if parent is None:
+                return None
+            mine, theirs = versions[version].get("rewards", []), versions[parent].get("rewards", [])
+        if min(len(mine), len(theirs)) < self.policy.window:
+            return None
+        mean, parent_mean = _mean(mine), _mean(theirs)
+        lower, alpha = mean < parent_mean - self.policy.tolerance, self.policy.alpha
+        p = lower_p(mine, theirs) if lower and alpha is not None else None
+        drop = lower and (alpha is None or (p is not None and p <= alpha))
+        return Comparison(version, parent, mean, len(mine), parent_mean, len(theirs), p, drop)
 
     def check_rollback(self) -> str | None:
-        """Roll back the current version when its rolling reward dropped; returns the version
-        now served after a rollback, else None."""
+        """Roll back the current version when the rule says it dropped (`compare`); returns the
+        version now served after a rollback, else None."""
         with self._lock:
             current = self._state["current"]
-            parent = self._state["versions"][current].get("parent")
-            if current == BASE or parent is None:
+            seen = self.compare(current)
+            if seen is None or not seen.drop:
                 return None
-            mine, before = self.rolling(current), self.rolling(parent)
-            if mine is None or before is None or mine >= before - self.policy.tolerance:
-                return None
-            self._state["versions"][current]["status"] = "rolled_back"
-            self._state["versions"][current]["rolled_back_at"] = time.time()
-            self._state["versions"][current]["rollback_reason"] = (
-                f"rolling reward {mine:.3f} < {before:.3f} - {self.policy.tolerance} of {parent}"
-            )
-            target = self._state["current"] = self._servable(parent)
+            entry = self._state["versions"][current]
+            entry.update(status="rolled_back", rolled_back_at=time.time(), rollback_reason=seen.reason(self.policy))
+            target = self._state["current"] = self._servable(seen.parent)
             self._save()
-            log.warning(
-                "planner adapter %s rolled back to %s (rolling reward %.3f vs %.3f of %s)",
-                current,
-                target,
-                mine,
-                before,
-                parent,
-            )
+            log.warning("planner adapter %s rolled back to %s: %s", current, target, seen.reason(self.policy))
             return target
 
     def rollback(self) -> str:

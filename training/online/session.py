@@ -31,7 +31,7 @@ from mia.graph.nodes.deps import Deps, default_deps
 from mia.graph.result import RunResult
 from mia.memory.namespaces import namespace_folder
 from mia.memory.trajectory import TrajectoryStep
-from mia.training.online.config import OnlineConfig, is_closed_model
+from mia.training.online.config import OnlineConfig, is_closed_model, rollout_budget
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.gate import AnswerGate
 from mia.training.online.learner import OnlineLearner
@@ -120,7 +120,7 @@ class LearningSession:
         window = self.cfg.rollback_window
         assert window is not None  # OnlineConfig.__post_init__ fills it from batch_questions
         self.registry = AdapterRegistry(
-            adapters_folder(data_dir, ns), RollbackPolicy(window, self.cfg.rollback_tolerance)
+            adapters_folder(data_dir, ns), RollbackPolicy(window, self.cfg.rollback_tolerance, self.cfg.rollback_alpha)
         )
         self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
         self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
@@ -308,7 +308,7 @@ def build_grpo_trainer(
         device=device,
         dtype=dtype,
     )
-    b = cfg.budget
+    b = rollout_budget(cfg, context)
     if served_rollouts(context):
         # the executor role's llama.cpp server carries out the rollouts (see executors.py); the
         # reviewer panel, without ground truth, is the judge role's own model
@@ -328,7 +328,7 @@ def build_grpo_trainer(
         judge_model = (
             None if cfg.ground_truth else load_chat_model(judge_spec, temperature=0.0, max_tokens=judge_tokens)
         )
-        return GRPOBatchTrainer(policy, RolloutScorer(rollouts, cfg, judge_model), cfg)
+        return GRPOBatchTrainer(policy, RolloutScorer(rollouts, cfg, judge_model), cfg, plan_style=context.plan_style)
     exec_spec = context.executor_model if not is_closed_model(context.executor_model) else context.planner_model
     exec_base, exec_adapter = resolve_weights(exec_spec)
     if exec_adapter is None and adapter is None and Path(exec_base).resolve() == Path(base).resolve():
@@ -340,7 +340,7 @@ def build_grpo_trainer(
     judge_model = None
     if not cfg.ground_truth:
         judge_model = private_judge_model(context, executor, tokenizer, exec_base)
-    return GRPOBatchTrainer(policy, RolloutScorer(react, cfg, judge_model), cfg)
+    return GRPOBatchTrainer(policy, RolloutScorer(react, cfg, judge_model), cfg, plan_style=context.plan_style)
 
 
 def served_rollouts(context: Context) -> bool:

@@ -15,6 +15,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
 
+from mia.graph.prompts.builder import PLAN_STYLE
+from mia.graph.protocol import PLAN_STOP
 from mia.training.online.config import OnlineConfig
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.rollouts import Rollout, RolloutScorer
@@ -67,10 +69,16 @@ class GRPOBatchTrainer:
     parametric = True
 
     def __init__(
-        self, policy: Any, scorer: RolloutScorer, cfg: OnlineConfig, before_step: Callable[[], None] | None = None
+        self,
+        policy: Any,
+        scorer: RolloutScorer,
+        cfg: OnlineConfig,
+        before_step: Callable[[], None] | None = None,
+        plan_style: str = PLAN_STYLE,
     ) -> None:
         self.policy, self.scorer, self.cfg = policy, scorer, cfg
         self.before_step = before_step  # tests: observe/hold the moment a GRPO step begins
+        self.plan_style = plan_style  # the served planner's prompt (Context.plan_style)
 
     def learn(self, episodes: Sequence[OnlineEpisode], should_stop: ShouldStop | None = None) -> BatchResult:
         from mia.training.prompts import planner_messages
@@ -81,10 +89,15 @@ class GRPOBatchTrainer:
         sample_s = 0.0
         for ep in episodes:
             check_stop(should_stop)
-            messages = planner_messages(ep.question, ep.memories, max_words=self.cfg.plan_max_words)
+            messages = planner_messages(ep.question, ep.memories, self.cfg.plan_max_words, style=self.plan_style)
             sampling = time.perf_counter()
             plans = self.policy.sample(
-                messages, self.cfg.rollouts, self.cfg.plan_max_tokens, self.cfg.temperature, should_stop=should_stop
+                messages,
+                self.cfg.rollouts,
+                self.cfg.plan_max_tokens,
+                self.cfg.temperature,
+                should_stop=should_stop,
+                stop=PLAN_STOP,
             )
             sample_s += time.perf_counter() - sampling
             check_stop(should_stop)  # a sampling cut short by the stop is not a group to score
