@@ -17,6 +17,9 @@ PROMPT = [
 ]
 
 
+OTHER = [{"role": "user", "content": "Plan the searches for: where was the director of Gang Of Four born?"}]
+
+
 @pytest.fixture(scope="module")
 def policy(data_dir):
     import torch
@@ -108,14 +111,51 @@ def test_a_stop_request_cuts_sampling_and_leaves_the_weights_as_they_were(policy
     cut = policy.sample(PROMPT, 2, max_new_tokens=40, should_stop=after_three_tokens)
     assert all(len(p.completion_ids) <= 4 for p in cut), [len(p.completion_ids) for p in cut]
     plans = policy.sample(PROMPT, 2, max_new_tokens=6)
+    others = policy.sample(OTHER, 2, max_new_tokens=6)
     before = [p.detach().clone() for p in policy.params]
     seen = {"n": 0}
 
-    def after_first_sample() -> bool:
+    def after_first_question() -> bool:
         seen["n"] += 1
         return seen["n"] > 1
 
     with pytest.raises(LearningStopped):
-        policy.grpo_step([[(plans[0], 1.0), (plans[1], 0.0)]], should_stop=after_first_sample)
+        groups = [[(plans[0], 1.0), (plans[1], 0.0)], [(others[0], 1.0), (others[1], 0.0)]]
+        policy.grpo_step(groups, should_stop=after_first_question)
     assert all(torch.equal(a, b) for a, b in zip(before, policy.params, strict=True))
     assert all(p.grad is None for p in policy.params) and not policy.model.training
+
+
+@pytest.mark.real_model
+def test_a_questions_plans_share_one_prompt_pass_with_the_same_gradients(policy) -> None:
+    """The GRPO step runs a question's prompt once for its n plans (KV cache repeated): the loss
+    and the LoRA's gradients are those of one full pass per plan, as the step used to run."""
+    import torch
+
+    from mia.training.online.policy import SampledPlan
+
+    torch.manual_seed(1)
+    plans = policy.sample(PROMPT, 3, max_new_tokens=7) + policy.sample(OTHER, 2, max_new_tokens=5)
+    plans[1] = SampledPlan(plans[1].text, plans[1].prompt_ids, plans[1].completion_ids[:2])  # rows of other lengths
+    items = list(zip(plans, [1.0, -0.5, -0.5, 0.7, -0.7], strict=True))
+    total = sum(len(p.completion_ids) for p, _ in items)
+    policy.model.train()
+    policy.optimizer.zero_grad(set_to_none=True)
+    reference = 0.0
+    for plan, adv in items:  # one full pass per plan
+        ids = torch.tensor([plan.prompt_ids + plan.completion_ids])
+        logits = policy.model(input_ids=ids).logits[0, len(plan.prompt_ids) - 1 : -1]
+        logp = torch.log_softmax(logits.float(), -1).gather(1, ids[0, len(plan.prompt_ids) :, None]).squeeze(1)
+        loss = -(adv * logp).sum() / total
+        loss.backward()
+        reference += float(loss.detach())
+    expected = [p.grad.detach().clone() for p in policy.params]
+    policy.optimizer.zero_grad(set_to_none=True)
+    shared = policy.accumulate_gradients(items)
+    got = [p.grad.detach().clone() for p in policy.params]
+    policy.optimizer.zero_grad(set_to_none=True)
+    policy.model.eval()
+    assert shared == pytest.approx(reference, rel=1e-4, abs=1e-6)
+    assert any(g.abs().sum() > 0 for g in expected)
+    for a, b in zip(expected, got, strict=True):
+        torch.testing.assert_close(b, a, rtol=1e-3, atol=1e-6)
