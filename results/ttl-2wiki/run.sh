@@ -29,9 +29,11 @@ COMMIT="$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1
     "$R/memory/config.json" 2>/dev/null || git rev-parse HEAD)"
 run memory
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
-# the ttl row runs on c880a98: the answer path of 7d74923 (the memory row's), with a learner that
-# samples the served planner's plans and plays them with the served budget, and a rollback rule that
-# asks a permutation test (a first ttl row on 7d74923/582f0fc was stopped at 11 answers: README.md)
-COMMIT=c880a98 run ttl --test-time-learning
+# the ttl row ran its first 8 answers and first batch on c880a98: the answer path of 7d74923 (the
+# memory row's), with a learner that samples the served planner's plans and plays them with the
+# served budget, and a rollback rule that asks a permutation test (a first ttl row on 7d74923/582f0fc
+# was stopped at 11 answers: README.md); it goes on from 50df9e1, whose GRPO step computes the same
+# loss and gradients with a question's prompt run once for its plans
+COMMIT=50df9e1 run ttl --test-time-learning
 .venv/bin/mia eval-report "$R/memory" "$R/ttl" --out "$R" \
     --title "2WikiMultihopQA, 120 questions: test-time learning against memory only (plan first)"
