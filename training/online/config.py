@@ -30,6 +30,9 @@ class OnlineConfig:
     plan_max_tokens: int = 128
     plan_max_words: int | None = None  # None: the plan node's own limit (builder.PLAN_WORDS)
     temperature: float = 1.0
+    # who samples the plans: auto = the served planner when llama.cpp serves it (the same weights and
+    # adapter, several times faster on a CPU: training/online/sampling.py), else the learner's copy
+    sample_on: Literal["auto", "learner", "served"] = "auto"
     max_grad_norm: float = 1.0
     ground_truth: bool = True  # False: the reviewer panel's verdict is the reward
     metric: AccuracyMetric = "f1"
@@ -62,6 +65,8 @@ class OnlineConfig:
             raise ValueError("test-time learning needs batch_questions >= 1 and rollouts >= 2 (GRPO compares a group)")
         if self.schedule not in ("between", "background"):
             raise ValueError(f"schedule must be 'between' or 'background', not {self.schedule!r}")
+        if self.sample_on not in ("auto", "learner", "served"):
+            raise ValueError(f"sample_on must be 'auto', 'learner' or 'served', not {self.sample_on!r}")
         if self.dtype not in get_args(Dtype):
             raise ValueError(f"dtype must be {', '.join(get_args(Dtype))}, not {self.dtype!r}")
         if self.rollback_window is None:

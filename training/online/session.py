@@ -136,7 +136,11 @@ class LearningSession:
         self.deps = LearningDeps(self.inner, self.planner if self.parametric else None)
         if trainer is None and self.parametric:  # the learner continues from the version being served
             trainer = build_grpo_trainer(
-                context, self.cfg, self.registry.current_path(), learner_placement(self.planner, self.cfg)
+                context,
+                self.cfg,
+                self.registry.current_path(),
+                learner_placement(self.planner, self.cfg),
+                served=self.planner,
             )
         elif trainer is None:
             trainer = MemoryOnlyTrainer()
@@ -284,12 +288,17 @@ def learner_placement(planner: Any, cfg: OnlineConfig) -> tuple[str, str]:
 
 
 def build_grpo_trainer(
-    context: Context, cfg: OnlineConfig, start_adapter: Path | None, placement: tuple[str, str] = ("cpu", "float32")
+    context: Context,
+    cfg: OnlineConfig,
+    start_adapter: Path | None,
+    placement: tuple[str, str] = ("cpu", "float32"),
+    served: Any = None,
 ) -> BatchTrainer:
     """The learner's planner copy (from the served planner's weights, or the latest published
     version) on the served planner's device and dtype (`placement`), a frozen executor (the
     executor role's weights when local, else the planner's base; the planner's own base weights
-    are shared, not copied), and, without ground truth, a reviewer panel on that frozen model."""
+    are shared, not copied), and, without ground truth, a reviewer panel on that frozen model.
+    The plans are sampled on the `served` planner where `cfg.sample_on` allows (sampling.py)."""
     from mia.training.online.policy import PlannerPolicy
     from mia.training.online.rollouts import RolloutScorer
     from mia.training.online.trainer import GRPOBatchTrainer
@@ -309,6 +318,7 @@ def build_grpo_trainer(
         dtype=dtype,
     )
     b = rollout_budget(cfg, context)
+    sampler = plan_sampler(cfg, served, policy)
     if served_rollouts(context):
         # the executor role's llama.cpp server carries out the rollouts (see executors.py); the
         # reviewer panel, without ground truth, is the judge role's own model
@@ -340,7 +350,25 @@ def build_grpo_trainer(
     judge_model = None
     if not cfg.ground_truth:
         judge_model = private_judge_model(context, executor, tokenizer, exec_base)
-    return GRPOBatchTrainer(policy, RolloutScorer(react, cfg, judge_model), cfg, plan_style=context.plan_style)
+    return GRPOBatchTrainer(
+        policy, RolloutScorer(react, cfg, judge_model), cfg, plan_style=context.plan_style, sampler=sampler
+    )
+
+
+def plan_sampler(cfg: OnlineConfig, served: Any, policy: Any) -> Any:
+    """The served planner's sampler when `cfg.sample_on` asks for it or, on auto, when llama.cpp
+    serves the planner; else None (the learner's copy samples). "served" on a planner that cannot
+    sample for the learner is refused in one line."""
+    from mia.training.online.sampling import ServedSampler, served_sampling
+
+    if cfg.sample_on == "learner" or (cfg.sample_on == "auto" and not served_sampling(served)):
+        return None
+    if not served_sampling(served):
+        raise ValueError(
+            f"sample_on='served' needs a planner served by llama.cpp, not {type(served).__name__}: "
+            "use sample_on='learner'"
+        )
+    return ServedSampler(served, policy, concurrency=cfg.rollouts)
 
 
 def served_rollouts(context: Context) -> bool:

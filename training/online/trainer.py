@@ -20,6 +20,7 @@ from mia.graph.protocol import PLAN_STOP
 from mia.training.online.config import OnlineConfig
 from mia.training.online.episodes import OnlineEpisode
 from mia.training.online.rollouts import Rollout, RolloutScorer
+from mia.training.online.sampling import PlanSampler
 from mia.training.online.stopping import ShouldStop, check_stop
 
 log = logging.getLogger(__name__)
@@ -75,10 +76,12 @@ class GRPOBatchTrainer:
         cfg: OnlineConfig,
         before_step: Callable[[], None] | None = None,
         plan_style: str = PLAN_STYLE,
+        sampler: PlanSampler | None = None,
     ) -> None:
         self.policy, self.scorer, self.cfg = policy, scorer, cfg
         self.before_step = before_step  # tests: observe/hold the moment a GRPO step begins
         self.plan_style = plan_style  # the served planner's prompt (Context.plan_style)
+        self.sampler: PlanSampler = sampler or policy.sample  # who samples the plans (sampling.py)
 
     def learn(self, episodes: Sequence[OnlineEpisode], should_stop: ShouldStop | None = None) -> BatchResult:
         from mia.training.prompts import planner_messages
@@ -91,7 +94,7 @@ class GRPOBatchTrainer:
             check_stop(should_stop)
             messages = planner_messages(ep.question, ep.memories, self.cfg.plan_max_words, style=self.plan_style)
             sampling = time.perf_counter()
-            plans = self.policy.sample(
+            plans = self.sampler(
                 messages,
                 self.cfg.rollouts,
                 self.cfg.plan_max_tokens,

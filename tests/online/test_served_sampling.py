@@ -1,0 +1,99 @@
+"""The learner's plans sampled on the served llama.cpp planner (training/online/sampling.py): plain
+temperature sampling whatever the served model's own settings, the learner's token ids, the end
+token where a plan ended, and the choice of sampler."""
+
+from __future__ import annotations
+
+import pytest
+from langchain_core.messages import AIMessage
+
+from mia.training.online.config import OnlineConfig
+from mia.training.online.sampling import ServedSampler
+
+MESSAGES = [
+    {"role": "system", "content": "You write short numbered search plans."},
+    {"role": "user", "content": "Plan the searches for: where was the director of Gang Of Four born?"},
+]
+
+
+class Tokenizer:
+    eos_token_id = 0
+
+    def __call__(self, text, add_special_tokens=False):
+        return {"input_ids": [len(word) for word in text.split()]}
+
+
+class Policy:
+    tokenizer = Tokenizer()
+
+    def prompt_ids(self, messages):
+        return [7, 7, 7]
+
+
+class Served:
+    """A chat model that records each call's sampling settings."""
+
+    def __init__(self, replies):
+        self.replies, self.calls = list(replies), []
+
+    def invoke(self, messages, **kwargs):
+        self.calls.append(kwargs)
+        text, finish = self.replies.pop(0)
+        return AIMessage(content=text, response_metadata={"finish_reason": finish})
+
+
+def test_plans_are_sampled_plainly_and_tokenised_by_the_learner() -> None:
+    served = Served([("1. Search abc", "stop"), ("1. Search a long plan cut", "length")])
+    plans = ServedSampler(served, Policy(), concurrency=1)(MESSAGES, 2, 128, 1.0, stop=["\nQuestion:"])
+    assert (
+        served.calls
+        == [{"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "max_tokens": 128, "stop": ["\nQuestion:"]}] * 2
+    )
+    assert [p.text for p in plans] == ["1. Search abc", "1. Search a long plan cut"]
+    assert plans[0].completion_ids == [2, 6, 3, 0]  # ended: the end token is learned too
+    assert plans[1].completion_ids == [2, 6, 1, 4, 4, 3]  # cut at max_tokens: no end token
+    assert all(p.prompt_ids == [7, 7, 7] for p in plans)
+
+
+def test_who_samples() -> None:
+    from mia.training.online.session import plan_sampler
+
+    assert plan_sampler(OnlineConfig(sample_on="learner"), object(), Policy()) is None
+    assert plan_sampler(OnlineConfig(), object(), Policy()) is None  # auto: not a llama.cpp planner
+    with pytest.raises(ValueError, match="sample_on='served' needs a planner served by llama.cpp"):
+        plan_sampler(OnlineConfig(sample_on="served"), object(), Policy())
+    with pytest.raises(ValueError, match="sample_on"):
+        OnlineConfig(sample_on="gpu")
+
+
+@pytest.mark.real_model
+def test_the_served_smollm2_samples_plans_in_the_learners_tokens(data_dir) -> None:
+    """llama.cpp serves the GGUF of the weights the learner trains: its samples become the
+    learner's token ids, ended by the end token, stopped where the plan node stops."""
+    from transformers import AutoTokenizer
+
+    from mia.graph.models import load_chat_model
+    from mia.training.online.session import plan_sampler
+    from mia.training.policy import resolve_weights
+
+    served = load_chat_model("llamacpp:smollm2", temperature=0.0, max_tokens=24, n_threads=1)
+    base, _ = resolve_weights("local:smollm2")
+
+    class Learner:
+        tokenizer = AutoTokenizer.from_pretrained(str(base))
+
+        def prompt_ids(self, messages):
+            text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+            return self.tokenizer(text, add_special_tokens=False)["input_ids"]
+
+    sampler = plan_sampler(OnlineConfig(), served, Learner())  # auto: llama.cpp serves the planner
+    assert isinstance(sampler, ServedSampler)
+    plans = sampler(MESSAGES, 4, 40, 1.0, stop=["."])
+    assert len({p.text for p in plans}) > 1  # sampled at temperature 1, not the served greedy decode
+    for plan in plans:
+        assert "." not in plan.text and plan.prompt_ids == Learner().prompt_ids(MESSAGES)
+        assert Learner.tokenizer.decode(plan.completion_ids, skip_special_tokens=True).strip() == plan.text
+    eos = Learner.tokenizer.eos_token_id
+    assert any(plan.completion_ids[-1] == eos for plan in plans)  # ended at the stop string
+    # one without the end token was cut at the 40 new tokens (re-tokenised, a few tokens either way)
+    assert all(len(plan.completion_ids) > 30 for plan in plans if plan.completion_ids[-1] != eos)

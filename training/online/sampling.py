@@ -1,0 +1,88 @@
+"""Who samples a question's n plans for the GRPO step: the learner's torch copy, or the served planner.
+
+Why the served planner: on a 2-core CPU the learner's fp32 copy generates Qwen-1.5B at about 2
+tokens/s; sampling 16 plans of up to 128 tokens took 531-551 s of a 982-1,396 s batch
+(results/ttl-2wiki). llama.cpp serves the same weights (the learner trains the de-quantised GGUF,
+`mia models fetch --convert`) with the same adapter (each published version is converted and swapped
+in), at llama.cpp's speed, on its parallel slots. The distribution is the learner's: plain
+temperature sampling (no top-k, top-p or presence penalty, as `PlannerPolicy.sample`) from weights
+that differ only by the adapter's fp16 storage and llama.cpp's arithmetic. The GRPO step then scores
+the sampled text with the learner's own forward pass, as it does for torch samples.
+
+It is used only while the served planner holds the learner's weights: the learner publishes every
+update it makes and is reset to the served version on a rollback, so between batches the two agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+from mia.training.online.policy import SampledPlan
+from mia.training.online.stopping import ShouldStop, check_stop
+
+
+class PlanSampler(Protocol):
+    def __call__(
+        self,
+        messages: list[dict[str, str]],
+        n: int,
+        max_new_tokens: int,
+        temperature: float,
+        should_stop: ShouldStop | None = None,
+        stop: Sequence[str] = (),
+    ) -> list[SampledPlan]: ...
+
+
+class ServedSampler:
+    """n plans from the served planner's chat model (a llama.cpp one), as token ids of the learner's
+    tokenizer. A plan that ended (its end token or a stop string, which the server leaves out) gets
+    the end token, so the step learns where plans end, as with torch samples; one cut at
+    `max_new_tokens` does not."""
+
+    def __init__(self, served: Any, policy: Any, concurrency: int = 4) -> None:
+        self.served, self.policy, self.concurrency = served, policy, max(1, concurrency)
+
+    def _one(self, messages: list[dict[str, str]], params: dict[str, Any]) -> SampledPlan:
+        from langchain_core.messages import AIMessage
+
+        from mia.graph.nodes.plan import to_messages
+
+        reply = self.served.invoke(to_messages(messages), **params)
+        text = reply.content if isinstance(reply, AIMessage) and isinstance(reply.content, str) else str(reply.content)
+        tokenizer = self.policy.tokenizer
+        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
+        if (reply.response_metadata or {}).get("finish_reason") != "length" and tokenizer.eos_token_id is not None:
+            ids = [*ids, tokenizer.eos_token_id]
+        return SampledPlan(text.strip(), list(self.policy.prompt_ids(messages)), ids)
+
+    def __call__(
+        self,
+        messages: list[dict[str, str]],
+        n: int,
+        max_new_tokens: int,
+        temperature: float,
+        should_stop: ShouldStop | None = None,
+        stop: Sequence[str] = (),
+    ) -> list[SampledPlan]:
+        check_stop(should_stop)
+        params = {
+            "temperature": temperature,
+            "top_p": 1.0,
+            "presence_penalty": 0.0,
+            "max_tokens": max_new_tokens,
+            "stop": list(stop),
+        }
+        with ThreadPoolExecutor(max_workers=min(self.concurrency, n), thread_name_prefix="mia-sample") as pool:
+            plans = list(pool.map(lambda _: self._one(messages, params), range(n)))
+        check_stop(should_stop)
+        return plans
+
+
+def served_sampling(served: Any) -> bool:
+    """Whether the served planner can sample for the learner: a llama.cpp chat model (its adapter
+    follows the learner's published versions)."""
+    from mia.graph.models.llamacpp import LlamaCppChatModel
+
+    return isinstance(served, LlamaCppChatModel)
