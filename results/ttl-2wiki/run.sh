@@ -32,8 +32,10 @@ run memory
 # the ttl row ran its first 8 answers and first batch on c880a98: the answer path of 7d74923 (the
 # memory row's), with a learner that samples the served planner's plans and plays them with the
 # served budget, and a rollback rule that asks a permutation test (a first ttl row on 7d74923/582f0fc
-# was stopped at 11 answers: README.md); it goes on from 50df9e1, whose GRPO step computes the same
-# loss and gradients with a question's prompt run once for its plans
-COMMIT=50df9e1 run ttl --test-time-learning
+# was stopped at 11 answers: README.md); answers 9-12 and the second batch ran on 50df9e1, whose GRPO
+# step computes the same loss and gradients with a question's prompt run once for its plans; from
+# the third batch on, 316d49d: the plans are sampled on the served llama.cpp planner (the same
+# weights and adapter, plain temperature sampling), not the learner's fp32 copy
+COMMIT=316d49d run ttl --test-time-learning
 .venv/bin/mia eval-report "$R/memory" "$R/ttl" --out "$R" \
     --title "2WikiMultihopQA, 120 questions: test-time learning against memory only (plan first)"
