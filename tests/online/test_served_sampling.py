@@ -97,3 +97,19 @@ def test_the_served_smollm2_samples_plans_in_the_learners_tokens(data_dir) -> No
     assert any(plan.completion_ids[-1] == eos for plan in plans)  # ended at the stop string
     # one without the end token was cut at the 40 new tokens (re-tokenised, a few tokens either way)
     assert all(len(plan.completion_ids) > 30 for plan in plans if plan.completion_ids[-1] != eos)
+
+
+@pytest.mark.real_model
+def test_the_default_learner_samples_on_its_served_llamacpp_planner(data_dir) -> None:
+    """The trainer a session builds for a llama.cpp planner and executor (the embedded default)
+    samples on the served planner; `sample_on="learner"` keeps the learner's own copy."""
+    from mia import Context
+    from mia.graph.models import load_chat_model
+    from mia.training.online.session import build_grpo_trainer
+
+    context = Context(planner_model="llamacpp:smollm2", executor_model="llamacpp:smollm2")
+    served = load_chat_model("llamacpp:smollm2", temperature=0.0, max_tokens=24, n_threads=1)
+    trainer = build_grpo_trainer(context, OnlineConfig(), None, served=served)
+    assert isinstance(trainer.sampler, ServedSampler) and trainer.sampler.served is served
+    own = build_grpo_trainer(context, OnlineConfig(sample_on="learner"), None, served=served)
+    assert own.sampler == own.policy.sample

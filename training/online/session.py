@@ -338,7 +338,9 @@ def build_grpo_trainer(
         judge_model = (
             None if cfg.ground_truth else load_chat_model(judge_spec, temperature=0.0, max_tokens=judge_tokens)
         )
-        return GRPOBatchTrainer(policy, RolloutScorer(rollouts, cfg, judge_model), cfg, plan_style=context.plan_style)
+        return GRPOBatchTrainer(
+            policy, RolloutScorer(rollouts, cfg, judge_model), cfg, plan_style=context.plan_style, sampler=sampler
+        )
     exec_spec = context.executor_model if not is_closed_model(context.executor_model) else context.planner_model
     exec_base, exec_adapter = resolve_weights(exec_spec)
     if exec_adapter is None and adapter is None and Path(exec_base).resolve() == Path(base).resolve():
