@@ -34,8 +34,10 @@ run memory
 # served budget, and a rollback rule that asks a permutation test (a first ttl row on 7d74923/582f0fc
 # was stopped at 11 answers: README.md); answers 9-12 and the second batch ran on 50df9e1, whose GRPO
 # step computes the same loss and gradients with a question's prompt run once for its plans; from
-# the third batch on, 316d49d: the plans are sampled on the served llama.cpp planner (the same
-# weights and adapter, plain temperature sampling), not the learner's fp32 copy
-COMMIT=316d49d run ttl --test-time-learning
+# the third batch on, 316d49d, meant to sample the plans on the served llama.cpp planner, which it
+# did not: it passed the sampler to the transformers-executor branch only, so answers 13 and the
+# third batch ran as on 50df9e1; from answer 14 on, a831237, which samples on the served planner
+# (the same weights and adapter, plain temperature sampling), not the learner's fp32 copy
+COMMIT=a831237 run ttl --test-time-learning
 .venv/bin/mia eval-report "$R/memory" "$R/ttl" --out "$R" \
     --title "2WikiMultihopQA, 120 questions: test-time learning against memory only (plan first)"
