@@ -15,24 +15,17 @@ update it makes and is reset to the served version on a rollback, so between bat
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any, Protocol
+from typing import Any
 
 from mia.training.online.policy import SampledPlan
 from mia.training.online.stopping import ShouldStop, check_stop
 
 
-class PlanSampler(Protocol):
-    def __call__(
-        self,
-        messages: list[dict[str, str]],
-        n: int,
-        max_new_tokens: int,
-        temperature: float,
-        should_stop: ShouldStop | None = None,
-        stop: Sequence[str] = (),
-    ) -> list[SampledPlan]: ...
+#: (messages, n, max_new_tokens, temperature, should_stop=None, stop=()) -> n plans: the signature of
+#: `PlannerPolicy.sample`, which `ServedSampler` shares.
+PlanSampler = Callable[..., list[SampledPlan]]
 
 
 class ServedSampler:
