@@ -35,6 +35,7 @@ def main(folder: Path) -> None:
         batch_questions=1,
         rollouts=2,
         plan_max_tokens=LONG,
+        sample_on="learner",  # the learner's torch copy samples (llama.cpp would serve the plans otherwise)
         budget=BudgetConfig(max_tool_calls=1, max_turn_tokens=8, max_answer_tokens=4, search_top_k=1),
     )
     session = LearningSession(ctx, cfg)
