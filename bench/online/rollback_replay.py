@@ -135,9 +135,7 @@ def main() -> None:
     args = parser.parse_args()
     from mia.training.online.config import OnlineConfig
 
-    cfg = OnlineConfig()
-    assert cfg.rollback_window is not None  # OnlineConfig fills it
-    policy = RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance, cfg.rollback_alpha)
+    policy = OnlineConfig().rollback_policy()
     text = render(args.run, replay(args.run, policy), policy)
     args.out.write_text(text, encoding="utf-8")
     print(text)

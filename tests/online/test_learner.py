@@ -166,7 +166,7 @@ def test_rollback_fires_with_the_default_settings(tmp_path) -> None:
         tmp_path,
         trainer,
         k=cfg.batch_questions,
-        policy=RollbackPolicy(cfg.rollback_window, cfg.rollback_tolerance, cfg.rollback_alpha),
+        policy=cfg.rollback_policy(),
     )
     learner.start()
     try:

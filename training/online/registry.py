@@ -76,12 +76,11 @@ class Comparison:
     drop: bool  # the rule's verdict: roll back
 
     def reason(self, policy: RollbackPolicy) -> str:
-        test = "" if self.p is None else f", one-sided permutation p = {self.p:.3f}"
-        verdict = "<" if self.drop else "not below"
+        """Why the rule rolled the version back (a registry entry's `rollback_reason`)."""
+        test = "" if self.p is None else f", one-sided permutation p = {self.p:.3f} (alpha {policy.alpha})"
         return (
-            f"mean reward {self.mean:.3f} over {self.answers} answers {verdict} {self.parent_mean:.3f} over "
+            f"mean reward {self.mean:.3f} over {self.answers} answers < {self.parent_mean:.3f} over "
             f"{self.parent_answers} of {self.parent} - {policy.tolerance}{test}"
-            + ("" if self.p is None else f" (alpha {policy.alpha})")
         )
 
 

@@ -1,7 +1,7 @@
 """Who samples a question's n plans for the GRPO step: the learner's torch copy, or the served planner.
 
 Why the served planner: on a 2-core CPU the learner's fp32 copy generates Qwen-1.5B at about 2
-tokens/s; sampling 16 plans of up to 128 tokens took 531-551 s of a 982-1,396 s batch
+tokens/s; sampling 16 plans of up to 128 tokens took 509-551 s of a 982-1,396 s batch
 (results/ttl-2wiki). llama.cpp serves the same weights (the learner trains the de-quantised GGUF,
 `mia models fetch --convert`) with the same adapter (each published version is converted and swapped
 in), at llama.cpp's speed, on its parallel slots. The distribution is the learner's: plain
@@ -37,18 +37,16 @@ class ServedSampler:
     def __init__(self, served: Any, policy: Any, concurrency: int = 4) -> None:
         self.served, self.policy, self.concurrency = served, policy, max(1, concurrency)
 
-    def _one(self, messages: list[dict[str, str]], params: dict[str, Any]) -> SampledPlan:
-        from langchain_core.messages import AIMessage
+    def _one(self, chat: list[Any], prompt_ids: list[int], params: dict[str, Any]) -> SampledPlan:
+        from mia.graph.nodes.calls import text_of
 
-        from mia.graph.nodes.plan import to_messages
-
-        reply = self.served.invoke(to_messages(messages), **params)
-        text = reply.content if isinstance(reply, AIMessage) and isinstance(reply.content, str) else str(reply.content)
+        reply = self.served.invoke(chat, **params)
+        text = text_of(reply)
         tokenizer = self.policy.tokenizer
         ids = tokenizer(text, add_special_tokens=False)["input_ids"]
         if (reply.response_metadata or {}).get("finish_reason") != "length" and tokenizer.eos_token_id is not None:
             ids = [*ids, tokenizer.eos_token_id]
-        return SampledPlan(text.strip(), list(self.policy.prompt_ids(messages)), ids)
+        return SampledPlan(text.strip(), prompt_ids, ids)
 
     def __call__(
         self,
@@ -59,7 +57,10 @@ class ServedSampler:
         should_stop: ShouldStop | None = None,
         stop: Sequence[str] = (),
     ) -> list[SampledPlan]:
+        from mia.graph.nodes.plan import to_messages
+
         check_stop(should_stop)
+        chat, prompt_ids = to_messages(messages), list(self.policy.prompt_ids(messages))  # once a question
         params = {
             "temperature": temperature,
             "top_p": 1.0,
@@ -68,7 +69,7 @@ class ServedSampler:
             "stop": list(stop),
         }
         with ThreadPoolExecutor(max_workers=min(self.concurrency, n), thread_name_prefix="mia-sample") as pool:
-            plans = list(pool.map(lambda _: self._one(messages, params), range(n)))
+            plans = list(pool.map(lambda _: self._one(chat, prompt_ids, params), range(n)))
         check_stop(should_stop)
         return plans
 

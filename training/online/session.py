@@ -37,7 +37,7 @@ from mia.training.online.gate import AnswerGate
 from mia.training.online.learner import OnlineLearner
 from mia.training.online.layout import adapters_folder, online_folder
 from mia.training.rewards import CORRECT_AT
-from mia.training.online.registry import AdapterRegistry, RollbackPolicy
+from mia.training.online.registry import AdapterRegistry
 from mia.training.online.trainer import BatchTrainer, MemoryOnlyTrainer
 
 log = logging.getLogger(__name__)
@@ -117,11 +117,7 @@ class LearningSession:
         # train (or roll back) another tenant's planner
         ns = namespace_folder(context.namespace)
         self.folder = online_folder(data_dir, ns)
-        window = self.cfg.rollback_window
-        assert window is not None  # OnlineConfig.__post_init__ fills it from batch_questions
-        self.registry = AdapterRegistry(
-            adapters_folder(data_dir, ns), RollbackPolicy(window, self.cfg.rollback_tolerance, self.cfg.rollback_alpha)
-        )
+        self.registry = AdapterRegistry(adapters_folder(data_dir, ns), self.cfg.rollback_policy())
         self.parametric = not is_closed_model(context.planner_model) if trainer is None else trainer.parametric
         self.notice = "" if self.parametric else MEMORY_ONLY_NOTICE.format(spec=context.planner_model)
         if self.notice:
