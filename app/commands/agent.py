@@ -163,7 +163,7 @@ def ask(
         }
     elif not thread:
         _fail("give a question, or --thread ID to resume a thread")
-    session = _learning(context, bool(gold), as_json) if learn else None
+    session = _learning(context, bool(gold), as_json, start=False) if learn else None
     thread_id = thread or uuid.uuid4().hex
     result = _run(context, inputs, thread_id, quiet=as_json, session=session, checkpointer=checkpointer)
     if session is not None:
@@ -391,11 +391,11 @@ def _tavily_key() -> str:
     return secret.get_secret_value().strip() if secret is not None else ""
 
 
-def _learning(context: Any, ground_truth: bool, quiet: bool) -> Any:
+def _learning(context: Any, ground_truth: bool, quiet: bool, start: bool = True) -> Any:
     """--learn: a test-time learning session (mia.training.online) beside the graph."""
     from mia.training.online.cli import start_learning
 
-    return start_learning(context, ground_truth, echo=lambda m: typer.echo(m, err=quiet))
+    return start_learning(context, ground_truth, echo=lambda m: typer.echo(m, err=quiet), start=start)
 
 
 def json_output(result: RunResult, thread_id: str) -> dict[str, Any]:

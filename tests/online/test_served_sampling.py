@@ -8,7 +8,8 @@ import pytest
 from langchain_core.messages import AIMessage
 
 from mia.training.online.config import OnlineConfig
-from mia.training.online.sampling import ServedSampler
+from mia.training.online.policy import SampledPlan
+from mia.training.online.sampling import ServedSampler, holds
 
 MESSAGES = [
     {"role": "system", "content": "You write short numbered search plans."},
@@ -25,13 +26,19 @@ class Tokenizer:
 
 class Policy:
     tokenizer = Tokenizer()
+    adapter_folder, unsaved = None, False  # the base weights, as served
 
     def prompt_ids(self, messages):
         return [7, 7, 7]
 
+    def sample(self, messages, n, max_new_tokens, temperature, should_stop=None, stop=()):
+        return [SampledPlan("own", [1], [2])] * n
+
 
 class Served:
     """A chat model that records each call's sampling settings."""
+
+    adapter_path = None
 
     def __init__(self, replies):
         self.replies, self.calls = list(replies), []
@@ -53,6 +60,24 @@ def test_plans_are_sampled_plainly_and_tokenised_by_the_learner() -> None:
     assert plans[0].completion_ids == [2, 6, 3, 0]  # ended: the end token is learned too
     assert plans[1].completion_ids == [2, 6, 1, 4, 4, 3]  # cut at max_tokens: no end token
     assert all(p.prompt_ids == [7, 7, 7] for p in plans)
+
+
+def test_the_learner_samples_when_the_server_does_not_hold_its_weights(tmp_path) -> None:
+    """A step not yet published, or another adapter served: sampling on the server would train on
+    another policy's plans, so the learner's copy samples."""
+    served, policy = Served([("1. Search abc", "stop")] * 2), Policy()
+    assert holds(served, policy)
+    policy.unsaved = True  # a step whose publication failed
+    assert not holds(served, policy)
+    assert [p.text for p in ServedSampler(served, policy)(MESSAGES, 2, 128, 1.0)] == ["own", "own"]
+    assert served.calls == []
+    version = tmp_path / "v0001"
+    policy.adapter_folder, policy.unsaved = version, False
+    assert not holds(served, policy)  # the server still serves the base
+    served.adapter_path = str(version / "adapter.0123456789abcdef.gguf")  # set_adapter(v0001)
+    assert holds(served, policy)
+    served.adapter_path = str(tmp_path / "v0000" / "adapter.0123456789abcdef.gguf")
+    assert not holds(served, policy)
 
 
 def test_who_samples() -> None:
@@ -81,6 +106,7 @@ def test_the_served_smollm2_samples_plans_in_the_learners_tokens(data_dir) -> No
 
     class Learner:
         tokenizer = AutoTokenizer.from_pretrained(str(base))
+        adapter_folder, unsaved = None, False
 
         def prompt_ids(self, messages):
             text = self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
@@ -100,7 +126,7 @@ def test_the_served_smollm2_samples_plans_in_the_learners_tokens(data_dir) -> No
 
 
 @pytest.mark.real_model
-def test_the_default_learner_samples_on_its_served_llamacpp_planner(data_dir) -> None:
+def test_the_default_learner_samples_on_its_served_llamacpp_planner(data_dir, tmp_path) -> None:
     """The trainer a session builds for a llama.cpp planner and executor (the embedded default)
     samples on the served planner; `sample_on="learner"` keeps the learner's own copy."""
     from mia import Context
@@ -113,3 +139,9 @@ def test_the_default_learner_samples_on_its_served_llamacpp_planner(data_dir) ->
     assert isinstance(trainer.sampler, ServedSampler) and trainer.sampler.served is served
     own = build_grpo_trainer(context, OnlineConfig(sample_on="learner"), None, served=served)
     assert own.sampler == own.policy.sample
+    # a published version is what the server holds once it serves that folder (converted to a GGUF LoRA)
+    assert holds(served, trainer.policy)
+    version = trainer.policy.save(tmp_path / "v0001")
+    assert not holds(served, trainer.policy)
+    served.set_adapter(version)
+    assert holds(served, trainer.policy)

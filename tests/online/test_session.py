@@ -272,11 +272,13 @@ def test_start_learning_for_the_agent_commands(tmp_path) -> None:
 
     said: list[str] = []
     ctx = Context(planner_model="anthropic:claude-x", memory_mode="none", data_dir=str(tmp_path))
-    session = start_learning(ctx, ground_truth=False, echo=said.append, batch_questions=1)
+    # as `mia ask --learn`: the learner idles while the question is answered, then learns what is pending
+    session = start_learning(ctx, ground_truth=False, echo=said.append, batch_questions=1, start=False)
     assert session.context.judge_mode == "reviewers" and "memory-only" in said[0]
     session.submit({"question": "q?"}, result(judgement=verdict("correct")))
+    assert not session.learner.alive and session.learner.queue.cursor() == 0
     finish_learning(session, echo=said.append)
-    assert session.learner.queue.cursor() == 1 and "pending episodes" in said[1]
+    assert session.learner.queue.cursor() == 1 and "Learning from 1 pending episodes" in said[1]
 
 
 def test_each_namespace_has_its_own_queue_and_adapter_history(tmp_path) -> None:

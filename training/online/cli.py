@@ -17,17 +17,25 @@ from mia.training.online.session import LearningSession
 
 
 def start_learning(
-    context: Any, ground_truth: bool, echo: Callable[[str], None] = print, batch_questions: int = 4
+    context: Any,
+    ground_truth: bool,
+    echo: Callable[[str], None] = print,
+    batch_questions: int = 4,
+    start: bool = True,
 ) -> LearningSession:
     """A LearningSession for the agent commands; says when learning is memory-only. Without
-    gold answers the reviewer panel judges (judge_mode reviewers) and its verdict is the reward."""
+    gold answers the reviewer panel judges (judge_mode reviewers) and its verdict is the reward.
+    `start=False` (ask) leaves the learner idle until `finish_learning`: one question's answer
+    gains nothing from a learner beside it, and what is pending at the end is then known."""
     import dataclasses
 
     if not ground_truth and context.judge_mode in ("auto", "ground_truth"):
         context = dataclasses.replace(context, judge_mode="reviewers")
     if context.judge_mode == "off":
         echo("Test-time learning needs a verdict: --judge-mode off gives none, so nothing will be learned.")
-    session = LearningSession(context, OnlineConfig(ground_truth=ground_truth, batch_questions=batch_questions))
+    session = LearningSession(
+        context, OnlineConfig(ground_truth=ground_truth, batch_questions=batch_questions), start=start
+    )
     if session.notice:
         echo(session.notice)
     else:
@@ -44,6 +52,7 @@ def finish_learning(session: LearningSession, echo: Callable[[str], None] = prin
     pending = len(session.learner.queue.pending())
     if wait and pending >= session.cfg.batch_questions:
         echo(f"Learning from {pending} pending episodes before exiting (the answer is already given)...")
+        session.learner.start()  # idle until now for ask (start_learning start=False); running for chat
         session.close(drain=True)
         echo(f"Planner adapter now {session.registry.current}.")
     else:

@@ -8,13 +8,13 @@ from typing import Any, Literal, get_args
 from mia.graph.context import Context
 from mia.graph.models.errors import BackendError
 from mia.graph.models.spec import parse_model_spec
-from mia.training.config import BudgetConfig, LoraSettings
+from mia.training.config import BudgetConfig, LoraSettings, SampleOn
 from mia.training.online.registry import RollbackPolicy
 from mia.training.rewards import AccuracyMetric, PlannerRewardWeights
 
 
 Dtype = Literal["auto", "float32", "bfloat16", "float16"]
-SampleOn = Literal["auto", "learner", "served"]
+Schedule = Literal["between", "background"]
 
 
 @dataclass
@@ -54,7 +54,7 @@ class OnlineConfig:
     store_rollouts: bool = True  # the bidirectional loop: rollouts become memories
     # between: the learner pauses while a question is answered (training/online/gate.py), so answers
     # run at full speed on a small CPU; background: it runs beside the answers (a GPU, spare cores)
-    schedule: Literal["between", "background"] = "between"
+    schedule: Schedule = "between"
     # the learner's copy of the planner: auto = the served planner's (fp32 on a CPU, bf16 on a GPU);
     # on a CPU with AVX-512 BF16 the executor SFT stepped 2.3x faster in bfloat16 than in fp32
     # (results/training/README.md); peft keeps the LoRA weights themselves in fp32 either way
@@ -66,12 +66,9 @@ class OnlineConfig:
             raise ValueError(f"plan_max_tokens must be at least 1, not {self.plan_max_tokens}")
         if self.batch_questions < 1 or self.rollouts < 2:
             raise ValueError("test-time learning needs batch_questions >= 1 and rollouts >= 2 (GRPO compares a group)")
-        if self.schedule not in ("between", "background"):
-            raise ValueError(f"schedule must be 'between' or 'background', not {self.schedule!r}")
-        if self.sample_on not in get_args(SampleOn):
-            raise ValueError(f"sample_on must be {', '.join(get_args(SampleOn))}, not {self.sample_on!r}")
-        if self.dtype not in get_args(Dtype):
-            raise ValueError(f"dtype must be {', '.join(get_args(Dtype))}, not {self.dtype!r}")
+        for name, allowed in (("schedule", Schedule), ("sample_on", SampleOn), ("dtype", Dtype)):
+            if getattr(self, name) not in get_args(allowed):
+                raise ValueError(f"{name} must be {', '.join(get_args(allowed))}, not {getattr(self, name)!r}")
         if self.rollback_window is None:
             self.rollback_window = self.batch_questions
         if not 1 <= self.rollback_window <= self.batch_questions:

@@ -129,6 +129,10 @@ class PlannerPolicy:
         self.params = [p for p in self.model.parameters() if p.requires_grad]
         self.optimizer = torch.optim.AdamW(self.params, lr=learning_rate, weight_decay=0.0)
         self.steps = 0
+        # the adapter folder these weights equal (None: the base), or None with `unsaved` after a step:
+        # who samples from a served copy asks whether that copy holds these weights (sampling.py)
+        self.adapter_folder: Path | None = Path(adapter).resolve() if adapter is not None else None
+        self.unsaved = False
 
     def frozen_base(self) -> FrozenBase:
         """The base weights without the LoRA, as a frozen model (the rollouts' executor and the
@@ -240,6 +244,7 @@ class PlannerPolicy:
             raise
         grad_norm = torch.nn.utils.clip_grad_norm_(self.params, self.max_grad_norm)
         self.optimizer.step()
+        self.unsaved = True
         self.model.eval()
         self.steps += 1
         stats.update(loss=loss_value, grad_norm=float(grad_norm), updated=1.0)
@@ -296,6 +301,7 @@ class PlannerPolicy:
     def save(self, folder: Path) -> Path:
         """Save the LoRA (adapter_config.json + adapter_model.safetensors) into `folder`."""
         self.model.save_pretrained(str(folder))
+        self.adapter_folder, self.unsaved = Path(folder).resolve(), False
         return folder
 
     def load_adapter_weights(self, folder: Path | None) -> None:
@@ -313,3 +319,4 @@ class PlannerPolicy:
 
             set_peft_model_state_dict(self.model, load_file(str(Path(folder) / "adapter_model.safetensors")))
         self.optimizer.state.clear()
+        self.adapter_folder, self.unsaved = (Path(folder).resolve() if folder is not None else None), False

@@ -11,12 +11,16 @@ the sampled text with the learner's own forward pass, as it does for torch sampl
 
 It is used only while the served planner holds the learner's weights: the learner publishes every
 update it makes and is reset to the served version on a rollback, so between batches the two agree.
+Where they do not (a step whose publication failed, a served adapter swapped by hand), sampling from
+the server would train on another policy's plans, so the learner's copy samples instead (`holds`).
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Any
 
 from mia.training.online.policy import SampledPlan
@@ -26,6 +30,20 @@ from mia.training.online.stopping import ShouldStop, check_stop
 #: (messages, n, max_new_tokens, temperature, should_stop=None, stop=()) -> n plans: the signature of
 #: `PlannerPolicy.sample`, which `ServedSampler` shares.
 PlanSampler = Callable[..., list[SampledPlan]]
+
+log = logging.getLogger(__name__)
+
+
+def holds(served: Any, policy: Any) -> bool:
+    """Whether the served model serves the learner's current weights: no step since they were saved
+    or loaded, and the served GGUF LoRA converted from that adapter folder (`ensure_lora_gguf` writes
+    it inside the folder), or no adapter on either side."""
+    if policy.unsaved:
+        return False
+    served_path = getattr(served, "adapter_path", None)
+    if policy.adapter_folder is None or served_path is None:
+        return policy.adapter_folder is None and served_path is None
+    return Path(served_path).resolve().parent == Path(policy.adapter_folder).resolve()
 
 
 class ServedSampler:
@@ -60,6 +78,11 @@ class ServedSampler:
         from mia.graph.nodes.plan import to_messages
 
         check_stop(should_stop)
+        if not holds(self.served, self.policy):
+            log.warning("the served planner does not hold the learner's weights: the learner samples this question")
+            return list(
+                self.policy.sample(messages, n, max_new_tokens, temperature, should_stop=should_stop, stop=stop)
+            )
         chat, prompt_ids = to_messages(messages), list(self.policy.prompt_ids(messages))  # once a question
         params = {
             "temperature": temperature,
