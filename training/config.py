@@ -18,6 +18,9 @@ from pydantic.dataclasses import dataclass as pydantic_dataclass
 from mia.training.rewards import AccuracyMetric, ExecutorRewardWeights, PlannerRewardWeights
 
 Stage = Literal["planner", "executor", "executor-sft", "alternate"]
+#: Who generates a policy's samples: auto = the policy's GGUF on llama.cpp when there is one (an
+#: embedded base: the weights the learner trains were de-quantised from it), else the torch copy.
+SampleOn = Literal["auto", "learner", "served"]
 #: The policy and partners a config gets when it names none: the small embedded model that trains on a CPU
 #: (the served defaults, graph/models/defaults.py, are for answering, not for a first training run).
 DEFAULT_TRAINING_MODEL = "local:smollm2"
@@ -72,6 +75,9 @@ class ExecutorStageConfig:
     plan_max_tokens: int = 64
     plans_file: str | None = None  # JSONL {qid, plan} to reuse instead of generating
     replan: bool = True  # a wrong first answer gets one replan from the frozen planner (paper, ref. 5.1)
+    # who plays the policy's episodes: llama.cpp with the LoRA of the step (training/served_react.py;
+    # several times torch's speed on a CPU), or the torch copy the trainer steps
+    sample_on: SampleOn = "auto"
 
 
 @pydantic_dataclass(config=_STRICT)

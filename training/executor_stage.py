@@ -6,7 +6,9 @@ executor speaks a text protocol (`<tool_call>{json}</tool_call>`) that must matc
 small local models (SmolLM2) have no tool template. So we feed GRPOTrainer our own
 `rollout_func`: it plays each episode with the policy (training.react), returns the token ids
 with the tool responses masked out (`env_mask` 0), and hands the turns to the reward function
-(0.7 accuracy + 0.2 tool use + 0.1 format).
+(0.7 accuracy + 0.2 tool use + 0.1 format). The turns are generated on llama.cpp with the LoRA of
+the step where the policy's base has a GGUF (`executor.sample_on`, training/served_react.py), else
+by the torch copy the trainer steps.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from mia.training.episodes import Accuracy
 from mia.training.examples import QAExample
 from mia.training.react import ReactBudget, Replanner, ReactRunner, SandboxSearch
 from mia.training.rewards import CORRECT_AT, ExecutorRewardWeights, executor_format_ok, executor_reward, tool_use_score
+from mia.training.served_react import ServedGeneration, served_name
 
 log = logging.getLogger(__name__)
 
@@ -45,11 +48,27 @@ class ExecutorRollout:
         search_top_k: int = 2,
         replanner: PlanReviser | None = None,
         accuracy: Any = None,
+        served: ServedGeneration | None = None,
+        adapter_dir: Path | None = None,
     ) -> None:
         self.paragraphs = {_prompt_key(r["prompt"]): r["paragraphs"] for r in rows}
         self.rows = {_prompt_key(r["prompt"]): r for r in rows}
         self.budget, self.search = budget, SandboxSearch(top_k=search_top_k)
         self.replanner, self.accuracy = replanner, accuracy
+        if served is not None and adapter_dir is None:
+            raise ValueError("served generation needs adapter_dir: the policy's LoRA is saved there each step")
+        self.served, self.adapter_dir = served, adapter_dir
+
+    def _generate(self, trainer: Any) -> ServedGeneration | None:
+        """The served generation, holding the policy's LoRA as it is now (saved and swapped in
+        before each step's episodes), or None: the torch model generates."""
+        if self.served is None or self.adapter_dir is None:
+            return None
+        from mia.training.trainer_setup import save_adapter
+
+        save_adapter(trainer, self.adapter_dir)
+        self.served.sync(self.adapter_dir)
+        return self.served
 
     def _replan_hook(self, prompts: list[Any]) -> Replanner | None:
         """Once per episode, after its first answer: a wrong answer (accuracy < 0.5 against the gold
@@ -69,7 +88,7 @@ class ExecutorRollout:
     def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
         model = trainer.accelerator.unwrap_model(trainer.model)
         budget = ReactBudget(**{**self.budget.__dict__, "temperature": trainer.temperature})
-        runner = ReactRunner(model, trainer.processing_class, self.search, budget)
+        runner = ReactRunner(model, trainer.processing_class, self.search, budget, generate=self._generate(trainer))
         was_training = model.training
         model.eval()
         out: dict[str, Any] = {
@@ -182,9 +201,7 @@ def frozen_plans(
     `plans.jsonl`, so a resumed run and the alternate pipeline reuse them."""
     from tqdm.auto import tqdm
 
-    from mia.training.policy import load_model, load_tokenizer, resolve_weights
     from mia.training.prompts import planner_messages
-    from mia.graph.protocol import after_last_think
 
     cache_path = Path(cfg.executor.plans_file) if cfg.executor.plans_file else out / "plans.jsonl"
     cached: dict[str, str] = {}
@@ -195,61 +212,85 @@ def frozen_plans(
                 cached[rec["qid"]] = rec["plan"]
     missing = [ex for ex in examples if ex.id not in cached]
     if missing:
-        import torch
-
-        base, adapter = resolve_weights(planner_spec or cfg.executor.planner_model)
-        model, tok = load_model(base, adapter, dtype=cfg.dtype, device=cfg.device), load_tokenizer(base)
+        planner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg)
         with cache_path.open("a", encoding="utf-8") as fh:
             for ex in tqdm(missing, desc="frozen planner: writing plans", unit="plan"):
-                ids = tok.apply_chat_template(
-                    planner_messages(ex.question, ex.memories, cfg.planner.plan_max_words),
-                    add_generation_prompt=True,
-                    return_tensors="pt",
-                    return_dict=True,
-                )
-                with torch.no_grad():
-                    gen = model.generate(
-                        **ids.to(model.device),
-                        max_new_tokens=cfg.executor.plan_max_tokens,
-                        do_sample=False,
-                        pad_token_id=tok.pad_token_id,
-                    )
-                plan = after_last_think(tok.decode(gen[0, ids["input_ids"].shape[1] :], skip_special_tokens=True))
-                cached[ex.id] = plan
-                fh.write(json.dumps({"qid": ex.id, "question": ex.question, "plan": plan}) + "\n")
-        del model
+                messages = planner_messages(ex.question, ex.memories, cfg.planner.plan_max_words)
+                cached[ex.id] = planner.reply(messages, cfg.executor.plan_max_tokens)
+                fh.write(json.dumps({"qid": ex.id, "question": ex.question, "plan": cached[ex.id]}) + "\n")
     return [cached[ex.id] for ex in examples]
 
 
 class FrozenPlanner:
-    """The frozen planner's replan after a wrong answer (greedy, loaded on first use)."""
+    """The frozen planner, greedy, loaded on first use: the plans the executor is trained on, and
+    the replan after a wrong answer. A `llamacpp:` spec runs on llama.cpp, as the graph serves the
+    planner (on a 2-core CPU several times the fp32 torch copy's 2 tokens/s); any other trainable
+    spec in torch."""
 
     def __init__(self, spec: str, cfg: TrainConfig, max_new_tokens: int = 128) -> None:
         self.spec, self.cfg, self.max_new_tokens = spec, cfg, max_new_tokens
         self._model: Any = None
         self._tok: Any = None
 
-    def __call__(self, question: str, plan: str, trace: str) -> str:
+    def reply(self, messages: list[dict[str, str]], max_new_tokens: int) -> str:
+        """The planner's greedy reply to a conversation, after its last `</think>`."""
+        from mia.graph.models.spec import parse_model_spec
+        from mia.graph.protocol import after_last_think
+
+        if parse_model_spec(self.spec).backend == "llamacpp":
+            text = self._served_reply(messages, max_new_tokens)
+        else:
+            text = self._torch_reply(messages, max_new_tokens)
+        return after_last_think(text).strip()
+
+    def _served_reply(self, messages: list[dict[str, str]], max_new_tokens: int) -> str:
+        from mia.graph.models import load_chat_model
+        from mia.graph.nodes.calls import text_of
+        from mia.graph.nodes.plan import to_messages
+
+        if self._model is None:
+            self._model = load_chat_model(self.spec, temperature=0.0)
+        return text_of(self._model.invoke(to_messages(messages), max_tokens=max_new_tokens))
+
+    def _torch_reply(self, messages: list[dict[str, str]], max_new_tokens: int) -> str:
         import torch
 
         from mia.training.policy import load_model, load_tokenizer, resolve_weights
-        from mia.training.prompts import replan_conversation
-        from mia.graph.protocol import after_last_think
 
         if self._model is None:
             base, adapter = resolve_weights(self.spec)
             self._model = load_model(base, adapter, dtype=self.cfg.dtype, device=self.cfg.device)
             self._tok = load_tokenizer(base)
-        messages = replan_conversation(question, plan, trace, max_words=self.cfg.planner.plan_max_words)
         ids = self._tok.apply_chat_template(messages, add_generation_prompt=True, return_tensors="pt", return_dict=True)
         with torch.no_grad():
             gen = self._model.generate(
                 **ids.to(self._model.device),
-                max_new_tokens=self.max_new_tokens,
+                max_new_tokens=max_new_tokens,
                 do_sample=False,
                 pad_token_id=self._tok.pad_token_id,
             )
-        return after_last_think(self._tok.decode(gen[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)).strip()
+        return str(self._tok.decode(gen[0, ids["input_ids"].shape[1] :], skip_special_tokens=True))
+
+    def __call__(self, question: str, plan: str, trace: str) -> str:
+        from mia.training.prompts import replan_conversation
+
+        messages = replan_conversation(question, plan, trace, max_words=self.cfg.planner.plan_max_words)
+        return self.reply(messages, self.max_new_tokens)
+
+
+def served_generation(cfg: TrainConfig, tokenizer: Any) -> ServedGeneration | None:
+    """llama.cpp generation of the policy's episodes where `executor.sample_on` allows it and the
+    policy's base is an embedded model (its GGUF); None: the torch copy generates. "served" on a
+    base without a GGUF is refused in one line."""
+    name = served_name(cfg.base_model)
+    if cfg.executor.sample_on == "learner" or (cfg.executor.sample_on == "auto" and name is None):
+        return None
+    if name is None:
+        raise ValueError(
+            f"executor.sample_on=served needs an embedded base model (local:<name>), not {cfg.base_model!r}: "
+            "use sample_on: learner"
+        )
+    return ServedGeneration(name, tokenizer)
 
 
 def train_executor(
@@ -273,7 +314,16 @@ def train_executor(
     model, tokenizer, peft_config, base = make_policy(cfg)
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model, cfg.reward.executor.max_answer_chars)
     replanner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg) if cfg.executor.replan else None
-    rollout = ExecutorRollout(rows, budget, cfg.budget.search_top_k, replanner=replanner, accuracy=accuracy)
+    served = served_generation(cfg, tokenizer)
+    rollout = ExecutorRollout(
+        rows,
+        budget,
+        cfg.budget.search_top_k,
+        replanner=replanner,
+        accuracy=accuracy,
+        served=served,
+        adapter_dir=out / "served-adapter" if served is not None else None,
+    )
     reward = ExecutorEpisodeReward(cfg.reward.executor, accuracy, log_path=out / "rollouts.jsonl")
     return run_trainer(
         cfg,

@@ -20,6 +20,9 @@ from mia.training.rewards import tool_call_ok
 
 _PLACEHOLDER = "\u2063PLACEHOLDER\u2063"
 Replanner = Callable[[int, "Episode"], "str | None"]  # (episode index, episode after its answer) -> revised plan
+#: (prompt ids of a batch, max new tokens, sample?, budget) -> each row's new token ids: who generates
+#: the turns (the torch model by default; llama.cpp in training/served_react.py)
+Generate = Callable[[Sequence[list[int]], int, bool, "ReactBudget"], list[list[int]]]
 STOP_STRINGS = ("</tool_call>", "</answer>")
 
 
@@ -115,11 +118,17 @@ class ReactRunner:
     """Runs the text ReAct protocol with a transformers model, keeping token-level bookkeeping."""
 
     def __init__(
-        self, model: Any, tokenizer: Any, search: SandboxSearch | None = None, budget: ReactBudget | None = None
+        self,
+        model: Any,
+        tokenizer: Any,
+        search: SandboxSearch | None = None,
+        budget: ReactBudget | None = None,
+        generate: Generate | None = None,
     ) -> None:
         self.model, self.tokenizer = model, tokenizer
         self.search = search or SandboxSearch()
         self.budget = budget or ReactBudget()
+        self.generate = generate  # None: the torch model's batched `generate` (_generate)
         self._suffix_cache: dict[str, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ chat-template glue
@@ -213,7 +222,13 @@ class ReactRunner:
                 if not group:
                     continue
                 tokens = budget.max_answer_tokens if forced else budget.max_turn_tokens
-                for i, new in zip(group, self._generate([live[i].ids for i in group], tokens, sample), strict=True):
+                batch = [live[i].ids for i in group]
+                made = (
+                    self.generate(batch, tokens, sample, budget)
+                    if self.generate is not None
+                    else self._generate(batch, tokens, sample)
+                )
+                for i, new in zip(group, made, strict=True):
                     live[i].done = self._advance(live[i], new, forced, replan)
             active = [i for i in active if not live[i].done]
         return [item.episode for item in live]

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import glob
 import json
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -116,6 +117,24 @@ def conversation_rows(episode: Episode, max_tool_calls: int | None = None) -> li
     return rows
 
 
+def own_searches(steps: Sequence[Mapping[str, Any]]) -> int:
+    """The searches the executor chose in these steps (not those the graph made for it)."""
+    return sum(1 for s in steps if s.get("kind") == "tool_call" and str(s.get("content") or "") not in GRAPH_MADE)
+
+
+def search_counts(episodes: Iterable[Episode], exclude_questions: Iterable[str] = ()) -> Counter[int]:
+    """How many searches of its own the executor made in each right first attempt that the rows
+    could come from (every logged one, duplicates included): what rejection sampling can teach.
+    On the tuning split's 1,840 logged episodes every one made a single search (results/training)."""
+    banned = {_key(q) for q in exclude_questions}
+    counts: Counter[int] = Counter()
+    for episode in episodes:
+        steps = first_attempt(episode.steps) if episode.correct and _key(episode.question) not in banned else None
+        if steps is not None:
+            counts[own_searches(steps)] += 1
+    return counts
+
+
 def read_episodes(patterns: Iterable[str], root: Path | None = None) -> list[Episode]:
     """Every episode of the `results.jsonl(.gz)` / `trajectories.jsonl(.gz)` files the glob
     patterns name (relative to `root`); unreadable lines are skipped."""
@@ -176,4 +195,13 @@ def _key(question: str) -> str:
     return " ".join(question.lower().split())
 
 
-__all__ = ["Episode", "conversation_rows", "episode_from_record", "first_attempt", "read_episodes", "sft_rows"]
+__all__ = [
+    "Episode",
+    "conversation_rows",
+    "episode_from_record",
+    "first_attempt",
+    "own_searches",
+    "read_episodes",
+    "search_counts",
+    "sft_rows",
+]

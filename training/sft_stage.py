@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.config import TrainConfig
-from mia.training.sft_data import Episode, read_episodes, sft_rows
+from mia.training.sft_data import Episode, read_episodes, search_counts, sft_rows
 from mia.training.trainer_setup import StageResult, make_policy, stage_callbacks, train_and_save
 
 log = logging.getLogger(__name__)
@@ -65,6 +65,9 @@ def sft_dataset_rows(
         "rows_with_plan": sum(1 for r in kept if r["planned"]),
         "dropped_too_long": too_long,
         "tokens_mean": round(sum(r["tokens"] for r in kept) / len(kept), 1),
+        # the executor's own searches in every right first attempt: one search is all it can learn
+        # from its own episodes when every one made one (issue 37)
+        "right_first_attempts_by_searches": dict(sorted(search_counts(episodes, banned).items())),
     }
     return kept, stats
 

@@ -31,7 +31,8 @@ class LlamaCppError(BackendError):
     """llama.cpp refused a request (an over-long prompt, a bad parameter)."""
 
 
-def _check(result: Any) -> dict[str, Any]:
+def check_response(result: Any) -> dict[str, Any]:
+    """A llama.cpp server's reply, or its error raised as ContextLengthError or LlamaCppError."""
     if not isinstance(result, dict):
         raise LlamaCppError(f"llama.cpp returned {type(result).__name__}, not a response object")
     if "error" in result:
@@ -138,7 +139,7 @@ class LlamaCppChatModel(TextChatModel):
 
     def _complete(self, chat: list[dict[str, str]], prefill: str, params: GenParams) -> Completion:
         server = get_server(self.key)
-        out = _check(server.handle_chat_completions(self._request(chat, prefill, params, stream=False)))
+        out = check_response(server.handle_chat_completions(self._request(chat, prefill, params, stream=False)))
         choice, usage = out["choices"][0], out.get("usage") or {}
         text = self._strip_prefill(choice["message"].get("content") or "", prefill)
         return _completion(text, usage, choice.get("finish_reason") or "stop", out.get("timings") or {})
@@ -159,7 +160,7 @@ class LlamaCppChatModel(TextChatModel):
             try:
                 result = server.handle_chat_completions(self._request(chat, prefill, params, stream=True), on_chunk)
                 if isinstance(result, dict) and "error" in result:
-                    _check(result)
+                    check_response(result)
             except BaseException as err:  # noqa: BLE001 - re-raised in the consumer
                 pieces.put(err)
             finally:
@@ -174,7 +175,7 @@ class LlamaCppChatModel(TextChatModel):
             while (chunk := pieces.get()) is not _END:
                 if isinstance(chunk, BaseException):
                     raise chunk
-                chunk = _check(chunk)
+                chunk = check_response(chunk)
                 usage = chunk.get("usage") or usage
                 timings = chunk.get("timings") or timings
                 for choice in chunk.get("choices") or []:

@@ -128,12 +128,20 @@ def test_planner_run_resumes_from_its_checkpoint(planner_run, tiny_cfg: TrainCon
     assert steps == [1, 2]
 
 
-def test_executor_stage_trains_multi_turn_tool_use(tiny_cfg: TrainConfig, tmp_path: Path) -> None:
+@pytest.mark.parametrize("sample_on", ["served", "learner"])
+def test_executor_stage_trains_multi_turn_tool_use(tiny_cfg: TrainConfig, tmp_path: Path, sample_on: str) -> None:
+    """Episodes played by llama.cpp with the step's LoRA (the default for an embedded base) or by
+    the torch copy the trainer steps: either way a step trains on multi-turn tool use."""
+    import dataclasses
+
     from mia.training.executor_stage import train_executor
 
-    result = train_executor(tiny_cfg, max_steps=1, output_dir=tmp_path / "executor")
+    cfg = dataclasses.replace(tiny_cfg, executor=dataclasses.replace(tiny_cfg.executor, sample_on=sample_on))
+    result = train_executor(cfg, max_steps=1, output_dir=tmp_path / "executor")
     assert result.steps == 1 and (result.adapter_dir / "adapter_model.safetensors").is_file()
     rollouts = [json.loads(line) for line in (tmp_path / "executor" / "rollouts.jsonl").read_text().splitlines()]
     assert len(rollouts) == 2 and all(r["turns"] for r in rollouts)
     plans = (tmp_path / "executor" / "plans.jsonl").read_text().splitlines()
     assert len(plans) == 1  # the frozen planner's plan, cached for resumption
+    served = list((tmp_path / "executor" / "served-adapter").glob("adapter.*.gguf"))
+    assert len(served) == (sample_on == "served")  # the step's LoRA, converted for llama.cpp

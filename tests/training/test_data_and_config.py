@@ -233,8 +233,14 @@ def test_trajectory_log_becomes_training_data(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("name", sorted(p.name for p in CONFIGS.glob("*.yaml")))
 def test_committed_configs_load(name: str) -> None:
+    from mia.graph.models.spec import parse_model_spec
+
     cfg = TrainConfig.from_yaml(CONFIGS / name)
     assert cfg.lora.r > 0
+    # every model it names is a spec a run can load, and the policy has weights to train
+    assert parse_model_spec(cfg.base_model).trainable
+    for spec in (cfg.planner.executor_model, cfg.executor.planner_model):
+        parse_model_spec(spec)
     if cfg.sft.episodes and not cfg.grpo:  # an SFT-only config: TRL's SFTConfig must accept its trainer keys
         import tempfile
 

@@ -110,3 +110,25 @@ def test_the_committed_tuning_episodes_give_rows_and_none_of_the_final_split() -
     rows = sft_rows(read_episodes(["results/*-qwen-planners/mia-base/results.jsonl.gz"], root), exclude_questions=final)
     assert len({r["question"] for r in rows}) >= 20 and not {r["question"] for r in rows} & final
     assert all(parse(r["completion"][0]["content"], strict=True).kind in ("tool_call", "answer") for r in rows)
+
+
+def test_search_counts_are_the_executors_own_searches_in_right_first_attempts() -> None:
+    """What rejection sampling can teach: a search the graph made (a plan's first searches) is not
+    the executor's; wrong episodes, later rounds and excluded questions are not counted."""
+    from mia.training.sft_data import search_counts
+
+    planned = {**CALL, "content": "planned"}
+    answer = {"kind": "answer", "content": "Tbilisi"}
+    hop = {**CALL, "args": {"query_list": ["Dover Kosashvili birthplace"]}}
+    episodes = [
+        episode([CALL, OBS, answer]),
+        episode([planned, OBS, CALL, OBS, hop, OBS, answer]),
+        episode([planned, OBS, answer]),
+        episode([CALL, OBS, hop, OBS, answer], correct=False),
+        episode(
+            [CALL, OBS, {"kind": "answer", "content": "Paris"}, {"kind": "replan", "content": "1. x"}, hop, answer]
+        ),
+        episode([CALL, OBS, hop, OBS, answer], question="Who directed The Duel?"),
+    ]
+    assert search_counts(episodes) == {1: 1, 2: 2, 0: 1}
+    assert search_counts(episodes, exclude_questions=["who directed the duel?"]) == {1: 1, 2: 1, 0: 1}

@@ -1,0 +1,116 @@
+"""The executor stage's turns generated on llama.cpp (training/served_react.py): the stop string a
+turn stopped at comes back as the torch loop keeps it, a base without a GGUF is not served, and on
+the real SmolLM2 an episode played through llama.cpp has the bookkeeping of one played in torch."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from mia.training.served_react import served_name, stopped_at, with_stop_tag
+
+
+class Tokenizer:
+    eos_token_id = 0
+
+    def __call__(self, text, add_special_tokens=False):
+        return {"input_ids": [100 + len(text)]}
+
+
+@pytest.mark.parametrize(
+    ("text", "stop"),
+    [
+        ('<think>x</think>\n<tool_call>{"name": "search"}', "</tool_call>"),
+        ("<think>x</think>\n<answer>Paris", "</answer>"),
+        ("<answer>Paris</answer> and <tool_call>{}", "</tool_call>"),  # the last tag left open
+        ("<answer>Paris</answer>", None),  # closed: it ended with the end token, not a stop string
+        ("no tags at all", None),
+    ],
+)
+def test_the_stop_string_is_the_open_tags_closing_tag(text: str, stop: str | None) -> None:
+    assert stopped_at(text) == stop
+
+
+def test_a_reply_keeps_its_tokens_as_the_torch_loop_does() -> None:
+    tok = Tokenizer()
+    # stopped at </answer>: llama.cpp left it out, the torch loop keeps the tokens that wrote it
+    assert with_stop_tag("<answer>Paris", [5, 6], "stop", tok) == [5, 6, 100 + len("</answer>")]
+    assert with_stop_tag("<answer>Paris</answer>", [5, 6, 0], "stop", tok) == [5, 6, 0]  # the end token
+    assert with_stop_tag("<answer>Par", [5, 6], "length", tok) == [5, 6]  # cut at the budget
+
+
+def test_only_an_embedded_base_is_served(tmp_path: Path) -> None:
+    assert served_name("local:smollm2") == "smollm2"
+    assert served_name("llamacpp:qwen-coder-1.5b+results/training/executor-sft-qwen/adapter") == "qwen-coder-1.5b"
+    assert served_name(str(tmp_path)) is None  # an HF folder: no GGUF of the same weights
+
+
+def test_served_on_a_base_without_a_gguf_is_refused_in_one_line(tmp_path: Path) -> None:
+    import dataclasses
+
+    from mia.training.config import TrainConfig
+    from mia.training.executor_stage import served_generation
+
+    cfg = TrainConfig.from_dict({"base_model": str(tmp_path), "executor": {"sample_on": "served"}})
+    with pytest.raises(ValueError, match="sample_on=served needs an embedded base model"):
+        served_generation(cfg, None)
+    learner = dataclasses.replace(cfg, executor=dataclasses.replace(cfg.executor, sample_on="auto"))
+    assert served_generation(learner, None) is None
+    with pytest.raises(ValueError, match="sample_on"):
+        TrainConfig.from_dict({"executor": {"sample_on": "gpu"}})
+
+
+@pytest.mark.real_model
+def test_an_episode_played_on_llamacpp_is_bookkept_as_in_torch(data_dir: Path, tmp_path: Path) -> None:
+    """Greedy, the same prompt: llama.cpp's turns come back in the policy's token ids, each turn's
+    ids decode to its text, the tool responses are masked out; and a saved LoRA is served once
+    synced."""
+    from mia.training.policy import load_model, load_tokenizer, resolve_weights
+    from mia.training.prompts import executor_messages
+    from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
+    from mia.training.served_react import ServedGeneration
+
+    base, _ = resolve_weights("local:smollm2")
+    tokenizer = load_tokenizer(base)
+    served = ServedGeneration("smollm2", tokenizer, slots=2)
+    budget = ReactBudget(max_tool_calls=1, max_turn_tokens=24, max_answer_tokens=8)
+    paragraphs = [{"title": "France", "text": "Paris is the capital of France."}]
+    messages = executor_messages("What is the capital of France?", '1. Search "capital of France"')
+    runner = ReactRunner(None, tokenizer, SandboxSearch(top_k=1), budget, generate=served)
+    episodes = runner.run_many([messages, messages], [paragraphs, paragraphs], sample=False)
+    for episode in episodes:
+        assert episode.turns and episode.answer is not None  # the budget forces an answer at the latest
+        assert len(episode.completion_ids) == len(episode.env_mask)
+        own = [t for t, keep in zip(episode.completion_ids, episode.env_mask, strict=True) if keep]
+        text = tokenizer.decode(own, skip_special_tokens=True)
+        assert all(turn.strip() in text for turn in episode.turns)
+        assert 0 in episode.env_mask or episode.tool_calls == 0  # a tool response is never the policy's
+    assert episodes[0].completion_ids == episodes[1].completion_ids  # greedy: one decode, two slots
+
+    model = load_model(base, None)
+    from peft import LoraConfig, get_peft_model
+
+    peft = get_peft_model(model, LoraConfig(r=4, target_modules=["q_proj", "v_proj"], task_type="CAUSAL_LM"))
+    peft.save_pretrained(str(tmp_path / "lora"))
+    served.sync(tmp_path / "lora")
+    assert Path(served.chat.adapter_path or "").parent == (tmp_path / "lora").resolve()
+    again = ReactRunner(None, tokenizer, SandboxSearch(top_k=1), budget, generate=served)
+    assert again.run(messages, paragraphs, sample=False).turns  # a fresh LoRA (B = 0): still the base's reply
+
+
+@pytest.mark.real_model
+@pytest.mark.parametrize("spec", ["llamacpp:smollm2", "local:smollm2"])
+def test_the_frozen_planner_plans_on_either_backend(data_dir: Path, spec: str) -> None:
+    """A `llamacpp:` frozen planner runs as the graph serves it; `local:` in torch. (Not compared
+    call to call: llama.cpp's prompt cache changes the batch a prompt is evaluated in, and with it
+    the last bits of the logits, so a greedy reply may differ once cached.)"""
+    from mia.training.config import TrainConfig
+    from mia.training.executor_stage import FrozenPlanner
+    from mia.training.prompts import planner_messages
+
+    planner = FrozenPlanner(spec, TrainConfig.from_dict({"dtype": "float32"}))
+    messages = planner_messages("Where was the director of film The Duel born?", "", 20)
+    first = planner.reply(messages, 16)
+    assert first.strip() and "</think>" not in first
+    assert planner("Where was the director of film The Duel born?", first, "<answer>Paris</answer>")

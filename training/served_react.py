@@ -1,0 +1,105 @@
+"""The executor stage's episodes generated on llama.cpp: the GGUF the policy's weights were
+de-quantised from, with the policy's LoRA of the moment, token for token in the policy's ids.
+
+Why: on a 2-core CPU a fp32 torch copy of Qwen2.5-Coder-1.5B generates about 2 tokens/s, and an
+executor episode is several turns of up to 96 tokens, four episodes a step; llama.cpp generates the
+same model's tokens several times faster, on parallel slots (the online learner samples its plans
+the same way: training/online/sampling.py). The loop, its bookkeeping and the env mask stay
+`ReactRunner`'s: this only replaces its batched `generate` (`ReactRunner(generate=...)`).
+
+Exactness: the prompt goes in as the policy tokenizer's ids (no template on the server side), and
+the new tokens come back as llama.cpp's own ids (the GGUF and the converted folder share one
+vocabulary), so GRPO scores the very tokens that were sampled. Sampling is plain temperature
+sampling with the budget's top_p (no top-k, min-p or penalties), the distribution TRL's loss
+assumes. One seam: llama.cpp leaves a stop string out of the reply, so a turn that stopped at one
+gets that closing tag back as the tokenizer writes it (`with_stop_tag`); a turn that ended with the
+end token keeps it, one cut at the budget gets nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from mia.training.react import STOP_STRINGS, ReactBudget
+
+#: the opening tag of each stop string: a reply that stopped at one left that tag unclosed
+_OPENERS = {stop: stop.replace("</", "<", 1) for stop in STOP_STRINGS}
+
+
+def stopped_at(text: str) -> str | None:
+    """The stop string a reply that llama.cpp stopped at a stop string (not at the end token)
+    stopped at: the closing tag of the last tag it opened and left open; None when none is open."""
+    open_at = {stop: text.rfind(opener) for stop, opener in _OPENERS.items()}
+    stop, at = max(open_at.items(), key=lambda item: item[1])
+    return stop if at >= 0 and stop not in text[at:] else None
+
+
+def with_stop_tag(text: str, ids: list[int], finish: str, tokenizer: Any) -> list[int]:
+    """The reply's token ids as `ReactRunner` keeps them: its stop string tokenised back on when
+    llama.cpp stopped at one (the torch loop keeps the tokens that wrote it)."""
+    eos = tokenizer.eos_token_id
+    if finish != "stop" or (ids and ids[-1] == eos):
+        return ids
+    stop = stopped_at(text)
+    return ids + tokenizer(stop, add_special_tokens=False)["input_ids"] if stop else ids
+
+
+def served_name(spec: str) -> str | None:
+    """The embedded model whose GGUF llama.cpp can serve for a training base spec
+    (`local:qwen-coder-1.5b[+adapter]`), or None (an HF folder: no GGUF of the same weights)."""
+    from mia.graph.models.spec import parse_model_spec
+
+    text = str(spec).strip()
+    if Path(text).expanduser().is_dir():
+        return None
+    parsed = parse_model_spec(text)
+    return parsed.model if parsed.embedded else None
+
+
+class ServedGeneration:
+    """`ReactRunner`'s generate on a llama.cpp server of `name`'s GGUF: one request a row, run on
+    the server's parallel slots. `sync(adapter_dir)` serves the policy's LoRA as last saved."""
+
+    def __init__(self, name: str, tokenizer: Any, slots: int = 4, n_ctx: int = 4096) -> None:
+        from mia.graph.models import load_chat_model
+        from mia.graph.models.llamacpp import LlamaCppChatModel
+
+        self.tokenizer, self.slots = tokenizer, max(1, slots)
+        chat = load_chat_model(f"llamacpp:{name}", n_parallel=self.slots, n_ctx=n_ctx)
+        if not isinstance(chat, LlamaCppChatModel):  # what `llamacpp:` loads; narrowed for its server
+            raise TypeError(f"llamacpp:{name} loaded {type(chat).__name__}, not a llama.cpp chat model")
+        self.chat = chat
+
+    def sync(self, adapter_dir: Path | None) -> None:
+        """Serve this PEFT adapter folder (converted to a GGUF LoRA inside it), or the base (None)."""
+        self.chat.set_adapter(adapter_dir)
+
+    def _one(self, ids: list[int], max_new_tokens: int, sample: bool, budget: ReactBudget) -> list[int]:
+        from mia.graph.models.llamacpp import check_response
+
+        request = {
+            "prompt": list(ids),
+            "max_tokens": max_new_tokens,
+            "temperature": budget.temperature if sample else 0.0,
+            "top_p": budget.top_p if sample else 1.0,
+            "top_k": 0 if sample else 1,
+            "min_p": 0.0,
+            "presence_penalty": 0.0,
+            "frequency_penalty": 0.0,
+            "repeat_penalty": 1.0,
+            "stop": list(STOP_STRINGS),
+            "logprobs": 1,  # the sampled tokens' ids come back with their log-probabilities
+            "cache_prompt": True,
+        }
+        choice = check_response(self.chat.backend.handle_completions(request))["choices"][0]
+        new = [int(t["id"]) for t in (choice.get("logprobs") or {}).get("content") or []]
+        return with_stop_tag(choice.get("text") or "", new, str(choice.get("finish_reason")), self.tokenizer)
+
+    def __call__(
+        self, batch: Sequence[list[int]], max_new_tokens: int, sample: bool, budget: ReactBudget
+    ) -> list[list[int]]:
+        with ThreadPoolExecutor(max_workers=min(self.slots, len(batch)), thread_name_prefix="mia-react") as pool:
+            return list(pool.map(lambda ids: self._one(ids, max_new_tokens, sample, budget), batch))
