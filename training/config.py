@@ -62,6 +62,9 @@ class PlannerStageConfig:
     # graph backend: a step's rollouts run this many at a time, so a llama.cpp executor batches
     # them on its parallel slots (the live policy still generates one reflection at a time)
     parallel_episodes: PositiveInt = 1
+    # who samples the plans: llama.cpp with the LoRA of the step (planner_stage.PlannerRollout), or
+    # TRL's own generation with the torch copy the trainer steps
+    sample_on: SampleOn = "auto"
     # a MemoryStore folder: each question's best right rollout and one wrong one become memories
     # (with the plan pairs beside the run), so offline training feeds memory as test-time learning does
     memorise_rollouts: str | None = None

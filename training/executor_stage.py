@@ -24,7 +24,7 @@ from mia.training.episodes import Accuracy
 from mia.training.examples import QAExample
 from mia.training.react import ReactBudget, Replanner, ReactRunner, SandboxSearch
 from mia.training.rewards import CORRECT_AT, ExecutorRewardWeights, executor_format_ok, executor_reward, tool_use_score
-from mia.training.served_react import ServedGeneration, served_name
+from mia.training.served_react import ServedGeneration, served_generation
 
 log = logging.getLogger(__name__)
 
@@ -64,11 +64,7 @@ class ExecutorRollout:
         before each step's episodes), or None: the torch model generates."""
         if self.served is None or self.adapter_dir is None:
             return None
-        from mia.training.trainer_setup import save_adapter
-
-        save_adapter(trainer, self.adapter_dir)
-        self.served.sync(self.adapter_dir)
-        return self.served
+        return self.served.follow(trainer, self.adapter_dir)
 
     def _replan_hook(self, prompts: list[Any]) -> Replanner | None:
         """Once per episode, after its first answer: a wrong answer (accuracy < 0.5 against the gold
@@ -278,21 +274,6 @@ class FrozenPlanner:
         return self.reply(messages, self.max_new_tokens)
 
 
-def served_generation(cfg: TrainConfig, tokenizer: Any) -> ServedGeneration | None:
-    """llama.cpp generation of the policy's episodes where `executor.sample_on` allows it and the
-    policy's base is an embedded model (its GGUF); None: the torch copy generates. "served" on a
-    base without a GGUF is refused in one line."""
-    name = served_name(cfg.base_model)
-    if cfg.executor.sample_on == "learner" or (cfg.executor.sample_on == "auto" and name is None):
-        return None
-    if name is None:
-        raise ValueError(
-            f"executor.sample_on=served needs an embedded base model (local:<name>), not {cfg.base_model!r}: "
-            "use sample_on: learner"
-        )
-    return ServedGeneration(name, tokenizer)
-
-
 def train_executor(
     cfg: TrainConfig,
     *,
@@ -314,7 +295,7 @@ def train_executor(
     model, tokenizer, peft_config, base = make_policy(cfg)
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model, cfg.reward.executor.max_answer_chars)
     replanner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg) if cfg.executor.replan else None
-    served = served_generation(cfg, tokenizer)
+    served = served_generation("executor", cfg.base_model, cfg.executor.sample_on, tokenizer)
     rollout = ExecutorRollout(
         rows,
         budget,

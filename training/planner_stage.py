@@ -18,6 +18,7 @@ from mia.training.episodes import Accuracy, EpisodeOutcome, EpisodeRunner
 from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
 from mia.training.react import ReactBudget
 from mia.training.rewards import CORRECT_AT, PlannerRewardWeights, plan_reward
+from mia.training.served_react import ServedGeneration, served_generation
 
 log = logging.getLogger(__name__)
 
@@ -203,6 +204,37 @@ def make_runner(
     )
 
 
+class PlannerRollout:
+    """TRL `rollout_func` of the planner stage when llama.cpp samples the plans (`planner.sample_on`):
+    the step's LoRA is served (`ServedGeneration.follow`), each prompt is rendered with the policy's
+    chat template into its token ids, and the plans come back as the ids llama.cpp sampled, at the
+    trainer's temperature and top_p, up to its completion length or the end token (which is kept)."""
+
+    def __init__(self, served: ServedGeneration, adapter_dir: Path) -> None:
+        self.served, self.adapter_dir = served, adapter_dir
+
+    def prompt_ids(self, prompt: Any, tokenizer: Any, template_kwargs: dict[str, Any]) -> list[int]:
+        text = (
+            prompt
+            if isinstance(prompt, str)
+            else tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False, **template_kwargs)
+        )
+        return list(tokenizer(text, add_special_tokens=False)["input_ids"])
+
+    def __call__(self, prompts: list[Any], trainer: Any) -> dict[str, Any]:
+        tokenizer, args = trainer.processing_class, trainer.args
+        template_kwargs = dict(getattr(args, "chat_template_kwargs", None) or {})
+        ids = [self.prompt_ids(p, tokenizer, template_kwargs) for p in prompts]
+        sampling = ReactBudget(temperature=float(args.temperature), top_p=float(args.top_p))
+        plans = self.served.follow(trainer, self.adapter_dir)(ids, int(args.max_completion_length), True, sampling)
+        eos = tokenizer.eos_token_id
+        return {  # an empty plan still needs one token for GRPO
+            "prompt_ids": ids,
+            "completion_ids": [plan or [eos] for plan in plans],
+            "logprobs": None,
+        }
+
+
 def train_planner(
     cfg: TrainConfig,
     *,
@@ -242,6 +274,8 @@ def train_planner(
         memory=memory,
         namespace=cfg.data.namespace,
     )
+    served = served_generation("planner", cfg.base_model, cfg.planner.sample_on, tokenizer, stop=())
+    rollout = PlannerRollout(served, out / "served-adapter") if served is not None else None
     try:
         return run_trainer(
             cfg,
@@ -255,6 +289,7 @@ def train_planner(
             base=base,
             resume=resume,
             max_steps=max_steps,
+            rollout_func=rollout,
             extra_meta={
                 "role": "planner",
                 "frozen_executor": executor_spec or cfg.planner.executor_model,

@@ -1,5 +1,6 @@
-"""The executor stage's episodes generated on llama.cpp: the GGUF the policy's weights were
-de-quantised from, with the policy's LoRA of the moment, token for token in the policy's ids.
+"""A training policy's samples generated on llama.cpp: the GGUF the policy's weights were
+de-quantised from, with the policy's LoRA of the moment, token for token in the policy's ids (the
+executor stage's episodes; the planner stage's plans, planner_stage.PlannerRollout).
 
 Why: on a 2-core CPU a fp32 torch copy of Qwen2.5-Coder-1.5B generates about 2 tokens/s, and an
 executor episode is several turns of up to 96 tokens, four episodes a step; llama.cpp generates the
@@ -61,13 +62,17 @@ def served_name(spec: str) -> str | None:
 
 class ServedGeneration:
     """`ReactRunner`'s generate on a llama.cpp server of `name`'s GGUF: one request a row, run on
-    the server's parallel slots. `sync(adapter_dir)` serves the policy's LoRA as last saved."""
+    the server's parallel slots, stopping at `stop` (the ReAct turn's closing tags by default; none
+    for a plan, which ends at the end token as TRL's own generation does). `sync(adapter_dir)`
+    serves the policy's LoRA as last saved."""
 
-    def __init__(self, name: str, tokenizer: Any, slots: int = 4, n_ctx: int = 4096) -> None:
+    def __init__(
+        self, name: str, tokenizer: Any, slots: int = 4, n_ctx: int = 4096, stop: Sequence[str] = STOP_STRINGS
+    ) -> None:
         from mia.graph.models import load_chat_model
         from mia.graph.models.llamacpp import LlamaCppChatModel
 
-        self.tokenizer, self.slots = tokenizer, max(1, slots)
+        self.tokenizer, self.slots, self.stop = tokenizer, max(1, slots), tuple(stop)
         chat = load_chat_model(f"llamacpp:{name}", n_parallel=self.slots, n_ctx=n_ctx)
         if not isinstance(chat, LlamaCppChatModel):  # what `llamacpp:` loads; narrowed for its server
             raise TypeError(f"llamacpp:{name} loaded {type(chat).__name__}, not a llama.cpp chat model")
@@ -76,6 +81,15 @@ class ServedGeneration:
     def sync(self, adapter_dir: Path | None) -> None:
         """Serve this PEFT adapter folder (converted to a GGUF LoRA inside it), or the base (None)."""
         self.chat.set_adapter(adapter_dir)
+
+    def follow(self, trainer: Any, adapter_dir: Path) -> ServedGeneration:
+        """Serve a TRL trainer's LoRA as it is now: saved into `adapter_dir`, converted, swapped in
+        (before each step's samples, so they come from the policy the step scores)."""
+        from mia.training.trainer_setup import save_adapter
+
+        save_adapter(trainer, adapter_dir)
+        self.sync(adapter_dir)
+        return self
 
     def _one(self, ids: list[int], max_new_tokens: int, sample: bool, budget: ReactBudget) -> list[int]:
         from mia.graph.models.llamacpp import check_response
@@ -90,12 +104,14 @@ class ServedGeneration:
             "presence_penalty": 0.0,
             "frequency_penalty": 0.0,
             "repeat_penalty": 1.0,
-            "stop": list(STOP_STRINGS),
+            "stop": list(self.stop),
             "logprobs": 1,  # the sampled tokens' ids come back with their log-probabilities
             "cache_prompt": True,
         }
         choice = check_response(self.chat.backend.handle_completions(request))["choices"][0]
         new = [int(t["id"]) for t in (choice.get("logprobs") or {}).get("content") or []]
+        if not self.stop:
+            return new
         return with_stop_tag(choice.get("text") or "", new, str(choice.get("finish_reason")), self.tokenizer)
 
     def __call__(
@@ -103,3 +119,20 @@ class ServedGeneration:
     ) -> list[list[int]]:
         with ThreadPoolExecutor(max_workers=min(self.slots, len(batch)), thread_name_prefix="mia-react") as pool:
             return list(pool.map(lambda ids: self._one(ids, max_new_tokens, sample, budget), batch))
+
+
+def served_generation(
+    section: str, base_model: str, sample_on: str, tokenizer: Any, stop: Sequence[str] = STOP_STRINGS
+) -> ServedGeneration | None:
+    """The llama.cpp generation of a stage's samples where its `sample_on` (in config section
+    `section`) allows it and the policy's base is an embedded model; None: the torch copy generates.
+    "served" on a base without a GGUF is refused in one line."""
+    name = served_name(base_model)
+    if sample_on == "learner" or (sample_on == "auto" and name is None):
+        return None
+    if name is None:
+        raise ValueError(
+            f"{section}.sample_on=served needs an embedded base model (local:<name> or llamacpp:<name>), "
+            f"not {base_model!r}: use sample_on: learner"
+        )
+    return ServedGeneration(name, tokenizer, stop=stop)

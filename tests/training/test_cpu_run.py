@@ -145,3 +145,21 @@ def test_executor_stage_trains_multi_turn_tool_use(tiny_cfg: TrainConfig, tmp_pa
     assert len(plans) == 1  # the frozen planner's plan, cached for resumption
     served = list((tmp_path / "executor" / "served-adapter").glob("adapter.*.gguf"))
     assert len(served) == (sample_on == "served")  # the step's LoRA, converted for llama.cpp
+
+
+def test_the_planner_stage_samples_in_torch_when_asked(tiny_cfg: TrainConfig, tmp_path: Path) -> None:
+    """`planner.sample_on: learner`: TRL's own generation with the torch copy, no served LoRA."""
+    import dataclasses
+
+    from mia.training.planner_stage import train_planner
+
+    cfg = dataclasses.replace(tiny_cfg, planner=dataclasses.replace(tiny_cfg.planner, sample_on="learner"))
+    result = train_planner(cfg, max_steps=1, output_dir=tmp_path / "planner", extra_reward_funcs=[plan_length_reward])
+    assert result.steps == 1 and (result.adapter_dir / "adapter_model.safetensors").is_file()
+    assert not (tmp_path / "planner" / "served-adapter").exists()
+
+
+def test_the_planner_stage_samples_on_llamacpp_by_default(planner_run, tiny_cfg: TrainConfig) -> None:
+    """An embedded base: the plans of each step were sampled by llama.cpp with that step's LoRA."""
+    served = Path(tiny_cfg.output_dir) / "served-adapter"
+    assert (served / "adapter_model.safetensors").is_file() and list(served.glob("adapter.*.gguf"))

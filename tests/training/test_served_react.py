@@ -47,18 +47,16 @@ def test_only_an_embedded_base_is_served(tmp_path: Path) -> None:
 
 
 def test_served_on_a_base_without_a_gguf_is_refused_in_one_line(tmp_path: Path) -> None:
-    import dataclasses
-
     from mia.training.config import TrainConfig
-    from mia.training.executor_stage import served_generation
+    from mia.training.served_react import served_generation
 
-    cfg = TrainConfig.from_dict({"base_model": str(tmp_path), "executor": {"sample_on": "served"}})
-    with pytest.raises(ValueError, match="sample_on=served needs an embedded base model"):
-        served_generation(cfg, None)
-    learner = dataclasses.replace(cfg, executor=dataclasses.replace(cfg.executor, sample_on="auto"))
-    assert served_generation(learner, None) is None
-    with pytest.raises(ValueError, match="sample_on"):
-        TrainConfig.from_dict({"executor": {"sample_on": "gpu"}})
+    with pytest.raises(ValueError, match="executor.sample_on=served needs an embedded base model"):
+        served_generation("executor", str(tmp_path), "served", None)
+    assert served_generation("planner", str(tmp_path), "auto", None) is None
+    assert served_generation("planner", "local:smollm2", "learner", None) is None
+    for section in ("executor", "planner"):
+        with pytest.raises(ValueError, match="sample_on"):
+            TrainConfig.from_dict({section: {"sample_on": "gpu"}})
 
 
 @pytest.mark.real_model
