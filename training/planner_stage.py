@@ -171,11 +171,16 @@ class PlannerEpisodeReward:
 
 
 def make_runner(
-    cfg: TrainConfig, executor_spec: str | None = None, policy: PolicyHandle | None = None, **deps_parts: Any
+    cfg: TrainConfig,
+    executor_spec: str | None = None,
+    policy: PolicyHandle | None = None,
+    planner: Any = None,
+    **deps_parts: Any,
 ) -> EpisodeRunner:
     """The frozen executor of the planner stage, as the config asks (local loop or real graph).
-    With the graph, the planner's reflection and replan come from the live policy (`policy`);
-    `graph_context.planner_model` may name another planner model explicitly."""
+    With the graph, the planner's reflection and replan come from the live policy: `planner` (the
+    llama.cpp model serving the step's LoRA, when the plans are sampled there), else the torch
+    policy through `policy`; `graph_context.planner_model` may name another planner model explicitly."""
     spec = executor_spec or cfg.planner.executor_model
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model)
     budget = ReactBudget.of(cfg.budget)
@@ -193,7 +198,8 @@ def make_runner(
             "search_top_k": cfg.budget.search_top_k,
             **cfg.planner.graph_context,
         }
-        return GraphEpisodeRunner(overrides, metric=accuracy, planner=PolicyChatModel(handle=policy), **deps_parts)
+        live = planner if planner is not None else PolicyChatModel(handle=policy)
+        return GraphEpisodeRunner(overrides, metric=accuracy, planner=live, **deps_parts)
     from mia.training.episodes import LocalEpisodeRunner
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
 
@@ -255,7 +261,10 @@ def train_planner(
     dataset = to_dataset(planner_rows(examples, max_words=cfg.planner.plan_max_words))
     model, tokenizer, peft_config, base = make_policy(cfg)
     policy = PolicyHandle()
-    runner = make_runner(cfg, executor_spec, policy)
+    served = served_generation("planner", cfg.base_model, cfg.planner.sample_on, tokenizer, stop=())
+    # with served plans the reflection and the replan come from the same server (the step's LoRA,
+    # swapped in before the step's plans), on its parallel slots instead of one torch call at a time
+    runner = make_runner(cfg, executor_spec, policy, planner=served.chat if served is not None else None)
     store = memory = None
     if cfg.planner.memorise_rollouts:
         from mia.memory import MemoryStore
@@ -274,7 +283,6 @@ def train_planner(
         memory=memory,
         namespace=cfg.data.namespace,
     )
-    served = served_generation("planner", cfg.base_model, cfg.planner.sample_on, tokenizer, stop=())
     rollout = PlannerRollout(served, out / "served-adapter") if served is not None else None
     try:
         return run_trainer(

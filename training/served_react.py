@@ -67,7 +67,7 @@ class ServedGeneration:
     serves the policy's LoRA as last saved."""
 
     def __init__(
-        self, name: str, tokenizer: Any, slots: int = 4, n_ctx: int = 4096, stop: Sequence[str] = STOP_STRINGS
+        self, name: str, tokenizer: Any, slots: int = 4, n_ctx: int = 8192, stop: Sequence[str] = STOP_STRINGS
     ) -> None:
         from mia.graph.models import load_chat_model
         from mia.graph.models.llamacpp import LlamaCppChatModel

@@ -163,3 +163,22 @@ def test_the_planner_stage_samples_on_llamacpp_by_default(planner_run, tiny_cfg:
     """An embedded base: the plans of each step were sampled by llama.cpp with that step's LoRA."""
     served = Path(tiny_cfg.output_dir) / "served-adapter"
     assert (served / "adapter_model.safetensors").is_file() and list(served.glob("adapter.*.gguf"))
+
+
+def test_the_planner_stage_on_the_graph_reflects_with_the_served_policy(tiny_cfg: TrainConfig, tmp_path: Path) -> None:
+    """The graph backend with reflection on (max_replans 1, as served): the plans and the planner's
+    reflection come from the llama.cpp server holding the step's LoRA; every episode ran."""
+    import dataclasses
+
+    from mia.training.planner_stage import train_planner
+
+    planner = dataclasses.replace(
+        tiny_cfg.planner, episode_backend="graph", executor_model="llamacpp:smollm2", max_replans=1
+    )
+    cfg = dataclasses.replace(tiny_cfg, planner=dataclasses.replace(planner, memorise_rollouts=None))
+    out = tmp_path / "planner-graph"
+    result = train_planner(cfg, max_steps=1, output_dir=out, extra_reward_funcs=[plan_length_reward])
+    assert result.steps == 1
+    rollouts = [json.loads(line) for line in (out / "rollouts.jsonl").read_text().splitlines()]
+    assert len(rollouts) == 2 and all(r["error"] is None for r in rollouts)
+    assert list((out / "served-adapter").glob("adapter.*.gguf"))

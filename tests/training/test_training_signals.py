@@ -54,25 +54,24 @@ def test_planner_stage_routes_reflection_and_replan_to_the_planner_policy() -> N
     runner = make_runner(cfg, policy=handle, **fake_parts(models))
     assert runner.context.planner_model == POLICY_SPEC != runner.context.executor_model == "fake:executor"
 
-    # the live policy answers the planner role: here a scripted stand-in for the policy's chat model
+    # the live policy answers the planner role: here a scripted stand-in for its chat model (the
+    # torch policy's PolicyChatModel, or the llama.cpp model serving the step's LoRA), passed as
+    # train_planner passes it
     planner = ScriptedChatModel(script=["yes", "1. Search again for the author."])
-    from mia.training.episodes import GraphEpisodeRunner
-
-    graph_runner = GraphEpisodeRunner(
+    paper = TrainConfig.from_dict(
         {
-            **{
-                k: getattr(runner.context, k)
-                for k in ("executor_model", "judge_model", "max_tool_calls", "max_replans")
+            "planner": {
+                "episode_backend": "graph",
+                "executor_model": "fake:executor",
+                "max_replans": 1,
+                # the paper's reflection: the policy says yes/no
+                "graph_context": {"tool_protocol": "text", "min_tool_calls": 0, "replan_when": "planner"},
             },
-            "planner_model": POLICY_SPEC,
-            "tool_protocol": "text",
-            "min_tool_calls": 0,
-            "replan_when": "planner",
-        },  # the paper's reflection: the policy says yes/no
-        metric="em",
-        planner=planner,
-        **fake_parts(models),
+            "budget": {"max_tool_calls": 1},
+            "reward": {"accuracy": "em", "judge_model": "fake:judge"},
+        }
     )
+    graph_runner = make_runner(paper, policy=handle, planner=planner, **fake_parts(models))
     outcome = graph_runner.run("Who wrote Hamlet?", "1. Search Hamlet.", PARAS, ["William Shakespeare"])
     assert outcome.error is None, outcome.error
     assert outcome.replanned and outcome.replan == "1. Search again for the author."
