@@ -39,7 +39,8 @@ def code_version() -> dict[str, Any]:
 
 def llamacpp_build() -> dict[str, Any]:
     """Which llama.cpp build a `llamacpp:` role of this process loads (a run's config records it, so
-    seconds are compared build to build): {"build", "xllamacpp", "cpu", "threads", "repack"}."""
+    seconds are compared build to build): {"build", "xllamacpp", "cpu", "threads", "repack", "spec"}
+    (spec: the speculative decoding, off or "TYPE:N:M", N and M empty for llama.cpp's own)."""
     from mia.app.settings import get_settings
     from mia.graph.models.native import cpu_signature, installed_version, selected_build
     from mia.graph.models.servers import repack_weights
@@ -52,4 +53,9 @@ def llamacpp_build() -> dict[str, Any]:
         "cpu": cpu_signature(),
         "threads": settings.llamacpp_threads,
         "repack": repack_weights(settings.llamacpp_repack, native is not None),
+        "spec": (
+            settings.llamacpp_spec
+            if settings.llamacpp_spec == "off"
+            else f"{settings.llamacpp_spec}:{settings.llamacpp_spec_n or ''}:{settings.llamacpp_spec_m or ''}"
+        ),
     }

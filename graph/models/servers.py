@@ -71,6 +71,31 @@ def refuse_amx_repack(repack: bool, native: bool, flags: frozenset[str]) -> None
         )
 
 
+def speculative_types(xlc: Any, mode: str) -> list[Any]:
+    """llama.cpp's speculative types for MIA_LLAMACPP_SPEC `mode`: none for "off", else the one
+    draftless n-gram type it names (drafts are looked up in the request's own tokens, so a reply that
+    copies from its prompt, as a search query, a plan or an answer read from passages does, is
+    verified several tokens per forward pass; the sampled tokens are the model's own)."""
+    if mode == "off":
+        return []
+    return [getattr(xlc.common_speculative_type, "COMMON_SPECULATIVE_TYPE_" + mode.upper().replace("-", "_"))]
+
+
+def set_speculative(spec: Any, types: list[Any], settings: Any) -> None:
+    """Turn on `types` in xllamacpp's speculative params with the settings' n-gram lengths (the lookup
+    n-gram and the longest draft; ngram-mod calls them n_match and n_max)."""
+    if not types:
+        return
+    spec.types = types
+    n, m = settings.llamacpp_spec_n, settings.llamacpp_spec_m
+    for ngram in (spec.ngram_simple, spec.ngram_map_k, spec.ngram_map_k4v):
+        ngram.size_n = n or ngram.size_n
+        ngram.size_m = m or ngram.size_m
+    spec.ngram_mod.n_match = n or spec.ngram_mod.n_match
+    spec.ngram_mod.n_max = m or spec.ngram_mod.n_max
+    spec.ngram_mod.n_min = min(spec.ngram_mod.n_min, spec.ngram_mod.n_max)
+
+
 def _start(key: ServerKey) -> Any:
     xlc = import_xllamacpp()
     for path in (key.gguf, key.adapter):
@@ -91,6 +116,7 @@ def _start(key: ServerKey) -> Any:
     repack = repack_weights(settings.llamacpp_repack, native)
     refuse_amx_repack(repack, native, cpu_flags())
     params.no_extra_bufts = not repack
+    set_speculative(params.speculative, speculative_types(xlc, settings.llamacpp_spec), settings)
     params.verbosity = -1  # llama.cpp logs nothing unless asked (MIA_LLAMACPP_VERBOSE=1)
     if settings.llamacpp_verbose:
         params.verbosity = 1

@@ -53,6 +53,25 @@ class Settings(MemorySettings):
         description="llama.cpp's weight repacking (its CPU extra buffer types): auto (off on this CPU's native "
         "build, on for the prebuilt wheel: servers.repack_weights), on, off",
     )
+    llamacpp_spec: Literal["off", "ngram-simple", "ngram-map-k", "ngram-mod"] = Field(
+        "off",
+        validation_alias=env_alias("MIA_LLAMACPP_SPEC"),
+        description="llama.cpp's draftless speculative decoding (drafts copied from the context, verified in one "
+        "batch): off, ngram-simple, ngram-map-k, ngram-mod; off by default: slower on a 2-core CPU, and a "
+        "verified batch may round a greedy reply differently (bench/models/speculative.md)",
+    )
+    llamacpp_spec_n: int | None = Field(
+        None,
+        ge=1,
+        validation_alias=env_alias("MIA_LLAMACPP_SPEC_N"),
+        description="the n-gram speculation's lookup length in tokens (empty: llama.cpp's own)",
+    )
+    llamacpp_spec_m: int | None = Field(
+        None,
+        ge=1,
+        validation_alias=env_alias("MIA_LLAMACPP_SPEC_M"),
+        description="the n-gram speculation's longest draft in tokens (empty: llama.cpp's own)",
+    )
     openai_api_key: SecretStr | None = Field(None, validation_alias=env_alias("OPENAI_API_KEY"))
     openai_base_url: str | None = Field(None, validation_alias=env_alias("OPENAI_BASE_URL"))
     anthropic_api_key: SecretStr | None = Field(None, validation_alias=env_alias("ANTHROPIC_API_KEY"))
@@ -86,12 +105,21 @@ class Settings(MemorySettings):
     def _blank_is_none(cls, value: SecretStr | None) -> SecretStr | None:
         return value if value is not None and value.get_secret_value().strip() else None
 
-    @field_validator("llamacpp_threads", "llamacpp_verbose", "llamacpp_repack", mode="before")
+    @field_validator(
+        "llamacpp_threads",
+        "llamacpp_verbose",
+        "llamacpp_repack",
+        "llamacpp_spec",
+        "llamacpp_spec_n",
+        "llamacpp_spec_m",
+        mode="before",
+    )
     @classmethod
     def _blank_is_default(cls, value: object, info: Any) -> object:
         if isinstance(value, str) and not value.strip():
-            return {"llamacpp_verbose": False, "llamacpp_repack": "auto"}.get(info.field_name)
-        return value.strip().lower() if info.field_name == "llamacpp_repack" and isinstance(value, str) else value
+            return {"llamacpp_verbose": False, "llamacpp_repack": "auto", "llamacpp_spec": "off"}.get(info.field_name)
+        lower = info.field_name in ("llamacpp_repack", "llamacpp_spec")
+        return value.strip().lower() if lower and isinstance(value, str) else value
 
     @field_validator("openai_base_url", mode="after")
     @classmethod

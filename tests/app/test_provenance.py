@@ -1,9 +1,12 @@
-"""code_version: the commit of the checkout the package runs from, and nothing made up outside one."""
+"""Provenance of a run: the commit of the checkout the package runs from (nothing made up outside
+one), and the llama.cpp build and settings its seconds depend on."""
 
 from __future__ import annotations
 
 import subprocess
 from pathlib import Path
+
+import pytest
 
 from mia import __version__
 from mia.app import provenance
@@ -47,3 +50,18 @@ def test_a_frozen_copy_names_the_commit_it_was_archived_from(tmp_path: Path, mon
         "commit": "c41be4d8e14ba32efc3942cc3d62fe215ed5938f",
         "dirty": False,
     }
+
+
+@pytest.mark.parametrize(
+    ("env", "spec"),
+    [({}, "off"), ({"MIA_LLAMACPP_SPEC": "ngram-mod", "MIA_LLAMACPP_SPEC_N": "4"}, "ngram-mod:4:")],
+)
+def test_a_runs_llamacpp_record_says_whether_it_speculated(
+    monkeypatch: pytest.MonkeyPatch, env: dict[str, str], spec: str
+) -> None:
+    """Seconds are compared between runs that decoded alike: the record names the speculation."""
+    for name in ("MIA_LLAMACPP_SPEC", "MIA_LLAMACPP_SPEC_N", "MIA_LLAMACPP_SPEC_M"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert provenance.llamacpp_build()["spec"] == spec

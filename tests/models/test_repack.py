@@ -5,8 +5,7 @@ used and its repacking are checked through `mia doctor` in tests/models/test_nat
 
 from __future__ import annotations
 
-import subprocess
-import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -62,16 +61,8 @@ REPLY = (
 
 
 @pytest.mark.real_model
-def test_the_real_backend_answers_with_repacking_off(data_dir: Path) -> None:
-    env = {
-        "MIA_LLAMACPP_REPACK": "off",
-        "MIA_DATA_DIR": str(data_dir),
-        "PATH": "/usr/bin:/bin",
-        "HOME": str(Path.home()),
-    }
-    done = subprocess.run([sys.executable, "-c", REPLY], env=env, capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr[-2000:]
-    assert done.stdout.strip().splitlines()[-1] not in ("", "''")
+def test_the_real_backend_answers_with_repacking_off(fresh_python: Callable[..., str]) -> None:
+    assert fresh_python(REPLY, MIA_LLAMACPP_REPACK="off") not in ("", "''")
 
 
 def test_doctor_fails_the_setting_a_load_would_refuse(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
