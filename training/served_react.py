@@ -49,8 +49,8 @@ def with_stop_tag(text: str, ids: list[int], finish: str, tokenizer: Any) -> lis
 
 
 def served_name(spec: str) -> str | None:
-    """The embedded model whose GGUF llama.cpp can serve for a training base spec
-    (`local:qwen-coder-1.5b[+adapter]`), or None (an HF folder: no GGUF of the same weights)."""
+    """The embedded model whose GGUF llama.cpp can serve for a training base spec (`local:<name>`,
+    `llamacpp:<name>[+adapter]`), or None (an HF folder: no GGUF of the same weights)."""
     from mia.graph.models.spec import parse_model_spec
 
     text = str(spec).strip()
