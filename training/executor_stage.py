@@ -49,22 +49,17 @@ class ExecutorRollout:
         replanner: PlanReviser | None = None,
         accuracy: Any = None,
         served: ServedGeneration | None = None,
-        adapter_dir: Path | None = None,
     ) -> None:
         self.paragraphs = {_prompt_key(r["prompt"]): r["paragraphs"] for r in rows}
         self.rows = {_prompt_key(r["prompt"]): r for r in rows}
         self.budget, self.search = budget, SandboxSearch(top_k=search_top_k)
         self.replanner, self.accuracy = replanner, accuracy
-        if served is not None and adapter_dir is None:
-            raise ValueError("served generation needs adapter_dir: the policy's LoRA is saved there each step")
-        self.served, self.adapter_dir = served, adapter_dir
+        self.served = served
 
     def _generate(self, trainer: Any) -> ServedGeneration | None:
         """The served generation, holding the policy's LoRA as it is now (saved and swapped in
         before each step's episodes), or None: the torch model generates."""
-        if self.served is None or self.adapter_dir is None:
-            return None
-        return self.served.follow(trainer, self.adapter_dir)
+        return self.served.follow(trainer) if self.served is not None else None
 
     def _replan_hook(self, prompts: list[Any]) -> Replanner | None:
         """Once per episode, after its first answer: a wrong answer (accuracy < 0.5 against the gold
@@ -295,7 +290,7 @@ def train_executor(
     model, tokenizer, peft_config, base = make_policy(cfg)
     accuracy = Accuracy(cfg.reward.accuracy, cfg.reward.judge_model, cfg.reward.executor.max_answer_chars)
     replanner = FrozenPlanner(planner_spec or cfg.executor.planner_model, cfg) if cfg.executor.replan else None
-    served = served_generation("executor", cfg.base_model, cfg.executor.sample_on, tokenizer)
+    served = served_generation("executor", cfg.base_model, cfg.executor.sample_on, tokenizer, out / "served-adapter")
     rollout = ExecutorRollout(
         rows,
         budget,
@@ -303,7 +298,6 @@ def train_executor(
         replanner=replanner,
         accuracy=accuracy,
         served=served,
-        adapter_dir=out / "served-adapter" if served is not None else None,
     )
     reward = ExecutorEpisodeReward(cfg.reward.executor, accuracy, log_path=out / "rollouts.jsonl")
     return run_trainer(

@@ -216,8 +216,8 @@ class PlannerRollout:
     chat template into its token ids, and the plans come back as the ids llama.cpp sampled, at the
     trainer's temperature and top_p, up to its completion length or the end token (which is kept)."""
 
-    def __init__(self, served: ServedGeneration, adapter_dir: Path) -> None:
-        self.served, self.adapter_dir = served, adapter_dir
+    def __init__(self, served: ServedGeneration) -> None:
+        self.served = served
 
     def prompt_ids(self, prompt: Any, tokenizer: Any, template_kwargs: dict[str, Any]) -> list[int]:
         text = (
@@ -232,7 +232,7 @@ class PlannerRollout:
         template_kwargs = dict(getattr(args, "chat_template_kwargs", None) or {})
         ids = [self.prompt_ids(p, tokenizer, template_kwargs) for p in prompts]
         sampling = ReactBudget(temperature=float(args.temperature), top_p=float(args.top_p))
-        plans = self.served.follow(trainer, self.adapter_dir)(ids, int(args.max_completion_length), True, sampling)
+        plans = self.served.follow(trainer)(ids, int(args.max_completion_length), True, sampling)
         eos = tokenizer.eos_token_id
         return {  # an empty plan still needs one token for GRPO
             "prompt_ids": ids,
@@ -261,7 +261,7 @@ def train_planner(
     dataset = to_dataset(planner_rows(examples, max_words=cfg.planner.plan_max_words))
     model, tokenizer, peft_config, base = make_policy(cfg)
     policy = PolicyHandle()
-    served = served_generation("planner", cfg.base_model, cfg.planner.sample_on, tokenizer, stop=())
+    served = served_generation("planner", cfg.base_model, cfg.planner.sample_on, tokenizer, out / "served-adapter", ())
     # with served plans the reflection and the replan come from the same server (the step's LoRA,
     # swapped in before the step's plans), on its parallel slots instead of one torch call at a time
     runner = make_runner(cfg, executor_spec, policy, planner=served.chat if served is not None else None)
@@ -283,7 +283,7 @@ def train_planner(
         memory=memory,
         namespace=cfg.data.namespace,
     )
-    rollout = PlannerRollout(served, out / "served-adapter") if served is not None else None
+    rollout = PlannerRollout(served) if served is not None else None
     try:
         return run_trainer(
             cfg,

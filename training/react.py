@@ -128,7 +128,7 @@ class ReactRunner:
         self.model, self.tokenizer = model, tokenizer
         self.search = search or SandboxSearch()
         self.budget = budget or ReactBudget()
-        self.generate = generate  # None: the torch model's batched `generate` (_generate)
+        self.generate: Generate = generate or self._generate  # default: the torch model's batched generate
         self._suffix_cache: dict[str, tuple[str, str]] = {}
 
     # ------------------------------------------------------------------ chat-template glue
@@ -152,7 +152,9 @@ class ReactRunner:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     # ------------------------------------------------------------------ generation
-    def _generate(self, batch: Sequence[list[int]], max_new_tokens: int, sample: bool) -> list[list[int]]:
+    def _generate(
+        self, batch: Sequence[list[int]], max_new_tokens: int, sample: bool, budget: ReactBudget
+    ) -> list[list[int]]:
         """New token ids for each prompt of the batch, in one `generate` call (left-padded).
 
         Why a batch: GRPO's n rollouts of a question share one call per turn instead of n, which
@@ -175,7 +177,7 @@ class ReactRunner:
             "do_sample": sample,
         }
         if sample:
-            kwargs.update(temperature=self.budget.temperature, top_p=self.budget.top_p)
+            kwargs.update(temperature=budget.temperature, top_p=budget.top_p)
         with torch.no_grad():
             out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
         return [self._cut(row, pad) for row in out[:, width:].tolist()]
@@ -222,12 +224,7 @@ class ReactRunner:
                 if not group:
                     continue
                 tokens = budget.max_answer_tokens if forced else budget.max_turn_tokens
-                batch = [live[i].ids for i in group]
-                made = (
-                    self.generate(batch, tokens, sample, budget)
-                    if self.generate is not None
-                    else self._generate(batch, tokens, sample)
-                )
+                made = self.generate([live[i].ids for i in group], tokens, sample, budget)
                 for i, new in zip(group, made, strict=True):
                     live[i].done = self._advance(live[i], new, forced, replan)
             active = [i for i in active if not live[i].done]

@@ -63,16 +63,22 @@ def served_name(spec: str) -> str | None:
 class ServedGeneration:
     """`ReactRunner`'s generate on a llama.cpp server of `name`'s GGUF: one request a row, run on
     the server's parallel slots, stopping at `stop` (the ReAct turn's closing tags by default; none
-    for a plan, which ends at the end token as TRL's own generation does). `sync(adapter_dir)`
-    serves the policy's LoRA as last saved."""
+    for a plan, which ends at the end token as TRL's own generation does). `follow(trainer)` saves
+    the policy's LoRA into `adapter_dir` and serves it."""
 
     def __init__(
-        self, name: str, tokenizer: Any, slots: int = 4, n_ctx: int = 8192, stop: Sequence[str] = STOP_STRINGS
+        self,
+        name: str,
+        tokenizer: Any,
+        adapter_dir: Path | None = None,
+        slots: int = 4,
+        n_ctx: int = 8192,
+        stop: Sequence[str] = STOP_STRINGS,
     ) -> None:
         from mia.graph.models import load_chat_model
         from mia.graph.models.llamacpp import LlamaCppChatModel
 
-        self.tokenizer, self.slots, self.stop = tokenizer, max(1, slots), tuple(stop)
+        self.tokenizer, self.adapter_dir, self.slots, self.stop = tokenizer, adapter_dir, max(1, slots), tuple(stop)
         chat = load_chat_model(f"llamacpp:{name}", n_parallel=self.slots, n_ctx=n_ctx)
         if not isinstance(chat, LlamaCppChatModel):  # what `llamacpp:` loads; narrowed for its server
             raise TypeError(f"llamacpp:{name} loaded {type(chat).__name__}, not a llama.cpp chat model")
@@ -82,13 +88,15 @@ class ServedGeneration:
         """Serve this PEFT adapter folder (converted to a GGUF LoRA inside it), or the base (None)."""
         self.chat.set_adapter(adapter_dir)
 
-    def follow(self, trainer: Any, adapter_dir: Path) -> ServedGeneration:
+    def follow(self, trainer: Any) -> ServedGeneration:
         """Serve a TRL trainer's LoRA as it is now: saved into `adapter_dir`, converted, swapped in
         (before each step's samples, so they come from the policy the step scores)."""
         from mia.training.trainer_setup import save_adapter
 
-        save_adapter(trainer, adapter_dir)
-        self.sync(adapter_dir)
+        if self.adapter_dir is None:
+            raise ValueError("ServedGeneration.follow needs adapter_dir: the folder the policy's LoRA is saved to")
+        save_adapter(trainer, self.adapter_dir)
+        self.sync(self.adapter_dir)
         return self
 
     def _one(self, ids: list[int], max_new_tokens: int, sample: bool, budget: ReactBudget) -> list[int]:
@@ -122,7 +130,12 @@ class ServedGeneration:
 
 
 def served_generation(
-    section: str, base_model: str, sample_on: str, tokenizer: Any, stop: Sequence[str] = STOP_STRINGS
+    section: str,
+    base_model: str,
+    sample_on: str,
+    tokenizer: Any,
+    adapter_dir: Path | None = None,
+    stop: Sequence[str] = STOP_STRINGS,
 ) -> ServedGeneration | None:
     """The llama.cpp generation of a stage's samples where its `sample_on` (in config section
     `section`) allows it and the policy's base is an embedded model; None: the torch copy generates.
@@ -135,4 +148,4 @@ def served_generation(
             f"{section}.sample_on=served needs an embedded base model (local:<name> or llamacpp:<name>), "
             f"not {base_model!r}: use sample_on: learner"
         )
-    return ServedGeneration(name, tokenizer, stop=stop)
+    return ServedGeneration(name, tokenizer, adapter_dir, stop=stop)
