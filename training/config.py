@@ -99,12 +99,17 @@ class SftSettings:
 
 @pydantic_dataclass(config=_STRICT)
 class BudgetConfig:
-    """Executor budgets inside an episode (tight on CPU so an episode takes seconds)."""
+    """Executor budgets inside an episode (tight on CPU so an episode takes seconds), and the
+    served rules of its turns where they are sampled on llama.cpp (`executor.sample_on`): each turn
+    constrained to the protocol's grammar, with no answer before `min_tool_calls` searches (as
+    `Context.turn_grammar` and `Context.min_tool_calls` serve them). The torch loop samples freely."""
 
     max_tool_calls: int = 2
     max_turn_tokens: int = 96
     max_answer_tokens: int = 32
     search_top_k: int = 2
+    min_tool_calls: int = 1
+    turn_grammar: bool = True
 
 
 @pydantic_dataclass(config=_STRICT)

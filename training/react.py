@@ -11,19 +11,35 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from mia.graph.nodes.search_policy import accepts_grammar, required_searches
 from mia.graph.protocol import parse
+from mia.graph.protocol.grammar import turn_grammar
 from mia.training.config import BudgetConfig
 from mia.training.prompts import force_answer_message, observation_message, replan_message
 from mia.training.rewards import tool_call_ok
 
 _PLACEHOLDER = "\u2063PLACEHOLDER\u2063"
 Replanner = Callable[[int, "Episode"], "str | None"]  # (episode index, episode after its answer) -> revised plan
-#: (prompt ids of a batch, max new tokens, sample?, budget) -> each row's new token ids: who generates
-#: the turns (the torch model by default; llama.cpp in training/served_react.py)
-Generate = Callable[[Sequence[list[int]], int, bool, "ReactBudget"], list[list[int]]]
 STOP_STRINGS = ("</tool_call>", "</answer>")
+TOOL = "search"  # the one tool of the sandbox
+
+
+class Generate(Protocol):
+    """Who generates the turns (the torch model by default; llama.cpp in training/served_react.py):
+    each row's new token ids for a batch of prompt ids. `grammars` (one GBNF or None a row) is
+    passed only to a generate whose `supports_grammar` is true, as serving constrains only the
+    backends that can be."""
+
+    def __call__(
+        self,
+        batch: Sequence[list[int]],
+        max_new_tokens: int,
+        sample: bool,
+        budget: ReactBudget,
+        grammars: Sequence[str | None] | None = None,
+    ) -> list[list[int]]: ...
 
 
 @dataclass
@@ -100,6 +116,8 @@ class ReactBudget:
     max_tool_calls: int = BudgetConfig.max_tool_calls
     max_turn_tokens: int = BudgetConfig.max_turn_tokens
     max_answer_tokens: int = BudgetConfig.max_answer_tokens
+    min_tool_calls: int = BudgetConfig.min_tool_calls
+    turn_grammar: bool = BudgetConfig.turn_grammar
     temperature: float = 1.0
     top_p: float = 1.0
 
@@ -110,8 +128,19 @@ class ReactBudget:
             max_tool_calls=budget.max_tool_calls,
             max_turn_tokens=budget.max_turn_tokens,
             max_answer_tokens=budget.max_answer_tokens,
+            min_tool_calls=budget.min_tool_calls,
+            turn_grammar=budget.turn_grammar,
             **sampling,
         )
+
+    def grammar(self, tool_calls: int, forced: bool) -> str:
+        """The served executor's grammar for a turn after `tool_calls` calls: a forced last turn is
+        an answer alone (serving prefills `<answer>`); otherwise a call, or an answer once the
+        required searches are made."""
+        if forced:
+            return turn_grammar((TOOL,), call=False, answer=True, think=False)
+        needed = required_searches(self.min_tool_calls, self.max_tool_calls, 1)
+        return turn_grammar((TOOL,), call=True, answer=tool_calls >= needed)
 
 
 class ReactRunner:
@@ -153,7 +182,12 @@ class ReactRunner:
 
     # ------------------------------------------------------------------ generation
     def _generate(
-        self, batch: Sequence[list[int]], max_new_tokens: int, sample: bool, budget: ReactBudget
+        self,
+        batch: Sequence[list[int]],
+        max_new_tokens: int,
+        sample: bool,
+        budget: ReactBudget,
+        grammars: Sequence[str | None] | None = None,
     ) -> list[list[int]]:
         """New token ids for each prompt of the batch, in one `generate` call (left-padded).
 
@@ -224,7 +258,12 @@ class ReactRunner:
                 if not group:
                     continue
                 tokens = budget.max_answer_tokens if forced else budget.max_turn_tokens
-                made = self.generate([live[i].ids for i in group], tokens, sample, budget)
+                batch = [live[i].ids for i in group]
+                if budget.turn_grammar and accepts_grammar(self.generate):
+                    rules = [budget.grammar(live[i].episode.tool_calls, forced) for i in group]
+                    made = self.generate(batch, tokens, sample, budget, rules)
+                else:
+                    made = self.generate(batch, tokens, sample, budget)
                 for i, new in zip(group, made, strict=True):
                     live[i].done = self._advance(live[i], new, forced, replan)
             active = [i for i in active if not live[i].done]

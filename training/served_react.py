@@ -15,6 +15,12 @@ sampling with the budget's top_p (no top-k, min-p or penalties), the distributio
 assumes. One seam: llama.cpp leaves a stop string out of the reply, so a turn that stopped at one
 gets that closing tag back as the tokenizer writes it (`with_stop_tag`); a turn that ended with the
 end token keeps it, one cut at the budget gets nothing.
+
+Fidelity: a row's turn may come with the served executor's grammar (`ReactBudget.grammar`), which
+llama.cpp applies as serving does, so the episodes are the turns the served executor can write. The
+loss then scores the sampled tokens under the unconstrained policy (as constrained decoding in RL
+does); without it the SFT executor, sampled freely, ended its first turn right after `</think>` on
+every episode of the first Qwen smoke runs (results/training/README.md).
 """
 
 from __future__ import annotations
@@ -46,6 +52,17 @@ def with_stop_tag(text: str, ids: list[int], finish: str, tokenizer: Any) -> lis
         return ids
     stop = stopped_at(text)
     return ids + tokenizer(stop, add_special_tokens=False)["input_ids"] if stop else ids
+
+
+def closed_turn(ids: list[int], tokenizer: Any) -> list[int]:
+    """A grammar-complete turn's ids as the torch loop keeps a turn that stopped at its closing
+    tag: without the end-of-generation token llama.cpp adds once the grammar is complete (any of
+    the model's, e.g. Qwen's `<|endoftext|>` where its chat turn ends with `<|im_end|>`)."""
+    special = set(tokenizer.all_special_ids)
+    end = len(ids)
+    while end and ids[end - 1] in special:
+        end -= 1
+    return ids[:end]
 
 
 def served_name(spec: str) -> str | None:
@@ -99,9 +116,15 @@ class ServedGeneration:
         self.sync(self.adapter_dir)
         return self
 
-    def _one(self, ids: list[int], max_new_tokens: int, sample: bool, budget: ReactBudget) -> list[int]:
+    supports_grammar = True  # llama.cpp constrains a request to a GBNF grammar, as serving does
+
+    def _one(
+        self, ids: list[int], max_new_tokens: int, sample: bool, budget: ReactBudget, grammar: str | None
+    ) -> list[int]:
         from mia.graph.models.llamacpp import check_response
 
+        # Under a grammar the grammar ends the turn (llama.cpp then allows only an end-of-generation
+        # token): a stop string would cut its closing tag mid-way, ids and text alike.
         request = {
             "prompt": list(ids),
             "max_tokens": max_new_tokens,
@@ -112,21 +135,36 @@ class ServedGeneration:
             "presence_penalty": 0.0,
             "frequency_penalty": 0.0,
             "repeat_penalty": 1.0,
-            "stop": list(self.stop),
+            "stop": [] if grammar else list(self.stop),
             "logprobs": 1,  # the sampled tokens' ids come back with their log-probabilities
             "cache_prompt": True,
         }
+        if grammar:
+            request["grammar"] = grammar
         choice = check_response(self.chat.backend.handle_completions(request))["choices"][0]
         new = [int(t["id"]) for t in (choice.get("logprobs") or {}).get("content") or []]
+        if grammar:
+            return closed_turn(new, self.tokenizer)
         if not self.stop:
             return new
         return with_stop_tag(choice.get("text") or "", new, str(choice.get("finish_reason")), self.tokenizer)
 
     def __call__(
-        self, batch: Sequence[list[int]], max_new_tokens: int, sample: bool, budget: ReactBudget
+        self,
+        batch: Sequence[list[int]],
+        max_new_tokens: int,
+        sample: bool,
+        budget: ReactBudget,
+        grammars: Sequence[str | None] | None = None,
     ) -> list[list[int]]:
+        rules = list(grammars) if grammars is not None else [None] * len(batch)
         with ThreadPoolExecutor(max_workers=min(self.slots, len(batch)), thread_name_prefix="mia-react") as pool:
-            return list(pool.map(lambda ids: self._one(ids, max_new_tokens, sample, budget), batch))
+            return list(
+                pool.map(
+                    lambda row: self._one(row[0], max_new_tokens, sample, budget, row[1]),
+                    zip(batch, rules, strict=True),
+                )
+            )
 
 
 def served_generation(

@@ -34,23 +34,21 @@ def _literal(text: str) -> str:
     return json.dumps(text, ensure_ascii=False)
 
 
-def turn_grammar(tool_names: Sequence[str], *, call: bool = True, answer: bool = True) -> str:
+def turn_grammar(tool_names: Sequence[str], *, call: bool = True, answer: bool = True, think: bool = True) -> str:
     """GBNF for one executor turn: `(<think>...</think>)? (<tool_call>{...}</tool_call> | <answer>...</answer>)`.
 
     `call`/`answer` choose the actions allowed; at least one must be, and a call needs a tool.
-    Thoughts and answers cannot contain `<` (the tag parser would split them there anyway), and an
-    answer is one line."""
+    `think=False` leaves the thought out: the forced last answer, which serving prefills with
+    `<answer>`. Thoughts and answers cannot contain `<` (the tag parser would split them there
+    anyway), and an answer is one line."""
     names = [n for n in tool_names if n]
     if call and not names:
         raise ValueError("a tool call turn needs at least one tool name")
     actions = [name for name, allowed in (("call", call), ("answer", answer)) if allowed]
     if not actions:
         raise ValueError("a turn must allow a tool call, an answer, or both")
-    rules = [
-        "root ::= ( think ws )? action",
-        'think ::= "<think>" [^<]* "</think>"',
-        "action ::= " + " | ".join(actions),
-    ]
+    rules = ["root ::= ( think ws )? action", 'think ::= "<think>" [^<]* "</think>"'] if think else ["root ::= action"]
+    rules.append("action ::= " + " | ".join(actions))
     if call:
         tools = " | ".join(_literal(_literal(n)) for n in names)  # a JSON string, as a GBNF literal
         rules.append(

@@ -21,6 +21,12 @@ def test_actions_follow_the_flags() -> None:
     assert rule(only_answer, "action") == "action ::= answer" and "tool ::=" not in only_answer
 
 
+def test_a_turn_without_thought_is_its_action_alone() -> None:
+    forced = turn_grammar(["search"], call=False, think=False)  # the forced last answer, prefilled when served
+    assert rule(forced, "root") == "root ::= action" and "think ::=" not in forced
+    assert rule(turn_grammar(["search"]), "root") == "root ::= ( think ws )? action"
+
+
 def test_tool_names_are_escaped_as_json_strings() -> None:
     g = turn_grammar(['we"ird\\name'])
     assert rule(g, "tool") == 'tool ::= "\\"we\\\\\\"ird\\\\\\\\name\\""'

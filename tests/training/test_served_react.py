@@ -40,6 +40,17 @@ def test_a_reply_keeps_its_tokens_as_the_torch_loop_does() -> None:
     assert with_stop_tag("<answer>Par", [5, 6], "length", tok) == [5, 6]  # cut at the budget
 
 
+def test_a_grammar_complete_turn_drops_the_end_token_llamacpp_added() -> None:
+    from mia.training.served_react import closed_turn
+
+    class Special(Tokenizer):
+        all_special_ids = [0, 1]  # e.g. Qwen's <|im_end|> and <|endoftext|>
+
+    assert closed_turn([5, 6, 1], Special()) == [5, 6]  # not the chat turn's end token: dropped
+    assert closed_turn([5, 6, 0], Special()) == [5, 6]  # kept by no torch turn that closed its tag
+    assert closed_turn([5, 6], Special()) == [5, 6]  # cut at the budget
+
+
 def test_only_an_embedded_base_is_served(tmp_path: Path) -> None:
     assert served_name("local:smollm2") == "smollm2"
     assert served_name("llamacpp:qwen-coder-1.5b+results/training/executor-sft-qwen/adapter") == "qwen-coder-1.5b"
@@ -59,11 +70,55 @@ def test_served_on_a_base_without_a_gguf_is_refused_in_one_line(tmp_path: Path) 
             TrainConfig.from_dict({section: {"sample_on": "gpu"}})
 
 
+class ScriptedGenerate:
+    """A generate that replays turns and records the grammars it was handed."""
+
+    def __init__(self, tokenizer, turns: list[str], supports_grammar: bool) -> None:
+        self.tokenizer, self.turns, self.supports_grammar = tokenizer, list(turns), supports_grammar
+        self.grammars: list[str | None] = []
+
+    def __call__(self, batch, max_new_tokens, sample, budget, grammars=None):
+        assert grammars is None or self.supports_grammar  # only a generate that can constrain is handed one
+        self.grammars += list(grammars) if grammars is not None else [None] * len(batch)
+        return [self.tokenizer(self.turns.pop(0), add_special_tokens=False)["input_ids"] for _ in batch]
+
+
+@pytest.mark.parametrize("supports_grammar", [True, False])
+def test_each_turn_gets_the_served_executors_grammar(supports_grammar: bool) -> None:
+    """A call only before the required search, a call or an answer after it, an answer alone (no
+    thought: serving prefills it) once the budget is spent; nothing for a generate that cannot
+    constrain (the torch loop), as serving constrains only backends that can."""
+    from transformers import AutoTokenizer
+
+    from mia.graph.protocol.grammar import turn_grammar
+    from mia.training.policy import resolve_weights
+    from mia.training.prompts import executor_messages
+    from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
+
+    tokenizer = AutoTokenizer.from_pretrained(resolve_weights("local:smollm2")[0])
+    call = '<tool_call>{"name": "search", "arguments": {"query_list": ["capital of France"]}}</tool_call>'
+    generate = ScriptedGenerate(tokenizer, [call, call, "<answer>Paris</answer>"], supports_grammar)
+    budget = ReactBudget(max_tool_calls=2, min_tool_calls=1)
+    runner = ReactRunner(None, tokenizer, SandboxSearch(top_k=1), budget, generate=generate)
+    paragraphs = [{"title": "France", "text": "Paris is the capital of France."}]
+    episode = runner.run(executor_messages("What is the capital of France?", ""), paragraphs)
+    assert episode.tool_calls == 2 and episode.answer == "Paris" and not episode.forced
+    if not supports_grammar:
+        assert generate.grammars == [None, None, None]
+        return
+    assert generate.grammars == [
+        turn_grammar(["search"], answer=False),
+        turn_grammar(["search"]),
+        turn_grammar(["search"], call=False, think=False),
+    ]
+    assert ReactBudget(turn_grammar=False).turn_grammar is False  # the config's switch
+
+
 @pytest.mark.real_model
 def test_an_episode_played_on_llamacpp_is_bookkept_as_in_torch(data_dir: Path, tmp_path: Path) -> None:
     """Greedy, the same prompt: llama.cpp's turns come back in the policy's token ids, each turn's
-    ids decode to its text, the tool responses are masked out; and a saved LoRA is served once
-    synced."""
+    ids decode to its text, the tool responses are masked out; under the served grammar the first
+    turn is a search and the forced one an answer; and a saved LoRA is served once synced."""
     from mia.training.policy import load_model, load_tokenizer, resolve_weights
     from mia.training.prompts import executor_messages
     from mia.training.react import ReactBudget, ReactRunner, SandboxSearch
@@ -84,7 +139,18 @@ def test_an_episode_played_on_llamacpp_is_bookkept_as_in_torch(data_dir: Path, t
         text = tokenizer.decode(own, skip_special_tokens=True)
         assert all(turn.strip() in text for turn in episode.turns)
         assert 0 in episode.env_mask or episode.tool_calls == 0  # a tool response is never the policy's
-    assert episodes[0].completion_ids == episodes[1].completion_ids  # greedy: one decode, two slots
+    # (Not compared slot to slot: two parallel slots are evaluated in one batch, which changes the
+    # last bits of the logits, and a greedy reply may differ; seen on an AVX-512 CPU.)
+    grammar = ReactBudget(max_tool_calls=1, max_turn_tokens=96, max_answer_tokens=24)
+    constrained = ReactRunner(None, tokenizer, SandboxSearch(top_k=1), grammar, generate=served)
+    episode = constrained.run(messages, paragraphs, sample=False)
+    from mia.graph.protocol import parse
+
+    kinds = [parse(turn, strict=True).kind for turn in episode.turns]
+    assert kinds[0] == "tool_call" and episode.tool_calls == 1, episode.turns  # only a call is allowed first
+    assert kinds[-1] == "answer" and episode.answer, episode.turns  # the forced answer, an answer by grammar
+    own = [t for t, keep in zip(episode.completion_ids, episode.env_mask, strict=True) if keep]
+    assert not set(own) & set(tokenizer.all_special_ids)  # no end token llama.cpp added is trained
 
     model = load_model(base, None)
     from peft import LoraConfig, get_peft_model
