@@ -65,6 +65,61 @@ def closed_turn(ids: list[int], tokenizer: Any) -> list[int]:
     return ids[:end]
 
 
+def complete(
+    chat: Any,
+    tokenizer: Any,
+    ids: Sequence[int],
+    max_tokens: int,
+    temperature: float,
+    top_p: float = 1.0,
+    stop: Sequence[str] = (),
+    grammar: str | None = None,
+) -> tuple[list[int], str, str]:
+    """One completion of prompt token ids on a llama.cpp chat model's server, sampled plainly
+    (temperature and top_p alone; greedy at temperature 0): (new token ids, text, finish reason).
+    The ids are llama.cpp's own, read back from its log-probabilities, so a policy whose tokenizer
+    shares the GGUF's vocabulary scores the very tokens sampled; the text and the ids leave out a
+    stop string it hit (`aligned`)."""
+    from mia.graph.models.llamacpp import check_response
+
+    request: dict[str, Any] = {
+        "prompt": list(ids),
+        "max_tokens": max_tokens,
+        "temperature": temperature,
+        "top_p": top_p if temperature > 0 else 1.0,
+        "top_k": 0 if temperature > 0 else 1,
+        "min_p": 0.0,
+        "presence_penalty": 0.0,
+        "frequency_penalty": 0.0,
+        "repeat_penalty": 1.0,
+        "stop": list(stop),
+        "logprobs": 1,  # the sampled tokens' ids come back with their log-probabilities
+        "cache_prompt": True,
+    }
+    if grammar:
+        request["grammar"] = grammar
+    choice = check_response(chat.backend.handle_completions(request))["choices"][0]
+    new = [int(t["id"]) for t in (choice.get("logprobs") or {}).get("content") or []]
+    text = str(choice.get("text") or "")
+    return aligned(new, text, tokenizer), text, str(choice.get("finish_reason"))
+
+
+def aligned(ids: list[int], text: str, tokenizer: Any) -> list[int]:
+    """The sampled ids that wrote `text`: llama.cpp cuts a stop string from the text but drops as
+    many ids as the stop string has tokens alone, which is too few when the model spelled it in
+    pieces (`</tool_call>` written as `</`, `tool`, `_call`, `>` under a grammar left `</tool_call`'s
+    ids in). Keeps the longest prefix of `ids` that decodes to a prefix of `text` and tokenises the
+    rest, if any (then those few tokens are the tokenizer's, not the sampled ones)."""
+    if tokenizer.decode(ids, skip_special_tokens=True) == text:
+        return ids
+    for end in range(len(ids), -1, -1):
+        head = tokenizer.decode(ids[:end], skip_special_tokens=True)
+        if text.startswith(head):
+            rest = text[len(head) :]
+            return ids[:end] + (tokenizer(rest, add_special_tokens=False)["input_ids"] if rest else [])
+    return ids
+
+
 def served_name(spec: str) -> str | None:
     """The embedded model whose GGUF llama.cpp can serve for a training base spec (`local:<name>`,
     `llamacpp:<name>[+adapter]`), or None (an HF folder: no GGUF of the same weights)."""
@@ -121,33 +176,23 @@ class ServedGeneration:
     def _one(
         self, ids: list[int], max_new_tokens: int, sample: bool, budget: ReactBudget, grammar: str | None
     ) -> list[int]:
-        from mia.graph.models.llamacpp import check_response
-
         # Under a grammar the grammar ends the turn (llama.cpp then allows only an end-of-generation
         # token): a stop string would cut its closing tag mid-way, ids and text alike.
-        request = {
-            "prompt": list(ids),
-            "max_tokens": max_new_tokens,
-            "temperature": budget.temperature if sample else 0.0,
-            "top_p": budget.top_p if sample else 1.0,
-            "top_k": 0 if sample else 1,
-            "min_p": 0.0,
-            "presence_penalty": 0.0,
-            "frequency_penalty": 0.0,
-            "repeat_penalty": 1.0,
-            "stop": [] if grammar else list(self.stop),
-            "logprobs": 1,  # the sampled tokens' ids come back with their log-probabilities
-            "cache_prompt": True,
-        }
-        if grammar:
-            request["grammar"] = grammar
-        choice = check_response(self.chat.backend.handle_completions(request))["choices"][0]
-        new = [int(t["id"]) for t in (choice.get("logprobs") or {}).get("content") or []]
+        new, text, finish = complete(
+            self.chat,
+            self.tokenizer,
+            ids,
+            max_new_tokens,
+            budget.temperature if sample else 0.0,
+            budget.top_p if sample else 1.0,
+            stop=() if grammar else self.stop,
+            grammar=grammar,
+        )
         if grammar:
             return closed_turn(new, self.tokenizer)
         if not self.stop:
             return new
-        return with_stop_tag(choice.get("text") or "", new, str(choice.get("finish_reason")), self.tokenizer)
+        return with_stop_tag(text, new, finish, self.tokenizer)
 
     def __call__(
         self,

@@ -1,11 +1,10 @@
 """The learner's plans sampled on the served llama.cpp planner (training/online/sampling.py): plain
-temperature sampling whatever the served model's own settings, the learner's token ids, the end
-token where a plan ended, and the choice of sampler."""
+temperature sampling whatever the served model's own settings, from and in the learner's token
+ids, the end token where a plan ended, and the choice of sampler."""
 
 from __future__ import annotations
 
 import pytest
-from langchain_core.messages import AIMessage
 
 from mia.training.online.config import OnlineConfig
 from mia.training.online.policy import SampledPlan
@@ -18,10 +17,16 @@ MESSAGES = [
 
 
 class Tokenizer:
+    """Token i writes the word "i"; 0 and 1 are end-of-generation tokens."""
+
     eos_token_id = 0
+    all_special_ids = [0, 1]
+
+    def decode(self, ids, skip_special_tokens=False):
+        return " ".join(str(i) for i in ids if not (skip_special_tokens and i in self.all_special_ids))
 
     def __call__(self, text, add_special_tokens=False):
-        return {"input_ids": [len(word) for word in text.split()]}
+        return {"input_ids": [int(word) for word in text.split()]}
 
 
 class Policy:
@@ -36,36 +41,40 @@ class Policy:
 
 
 class Served:
-    """A chat model that records each call's sampling settings."""
+    """A llama.cpp chat model whose server records each request and replies (text, ids, finish)."""
 
     adapter_path = None
 
     def __init__(self, replies):
         self.replies, self.calls = list(replies), []
+        self.backend = self
 
-    def invoke(self, messages, **kwargs):
-        self.calls.append(kwargs)
-        text, finish = self.replies.pop(0)
-        return AIMessage(content=text, response_metadata={"finish_reason": finish})
+    def handle_completions(self, request):
+        self.calls.append(request)
+        text, ids, finish = self.replies.pop(0)
+        return {"choices": [{"text": text, "finish_reason": finish, "logprobs": {"content": [{"id": i} for i in ids]}}]}
 
 
-def test_plans_are_sampled_plainly_and_tokenised_by_the_learner() -> None:
-    served = Served([("1. Search abc", "stop"), ("1. Search a long plan cut", "length")])
-    plans = ServedSampler(served, Policy(), concurrency=1)(MESSAGES, 2, 128, 1.0, stop=["\nQuestion:"])
-    assert (
-        served.calls
-        == [{"temperature": 1.0, "top_p": 1.0, "presence_penalty": 0.0, "max_tokens": 128, "stop": ["\nQuestion:"]}] * 2
-    )
-    assert [p.text for p in plans] == ["1. Search abc", "1. Search a long plan cut"]
-    assert plans[0].completion_ids == [2, 6, 3, 0]  # ended: the end token is learned too
-    assert plans[1].completion_ids == [2, 6, 1, 4, 4, 3]  # cut at max_tokens: no end token
+def test_plans_are_sampled_plainly_in_the_learners_ids() -> None:
+    served = Served([("11 12", [11, 12, 5], "stop"), ("11 13", [11, 13, 1], "stop"), ("11 14", [11, 14], "length")])
+    plans = ServedSampler(served, Policy(), concurrency=1)(MESSAGES, 3, 128, 1.0, stop=["\nQuestion:"])
+    request = served.calls[0]
+    assert request["prompt"] == [7, 7, 7]  # the learner's prompt ids: no template on the server's side
+    assert (request["temperature"], request["top_p"], request["top_k"], request["min_p"]) == (1.0, 1.0, 0, 0.0)
+    assert (request["max_tokens"], request["stop"], request["logprobs"]) == (128, ["\nQuestion:"], 1)
+    assert [p.text for p in plans] == ["11 12", "11 13", "11 14"]
+    # stopped at a stop string (its first token 5 left in the ids by llama.cpp, not in the text):
+    # the end token is learned too
+    assert plans[0].completion_ids == [11, 12, 0]
+    assert plans[1].completion_ids == [11, 13, 0]  # ended by another end-of-generation token: the learner's
+    assert plans[2].completion_ids == [11, 14]  # cut at max_tokens: no end token
     assert all(p.prompt_ids == [7, 7, 7] for p in plans)
 
 
 def test_the_learner_samples_when_the_server_does_not_hold_its_weights(tmp_path) -> None:
     """A step not yet published, or another adapter served: sampling on the server would train on
     another policy's plans, so the learner's copy samples."""
-    served, policy = Served([("1. Search abc", "stop")] * 2), Policy()
+    served, policy = Served([("11", [11], "stop")] * 2), Policy()
     assert holds(served, policy)
     policy.unsaved = True  # a step whose publication failed
     assert not holds(served, policy)
@@ -94,7 +103,7 @@ def test_who_samples() -> None:
 @pytest.mark.real_model
 def test_the_served_smollm2_samples_plans_in_the_learners_tokens(data_dir) -> None:
     """llama.cpp serves the GGUF of the weights the learner trains: its samples become the
-    learner's token ids, ended by the end token, stopped where the plan node stops."""
+    learner's token ids (llama.cpp's own), ended by the end token, stopped where the plan node stops."""
     from transformers import AutoTokenizer
 
     from mia.graph.models import load_chat_model
@@ -121,8 +130,7 @@ def test_the_served_smollm2_samples_plans_in_the_learners_tokens(data_dir) -> No
         assert Learner.tokenizer.decode(plan.completion_ids, skip_special_tokens=True).strip() == plan.text
     eos = Learner.tokenizer.eos_token_id
     assert any(plan.completion_ids[-1] == eos for plan in plans)  # ended at the stop string
-    # one without the end token was cut at the 40 new tokens (re-tokenised, a few tokens either way)
-    assert all(len(plan.completion_ids) > 30 for plan in plans if plan.completion_ids[-1] != eos)
+    assert all(len(plan.completion_ids) == 40 for plan in plans if plan.completion_ids[-1] != eos)  # cut at 40
 
 
 @pytest.mark.real_model

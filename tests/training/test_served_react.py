@@ -40,6 +40,23 @@ def test_a_reply_keeps_its_tokens_as_the_torch_loop_does() -> None:
     assert with_stop_tag("<answer>Par", [5, 6], "length", tok) == [5, 6]  # cut at the budget
 
 
+def test_the_ids_are_those_that_wrote_the_text() -> None:
+    """llama.cpp cuts a stop string from the text but may leave some of its ids in (it drops as
+    many as the string has tokens alone): the ids are cut back to the text's."""
+    from mia.training.served_react import aligned
+
+    class Words:
+        def decode(self, ids, skip_special_tokens=False):
+            return "".join({1: "<answer>", 2: "Paris", 3: "</", 4: "answer", 0: ""}[i] for i in ids)
+
+        def __call__(self, text, add_special_tokens=False):
+            return {"input_ids": [9] * len(text)}
+
+    assert aligned([1, 2, 3, 4], "<answer>Paris", Words()) == [1, 2]  # "</answer>" spelled in pieces
+    assert aligned([1, 2, 0], "<answer>Paris", Words()) == [1, 2, 0]  # the end token: decodes to nothing
+    assert aligned([1], "<answer>Pa", Words()) == [1, 9, 9]  # text beyond the ids: tokenised
+
+
 def test_a_grammar_complete_turn_drops_the_end_token_llamacpp_added() -> None:
     from mia.training.served_react import closed_turn
 

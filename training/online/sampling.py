@@ -6,8 +6,11 @@ tokens/s; sampling 16 plans of up to 128 tokens took 509-551 s of a 982-1,396 s 
 `mia models fetch --convert`) with the same adapter (each published version is converted and swapped
 in), at llama.cpp's speed, on its parallel slots. The distribution is the learner's: plain
 temperature sampling (no top-k, top-p or presence penalty, as `PlannerPolicy.sample`) from weights
-that differ only by the adapter's fp16 storage and llama.cpp's arithmetic. The GRPO step then scores
-the sampled text with the learner's own forward pass, as it does for torch samples.
+that differ only by the adapter's fp16 storage and llama.cpp's arithmetic. The prompt goes in as
+the learner's own ids and the sampled ids come back (the executor stage's episodes are sampled the
+same way: training/served_react.py), so the GRPO step scores the very tokens sampled with the
+learner's own forward pass, as it does for torch samples. (Until 2026-12-07 the server applied its
+own chat template and the reply was re-tokenised: the same text, not always the same ids.)
 
 It is used only while the served planner holds the learner's weights: the learner publishes every
 update it makes and is reset to the served version on a rollback, so between batches the two agree.
@@ -47,22 +50,22 @@ def holds(served: Any, policy: Any) -> bool:
 
 
 class ServedSampler:
-    """n plans from the served planner's chat model (a llama.cpp one), as token ids of the learner's
-    tokenizer. A plan that ended (its end token or a stop string, which the server leaves out) gets
-    the end token, so the step learns where plans end, as with torch samples; one cut at
-    `max_new_tokens` does not."""
+    """n plans from the served planner's chat model (a llama.cpp one), from the learner's own prompt
+    ids, in llama.cpp's sampled ids (`served_react.complete`: the GGUF and the learner share one
+    vocabulary). A plan that ended (its end token or a stop string, which the server leaves out)
+    ends with the learner's end token, so the step learns where plans end, as with torch samples;
+    one cut at `max_new_tokens` does not."""
 
     def __init__(self, served: Any, policy: Any, concurrency: int = 4) -> None:
         self.served, self.policy, self.concurrency = served, policy, max(1, concurrency)
 
-    def _one(self, chat: list[Any], prompt_ids: list[int], params: dict[str, Any]) -> SampledPlan:
-        from mia.graph.nodes.calls import text_of
+    def _one(self, prompt_ids: list[int], params: dict[str, Any]) -> SampledPlan:
+        from mia.training.served_react import closed_turn, complete
 
-        reply = self.served.invoke(chat, **params)
-        text = text_of(reply)
+        new, text, finish = complete(self.served, self.policy.tokenizer, prompt_ids, **params)
         tokenizer = self.policy.tokenizer
-        ids = tokenizer(text, add_special_tokens=False)["input_ids"]
-        if (reply.response_metadata or {}).get("finish_reason") != "length" and tokenizer.eos_token_id is not None:
+        ids = closed_turn(new, tokenizer)  # whichever end-of-generation token it wrote: the learner's own
+        if finish != "length" and tokenizer.eos_token_id is not None:
             ids = [*ids, tokenizer.eos_token_id]
         return SampledPlan(text.strip(), prompt_ids, ids)
 
@@ -75,24 +78,16 @@ class ServedSampler:
         should_stop: ShouldStop | None = None,
         stop: Sequence[str] = (),
     ) -> list[SampledPlan]:
-        from mia.graph.nodes.plan import to_messages
-
         check_stop(should_stop)
         if not holds(self.served, self.policy):
             log.warning("the served planner does not hold the learner's weights: the learner samples this question")
             return list(
                 self.policy.sample(messages, n, max_new_tokens, temperature, should_stop=should_stop, stop=stop)
             )
-        chat, prompt_ids = to_messages(messages), list(self.policy.prompt_ids(messages))  # once a question
-        params = {
-            "temperature": temperature,
-            "top_p": 1.0,
-            "presence_penalty": 0.0,
-            "max_tokens": max_new_tokens,
-            "stop": list(stop),
-        }
+        prompt_ids = list(self.policy.prompt_ids(messages))  # once a question
+        params = {"max_tokens": max_new_tokens, "temperature": temperature, "top_p": 1.0, "stop": list(stop)}
         with ThreadPoolExecutor(max_workers=min(self.concurrency, n), thread_name_prefix="mia-sample") as pool:
-            plans = list(pool.map(lambda _: self._one(chat, prompt_ids, params), range(n)))
+            plans = list(pool.map(lambda _: self._one(prompt_ids, params), range(n)))
         check_stop(should_stop)
         return plans
 
