@@ -16,7 +16,7 @@ from mia.graph.protocol import served_plan
 from mia.training.config import TrainConfig
 from mia.training.episodes import Accuracy, EpisodeOutcome, EpisodeRunner
 from mia.training.policy_chat import POLICY_SPEC, PolicyChatModel, PolicyHandle
-from mia.training.react import ReactBudget
+from mia.training.react import ReactBudget, TurnBatch
 from mia.training.rewards import CORRECT_AT, PlannerRewardWeights, plan_reward
 from mia.training.served_react import ServedGeneration, served_generation
 
@@ -231,8 +231,8 @@ class PlannerRollout:
         tokenizer, args = trainer.processing_class, trainer.args
         template_kwargs = dict(getattr(args, "chat_template_kwargs", None) or {})
         ids = [self.prompt_ids(p, tokenizer, template_kwargs) for p in prompts]
-        sampling = ReactBudget(temperature=float(args.temperature), top_p=float(args.top_p))
-        plans = self.served.follow(trainer)(ids, int(args.max_completion_length), True, sampling)
+        turns = TurnBatch(ids, int(args.max_completion_length), True, float(args.temperature), float(args.top_p))
+        plans = self.served.follow(trainer)(turns)
         eos = tokenizer.eos_token_id
         return {  # an empty plan still needs one token for GRPO
             "prompt_ids": ids,

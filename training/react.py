@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 from mia.graph.nodes.search_policy import accepts_grammar, required_searches
 from mia.graph.protocol import parse
@@ -26,20 +26,28 @@ STOP_STRINGS = ("</tool_call>", "</answer>")
 TOOL = "search"  # the one tool of the sandbox
 
 
-class Generate(Protocol):
-    """Who generates the turns (the torch model by default; llama.cpp in training/served_react.py):
-    each row's new token ids for a batch of prompt ids. `grammars` (one GBNF or None a row) is
-    passed only to a generate whose `supports_grammar` is true, as serving constrains only the
-    backends that can be."""
+@dataclass(frozen=True)
+class TurnBatch:
+    """One generation step of several rows (episodes' next turns, or plans): what a `Generate` is
+    asked for. `grammars` (one GBNF or None a row) is set only for a generate whose
+    `supports_grammar` is true, as serving constrains only the backends that can be."""
 
-    def __call__(
-        self,
-        batch: Sequence[list[int]],
-        max_new_tokens: int,
-        sample: bool,
-        budget: ReactBudget,
-        grammars: Sequence[str | None] | None = None,
-    ) -> list[list[int]]: ...
+    prompts: Sequence[list[int]]
+    max_new_tokens: int
+    sample: bool = True
+    temperature: float = 1.0
+    top_p: float = 1.0
+    grammars: Sequence[str | None] | None = None
+
+    def rows(self) -> list[tuple[list[int], str | None]]:
+        """(prompt ids, grammar or None) of each row."""
+        grammars = list(self.grammars) if self.grammars is not None else [None] * len(self.prompts)
+        return list(zip(self.prompts, grammars, strict=True))
+
+
+#: each row's new token ids for a batch: who generates the turns (the torch model by default;
+#: llama.cpp in training/served_react.py)
+Generate = Callable[[TurnBatch], list[list[int]]]
 
 
 @dataclass
@@ -181,14 +189,7 @@ class ReactRunner:
         return self.tokenizer(text, add_special_tokens=False)["input_ids"]
 
     # ------------------------------------------------------------------ generation
-    def _generate(
-        self,
-        batch: Sequence[list[int]],
-        max_new_tokens: int,
-        sample: bool,
-        budget: ReactBudget,
-        grammars: Sequence[str | None] | None = None,
-    ) -> list[list[int]]:
+    def _generate(self, turns: TurnBatch) -> list[list[int]]:
         """New token ids for each prompt of the batch, in one `generate` call (left-padded).
 
         Why a batch: GRPO's n rollouts of a question share one call per turn instead of n, which
@@ -200,18 +201,19 @@ class ReactRunner:
 
         device = next(self.model.parameters()).device
         pad = self.tokenizer.pad_token_id if self.tokenizer.pad_token_id is not None else self.tokenizer.eos_token_id
+        batch = turns.prompts
         width = max(len(ids) for ids in batch)
         input_ids = torch.tensor([[pad] * (width - len(ids)) + list(ids) for ids in batch], device=device)
         attention = torch.tensor([[0] * (width - len(ids)) + [1] * len(ids) for ids in batch], device=device)
         kwargs: dict[str, Any] = {
-            "max_new_tokens": max_new_tokens,
+            "max_new_tokens": turns.max_new_tokens,
             "stop_strings": list(STOP_STRINGS),
             "tokenizer": self.tokenizer,
             "pad_token_id": pad,
-            "do_sample": sample,
+            "do_sample": turns.sample,
         }
-        if sample:
-            kwargs.update(temperature=budget.temperature, top_p=budget.top_p)
+        if turns.sample:
+            kwargs.update(temperature=turns.temperature, top_p=turns.top_p)
         with torch.no_grad():
             out = self.model.generate(input_ids=input_ids, attention_mask=attention, **kwargs)
         return [self._cut(row, pad) for row in out[:, width:].tolist()]
@@ -258,12 +260,15 @@ class ReactRunner:
                 if not group:
                     continue
                 tokens = budget.max_answer_tokens if forced else budget.max_turn_tokens
-                batch = [live[i].ids for i in group]
-                if budget.turn_grammar and accepts_grammar(self.generate):
-                    rules = [budget.grammar(live[i].episode.tool_calls, forced) for i in group]
-                    made = self.generate(batch, tokens, sample, budget, rules)
-                else:
-                    made = self.generate(batch, tokens, sample, budget)
+                grammars = (
+                    [budget.grammar(live[i].episode.tool_calls, forced) for i in group]
+                    if budget.turn_grammar and accepts_grammar(self.generate)
+                    else None
+                )
+                turns = TurnBatch(
+                    [live[i].ids for i in group], tokens, sample, budget.temperature, budget.top_p, grammars
+                )
+                made = self.generate(turns)
                 for i, new in zip(group, made, strict=True):
                     live[i].done = self._advance(live[i], new, forced, replan)
             active = [i for i in active if not live[i].done]

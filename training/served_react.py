@@ -30,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from mia.training.react import STOP_STRINGS, ReactBudget
+from mia.training.react import STOP_STRINGS, TurnBatch
 
 #: the opening tag of each stop string: a reply that stopped at one left that tag unclosed
 _OPENERS = {stop: stop.replace("</", "<", 1) for stop in STOP_STRINGS}
@@ -173,18 +173,16 @@ class ServedGeneration:
 
     supports_grammar = True  # llama.cpp constrains a request to a GBNF grammar, as serving does
 
-    def _one(
-        self, ids: list[int], max_new_tokens: int, sample: bool, budget: ReactBudget, grammar: str | None
-    ) -> list[int]:
+    def _one(self, ids: list[int], grammar: str | None, turns: TurnBatch) -> list[int]:
         # Under a grammar the grammar ends the turn (llama.cpp then allows only an end-of-generation
         # token): a stop string would cut its closing tag mid-way, ids and text alike.
         new, text, finish = complete(
             self.chat,
             self.tokenizer,
             ids,
-            max_new_tokens,
-            budget.temperature if sample else 0.0,
-            budget.top_p if sample else 1.0,
+            turns.max_new_tokens,
+            turns.temperature if turns.sample else 0.0,
+            turns.top_p,
             stop=() if grammar else self.stop,
             grammar=grammar,
         )
@@ -194,22 +192,10 @@ class ServedGeneration:
             return new
         return with_stop_tag(text, new, finish, self.tokenizer)
 
-    def __call__(
-        self,
-        batch: Sequence[list[int]],
-        max_new_tokens: int,
-        sample: bool,
-        budget: ReactBudget,
-        grammars: Sequence[str | None] | None = None,
-    ) -> list[list[int]]:
-        rules = list(grammars) if grammars is not None else [None] * len(batch)
-        with ThreadPoolExecutor(max_workers=min(self.slots, len(batch)), thread_name_prefix="mia-react") as pool:
-            return list(
-                pool.map(
-                    lambda row: self._one(row[0], max_new_tokens, sample, budget, row[1]),
-                    zip(batch, rules, strict=True),
-                )
-            )
+    def __call__(self, turns: TurnBatch) -> list[list[int]]:
+        rows = turns.rows()
+        with ThreadPoolExecutor(max_workers=min(self.slots, len(rows)), thread_name_prefix="mia-react") as pool:
+            return list(pool.map(lambda row: self._one(row[0], row[1], turns), rows))
 
 
 def served_generation(

@@ -94,10 +94,10 @@ class ScriptedGenerate:
         self.tokenizer, self.turns, self.supports_grammar = tokenizer, list(turns), supports_grammar
         self.grammars: list[str | None] = []
 
-    def __call__(self, batch, max_new_tokens, sample, budget, grammars=None):
-        assert grammars is None or self.supports_grammar  # only a generate that can constrain is handed one
-        self.grammars += list(grammars) if grammars is not None else [None] * len(batch)
-        return [self.tokenizer(self.turns.pop(0), add_special_tokens=False)["input_ids"] for _ in batch]
+    def __call__(self, turns):
+        assert turns.grammars is None or self.supports_grammar  # only a generate that can constrain is handed one
+        self.grammars += [grammar for _, grammar in turns.rows()]
+        return [self.tokenizer(self.turns.pop(0), add_special_tokens=False)["input_ids"] for _ in turns.prompts]
 
 
 @pytest.mark.parametrize("supports_grammar", [True, False])

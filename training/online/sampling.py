@@ -62,8 +62,8 @@ class ServedSampler:
     def _one(self, prompt_ids: list[int], params: dict[str, Any]) -> SampledPlan:
         from mia.training.served_react import closed_turn, complete
 
-        new, text, finish = complete(self.served, self.policy.tokenizer, prompt_ids, **params)
         tokenizer = self.policy.tokenizer
+        new, text, finish = complete(self.served, tokenizer, prompt_ids, **params)
         ids = closed_turn(new, tokenizer)  # whichever end-of-generation token it wrote: the learner's own
         if finish != "length" and tokenizer.eos_token_id is not None:
             ids = [*ids, tokenizer.eos_token_id]
