@@ -214,7 +214,8 @@ class PlannerRollout:
     """TRL `rollout_func` of the planner stage when llama.cpp samples the plans (`planner.sample_on`):
     the step's LoRA is served (`ServedGeneration.follow`), each prompt is rendered with the policy's
     chat template into its token ids, and the plans come back as the ids llama.cpp sampled, at the
-    trainer's temperature and top_p, up to its completion length or the end token (which is kept)."""
+    trainer's temperature and top_p, up to its completion length or its end (then ending with the
+    tokenizer's end token, `served_react.finished`)."""
 
     def __init__(self, served: ServedGeneration) -> None:
         self.served = served

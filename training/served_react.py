@@ -65,6 +65,15 @@ def closed_turn(ids: list[int], tokenizer: Any) -> list[int]:
     return ids[:end]
 
 
+def finished(ids: list[int], finish: str, tokenizer: Any) -> list[int]:
+    """A free reply's ids as the torch policy ends one: a reply that ended (at its end-of-generation
+    token or at a stop string) ends with the tokenizer's end token, whichever one llama.cpp wrote,
+    so the step learns where replies end; one cut at the token budget does not."""
+    ids = closed_turn(ids, tokenizer)
+    eos = tokenizer.eos_token_id
+    return [*ids, eos] if finish != "length" and eos is not None else ids
+
+
 def complete(
     chat: Any,
     tokenizer: Any,
@@ -189,7 +198,7 @@ class ServedGeneration:
         if grammar:
             return closed_turn(new, self.tokenizer)
         if not self.stop:
-            return new
+            return finished(new, finish, self.tokenizer)
         return with_stop_tag(text, new, finish, self.tokenizer)
 
     def __call__(self, turns: TurnBatch) -> list[list[int]]:

@@ -100,11 +100,12 @@ class ScriptedGenerate:
         return [self.tokenizer(self.turns.pop(0), add_special_tokens=False)["input_ids"] for _ in turns.prompts]
 
 
-@pytest.mark.parametrize("supports_grammar", [True, False])
-def test_each_turn_gets_the_served_executors_grammar(supports_grammar: bool) -> None:
+@pytest.mark.parametrize(("supports_grammar", "turn_grammar"), [(True, True), (False, True), (True, False)])
+def test_each_turn_gets_the_served_executors_grammar(supports_grammar: bool, turn_grammar: bool) -> None:
     """A call only before the required search, a call or an answer after it, an answer alone (no
     thought: serving prefills it) once the budget is spent; nothing for a generate that cannot
-    constrain (the torch loop), as serving constrains only backends that can."""
+    constrain (the torch loop), as serving constrains only backends that can, or with the config's
+    `turn_grammar` off."""
     from transformers import AutoTokenizer
 
     from mia.graph.protocol.grammar import turn_grammar
@@ -115,12 +116,12 @@ def test_each_turn_gets_the_served_executors_grammar(supports_grammar: bool) -> 
     tokenizer = AutoTokenizer.from_pretrained(resolve_weights("local:smollm2")[0])
     call = '<tool_call>{"name": "search", "arguments": {"query_list": ["capital of France"]}}</tool_call>'
     generate = ScriptedGenerate(tokenizer, [call, call, "<answer>Paris</answer>"], supports_grammar)
-    budget = ReactBudget(max_tool_calls=2, min_tool_calls=1)
+    budget = ReactBudget(max_tool_calls=2, min_tool_calls=1, turn_grammar=turn_grammar)
     runner = ReactRunner(None, tokenizer, SandboxSearch(top_k=1), budget, generate=generate)
     paragraphs = [{"title": "France", "text": "Paris is the capital of France."}]
     episode = runner.run(executor_messages("What is the capital of France?", ""), paragraphs)
     assert episode.tool_calls == 2 and episode.answer == "Paris" and not episode.forced
-    if not supports_grammar:
+    if not (supports_grammar and turn_grammar):
         assert generate.grammars == [None, None, None]
         return
     assert generate.grammars == [
@@ -128,7 +129,6 @@ def test_each_turn_gets_the_served_executors_grammar(supports_grammar: bool) -> 
         turn_grammar(["search"]),
         turn_grammar(["search"], call=False, think=False),
     ]
-    assert ReactBudget(turn_grammar=False).turn_grammar is False  # the config's switch
 
 
 @pytest.mark.real_model

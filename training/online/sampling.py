@@ -60,14 +60,11 @@ class ServedSampler:
         self.served, self.policy, self.concurrency = served, policy, max(1, concurrency)
 
     def _one(self, prompt_ids: list[int], params: dict[str, Any]) -> SampledPlan:
-        from mia.training.served_react import closed_turn, complete
+        from mia.training.served_react import complete, finished
 
         tokenizer = self.policy.tokenizer
         new, text, finish = complete(self.served, tokenizer, prompt_ids, **params)
-        ids = closed_turn(new, tokenizer)  # whichever end-of-generation token it wrote: the learner's own
-        if finish != "length" and tokenizer.eos_token_id is not None:
-            ids = [*ids, tokenizer.eos_token_id]
-        return SampledPlan(text.strip(), prompt_ids, ids)
+        return SampledPlan(text.strip(), prompt_ids, finished(new, finish, tokenizer))
 
     def __call__(
         self,
