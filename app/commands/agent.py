@@ -42,6 +42,12 @@ _namespace = typer.Option(
     None, "--namespace", "-n", help="Memory namespace (env MIA_MEMORY_NAMESPACE, default 'default')."
 )
 _max_tools = typer.Option(None, "--max-tool-calls", help="Most tool calls per question (default 30).")
+_min_tools = typer.Option(
+    None,
+    "--min-tool-calls",
+    min=0,
+    help="Searches required before an answer is accepted (default 1; 0: may answer at once).",
+)
 _max_replans = typer.Option(
     None, "--max-replans", help="Most reflect-and-replan rounds (default 1; 0 skips reflection)."
 )
@@ -128,6 +134,7 @@ def ask(
     judge_model: str = _judge,
     namespace: str = _namespace,
     max_tool_calls: int = _max_tools,
+    min_tool_calls: int = _min_tools,
     max_replans: int = _max_replans,
     max_tokens: int = _max_tokens,
     corpus: str = _corpus,
@@ -181,6 +188,7 @@ def chat(
     judge_model: str = _judge,
     namespace: str = _namespace,
     max_tool_calls: int = _max_tools,
+    min_tool_calls: int = _min_tools,
     max_replans: int = _max_replans,
     max_tokens: int = _max_tokens,
     corpus: str = _corpus,
@@ -343,6 +351,7 @@ def _context(options: dict[str, Any]) -> Any:
     overrides.update(
         namespace=options.get("namespace"),
         max_tool_calls=options.get("max_tool_calls"),
+        min_tool_calls=options.get("min_tool_calls"),
         max_replans=options.get("max_replans"),
         corpus=options.get("corpus"),
         memory_mode=options.get("memory_mode"),

@@ -76,6 +76,12 @@ def eval_command(
     max_tool_calls: Annotated[
         Optional[int], typer.Option(min=0, help="Most tool calls per question (graph default 30).")
     ] = None,
+    min_tool_calls: Annotated[
+        Optional[int],
+        typer.Option(
+            min=0, help="Searches required before an answer is accepted (graph default 1; 0: may answer at once)."
+        ),
+    ] = None,
     planner_max_tokens: Annotated[Optional[int], typer.Option(min=1, help="Most new tokens per planner call.")] = None,
     executor_max_tokens: Annotated[
         Optional[int], typer.Option(min=1, help="Most new tokens per executor turn.")
@@ -241,6 +247,7 @@ def eval_command(
     from mia.graph.models.errors import BackendError
 
     given = {
+        "min_tool_calls": min_tool_calls,
         "planner_max_tokens": planner_max_tokens,
         "executor_max_tokens": executor_max_tokens,
         "manager_max_tokens": manager_max_tokens,

@@ -63,6 +63,17 @@ def test_ask_streams_events(fake_models: dict[str, Any], tmp_path: Path) -> None
         assert text in res.output
 
 
+@pytest.mark.parametrize("min_calls, tool_calls", [("0", 0), ("1", 1)])
+def test_min_tool_calls_option(fake_models: dict[str, Any], tmp_path: Path, min_calls: str, tool_calls: int) -> None:
+    """`--min-tool-calls 0` accepts an answer before any search; 1 (the default) forces one first."""
+    fake_models["model"].script = ["<answer>Paris</answer>", SEARCH.format("Paris"), "<answer>Paris</answer>"]
+    args = ["ask", "Capital of France?", "--json", "--data-dir", str(tmp_path), "--judge-mode", "off"]
+    res = runner.invoke(app, args + ["--max-replans", "0", "--min-tool-calls", min_calls])
+    assert res.exit_code == 0, res.output
+    out = json.loads(res.stdout.strip().splitlines()[-1])
+    assert out["answer"] == "Paris" and out["tool_calls"] == tool_calls
+
+
 def test_failed_run_resumes_from_its_checkpoint(fake_models: dict[str, Any], tmp_path: Path) -> None:
     def boom(messages: Any) -> str:
         raise ConnectionError("backend went away")
