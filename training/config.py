@@ -21,6 +21,8 @@ Stage = Literal["planner", "executor", "executor-sft", "alternate"]
 #: Who generates a policy's samples: auto = the policy's GGUF on llama.cpp when there is one (an
 #: embedded base: the weights the learner trains were de-quantised from it), else the torch copy.
 SampleOn = Literal["auto", "learner", "served"]
+#: which attempt of a right episode the executor SFT teaches (mia.training.sft_data.conversation_rows)
+SftAttempts = Literal["first", "final"]
 #: The policy and partners a config gets when it names none: the small embedded model that trains on a CPU
 #: (the served defaults, graph/models/defaults.py, are for answering, not for a first training run).
 DEFAULT_TRAINING_MODEL = "local:smollm2"
@@ -92,6 +94,9 @@ class SftSettings:
     exclude: list[str] = field(default_factory=list)  # episodes whose questions are never trained on (reported splits)
     plans_only: bool = False  # only episodes that were handed a plan (else planless right attempts too)
     max_tool_calls: int | None = 4  # the budget the episodes ran under: an attempt that used it all is skipped
+    # first: the first attempt, when no later round changed its answer; final: the attempt that gave
+    # the right answer, a second attempt after a late plan, a replan or the settled facts included
+    attempts: SftAttempts = "first"
     max_length: PositiveInt = 2048  # rows longer than this (tokens) are dropped, never truncated
     limit: int | None = None  # at most this many rows (in order), for a run that must fit a time slot
     trainer: dict[str, Any] = field(default_factory=dict)

@@ -59,6 +59,12 @@ def replan_message(replan: str) -> dict[str, str]:
     return {"role": "user", "content": builder.replan_message(replan)}
 
 
+def late_plan_message(plan: str, failure: str) -> dict[str, str]:
+    """The user turn that holds back a failed answer and hands the executor the plan written after
+    it (plan_when "failure"; the graph's replan node sends the same)."""
+    return {"role": "user", "content": builder.late_plan_message(plan, failure)}
+
+
 def replan_conversation(
     question: str, plan: str, trace: str, memories: str = "", max_words: int | None = None
 ) -> list[dict[str, str]]:

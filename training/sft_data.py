@@ -6,7 +6,9 @@ a plan answers worse than alone; its own right plan-following episodes show it h
 in the exact prompt it is served, with no reward model and no rollouts, at a cost a CPU can pay.
 
 What is kept: the first attempt of an episode whose answer was judged right and was not changed
-by a later round (a replan, an evidence round): its turns are what led to the answer. Each
+by a later round (a replan, an evidence round): its turns are what led to the answer; with
+`attempts="final"`, the later attempt that reached the right answer instead, in the conversation the
+graph served it (`served_turns`). Each
 executor turn becomes one prompt-completion row (the conversation so far, then the turn) rendered
 by the graph's prompt builder and protocol (`render_turn`), so the policy is trained on the text it
 is served and writes. Searches the graph made itself (a plan's first searches, evidence rounds)
@@ -22,14 +24,29 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from mia.graph.protocol import render_turn
+from mia.graph.nodes.reflect import shown_in_reflection
+from mia.graph.protocol import cut_before_answer, render_turn
+from mia.training.config import SftAttempts
 from mia.training.data import open_text
-from mia.training.prompts import executor_messages, observation_message
+from mia.training.prompts import executor_messages, late_plan_message, observation_message, replan_message
 
 GRAPH_MADE = ("planned", "evidence")  # tool_call contents of searches the graph made, not the executor
 LATER_ROUNDS = ("reflection", "replan")  # what follows a first attempt's answer
+
+
+@dataclass(frozen=True)
+class ServedTurn:
+    """One executor turn (`completion`, in the protocol) and the conversation it was served
+    (`prompt`); `attempt` counts the later rounds before it; `taught` is False for a search the
+    graph made itself."""
+
+    prompt: list[dict[str, str]]
+    completion: str
+    kind: Literal["tool_call", "answer"]
+    attempt: int
+    taught: bool
 
 
 @dataclass(frozen=True)
@@ -78,43 +95,97 @@ def first_attempt(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]
     return None
 
 
-def conversation_rows(episode: Episode, max_tool_calls: int | None = None) -> list[dict[str, Any]]:
-    """Prompt-completion rows (TRL's conversational format) of a right first attempt, one per
-    executor turn; [] when the episode is not usable (wrong, changed later, over the budget, a
-    turn the protocol cannot render)."""
-    if not episode.correct:
-        return []
-    steps = first_attempt(episode.steps)
-    if steps is None:
-        return []
-    calls = sum(1 for s in steps if s.get("kind") == "tool_call")
-    if max_tool_calls is not None and calls >= max_tool_calls:
-        return []  # the budget may have forced the answer: a turn the executor did not choose
-    messages: list[dict[str, str]] = executor_messages(episode.question, episode.plan)
-    rows: list[dict[str, Any]] = []
+def served_turns(episode: Episode) -> list[ServedTurn] | None:
+    """Every turn of the episode with the conversation it was served, rebuilt as the graph builds it
+    (graph/nodes/execute.py, reflect.py): the system prompt with the plan the executor started from
+    (none when the plan was written after a failed attempt: plan_when "failure"), each turn and tool
+    result, and at each later round what the graph handed over: the failed answer cut before its
+    <answer> and the late plan, the replan or the settled facts after it; an evidence round takes the
+    answer turn out and makes its searches. None when a step cannot be rendered."""
+    steps = episode.steps
+    late = any(s.get("kind") == "replan" and (s.get("args") or {}).get("first_plan") for s in steps)
+    messages: list[dict[str, str]] = executor_messages(episode.question, "" if late else episode.plan)
+    turns: list[ServedTurn] = []
     think: list[str] = []
-    for step in steps:
+    attempt = 0
+    for i, step in enumerate(steps):
         kind, content = step.get("kind"), str(step.get("content") or "")
         if kind == "thought":
             think.append(content.strip())
         elif kind == "tool_call":
             args = step.get("args")
             if not step.get("tool") or not isinstance(args, Mapping):
-                return []
-            turn = render_turn("\n".join(think), call=(str(step["tool"]), dict(args)))
-            made_by_graph = content in GRAPH_MADE
-            if not made_by_graph:
-                rows.append({"prompt": list(messages), "completion": [{"role": "assistant", "content": turn}]})
-            messages.append({"role": "assistant", "content": turn})
+                return None
+            text = render_turn("\n".join(think), call=(str(step["tool"]), dict(args)))
+            turns.append(ServedTurn(list(messages), text, "tool_call", attempt, taught=content not in GRAPH_MADE))
+            messages.append({"role": "assistant", "content": text})
             think = []
         elif kind == "observation":
             messages.append(observation_message(content))
         elif kind == "answer":
             if not content.strip():
-                return []
-            turn = render_turn("\n".join(think), answer=content)
-            rows.append({"prompt": list(messages), "completion": [{"role": "assistant", "content": turn}]})
-    return rows
+                return None
+            text = render_turn("\n".join(think), answer=content)
+            turns.append(ServedTurn(list(messages), text, "answer", attempt, taught=True))
+            messages.append({"role": "assistant", "content": text})
+            think = []
+        elif kind == "replan":
+            handed = _handed(step, shown_in_reflection(list(steps[:i])))
+            if handed is None:  # a dropped plan: nothing handed, the answer stands
+                continue
+            last = turns[-1] if turns else None
+            if last is not None and last.kind == "answer" and messages[-1]["content"] == last.completion:
+                if handed:  # the failed answer cut before its <answer> (the graph replaces that message)
+                    messages[-1] = {"role": "assistant", "content": cut_before_answer(last.completion) or "<think>"}
+                else:  # an evidence round: the answer turn leaves the history
+                    messages.pop()
+            if handed:
+                messages.append(handed)
+            attempt += 1
+    return turns
+
+
+def _handed(step: Mapping[str, Any], failure: str) -> dict[str, str] | None:
+    """The user turn the graph's replan node hands the executor for this replan step: the late
+    plan's or the replan's message, or the settled facts (the failure text); {} for an evidence round
+    (no message: the graph searches); None for a plan that was dropped (the answer stands)."""
+    args = step.get("args") or {}
+    plan = str(step.get("content") or "")
+    if args.get("dropped"):
+        return None
+    if args.get("settled"):
+        return {} if args.get("unread") else {"role": "user", "content": failure}
+    if args.get("first_plan"):
+        return late_plan_message(plan, failure)
+    return replan_message(plan)
+
+
+def conversation_rows(
+    episode: Episode, max_tool_calls: int | None = None, attempts: SftAttempts = "first"
+) -> list[dict[str, Any]]:
+    """Prompt-completion rows (TRL's conversational format) of a right episode, one per executor turn
+    of the attempt taught: `first`, the first attempt when no later round changed its answer (the
+    executor alone, or with the plan it was handed first); `final`, the attempt that gave the right
+    answer, later rounds included (after a late plan, a replan or the settled facts, with the earlier
+    attempt in the prompt). [] when the episode is not usable (wrong, over the budget, a turn the
+    protocol cannot render, no such attempt)."""
+    if not episode.correct:
+        return []
+    steps = first_attempt(episode.steps) if attempts == "first" else list(episode.steps)
+    if steps is None:
+        return []
+    calls = sum(1 for s in steps if s.get("kind") == "tool_call")
+    if max_tool_calls is not None and calls >= max_tool_calls:
+        return []  # the budget may have forced the answer: a turn the executor did not choose
+    turns = served_turns(Episode(episode.question, episode.plan, tuple(steps), True, episode.answer, episode.source))
+    if not turns or turns[-1].kind != "answer":
+        return []
+    last = turns[-1].attempt
+    return [
+        {"prompt": t.prompt, "completion": [{"role": "assistant", "content": t.completion}]}
+        for t in turns
+        if t.attempt == last and t.taught
+    ]
 
 
 def own_searches(steps: Sequence[Mapping[str, Any]]) -> int:
@@ -170,6 +241,7 @@ def sft_rows(
     exclude_questions: Iterable[str] = (),
     plans_only: bool = True,
     max_tool_calls: int | None = None,
+    attempts: SftAttempts = "first",
 ) -> list[dict[str, Any]]:
     """The rows of every usable episode, one episode per question (several runs answered the same
     question: the first logged one that was handed a plan, else the first), never a question of
@@ -181,7 +253,7 @@ def sft_rows(
         key = _key(episode.question)
         if key in banned or key in seen or (plans_only and not episode.plan.strip()):
             continue
-        found = conversation_rows(episode, max_tool_calls)
+        found = conversation_rows(episode, max_tool_calls, attempts)
         if found:
             seen.add(key)
             planned = bool(episode.plan.strip())
@@ -197,11 +269,13 @@ def _key(question: str) -> str:
 
 __all__ = [
     "Episode",
+    "ServedTurn",
     "conversation_rows",
     "episode_from_record",
     "first_attempt",
     "own_searches",
     "read_episodes",
     "search_counts",
+    "served_turns",
     "sft_rows",
 ]

@@ -41,6 +41,7 @@ def sft_dataset_rows(
         exclude_questions=banned,
         plans_only=settings.plans_only,
         max_tool_calls=settings.max_tool_calls,
+        attempts=settings.attempts,
     )
     kept, too_long = [], 0
     for row in rows:

@@ -10,8 +10,15 @@ from pathlib import Path
 import pytest
 
 from mia.graph.protocol import parse
-from mia.training.prompts import executor_messages, observation_message
-from mia.training.sft_data import Episode, conversation_rows, episode_from_record, read_episodes, sft_rows
+from mia.training.prompts import executor_messages, observation_message, replan_message
+from mia.training.sft_data import (
+    Episode,
+    conversation_rows,
+    episode_from_record,
+    read_episodes,
+    served_turns,
+    sft_rows,
+)
 
 Q = "Where was the director of film The Duel born?"
 PLAN = '1. Search "The Duel director" -> #1\n2. Search "#1 birthplace"'
@@ -132,3 +139,139 @@ def test_search_counts_are_the_executors_own_searches_in_right_first_attempts() 
     ]
     assert search_counts(episodes) == {1: 1, 2: 2, 0: 1}
     assert search_counts(episodes, exclude_questions=["who directed the duel?"]) == {1: 1, 2: 1, 0: 1}
+
+
+# ---- later attempts (`attempts="final"`): the conversation the graph served after a late plan
+
+
+def _served(model: object) -> list[list[dict[str, str]]]:
+    """The fake executor's prompts as role/content messages (what the SFT rows must equal)."""
+    roles = {"system": "system", "human": "user", "ai": "assistant"}
+    return [[{"role": roles[m.type], "content": str(m.content)} for m in prompt] for prompt in model.prompts]  # type: ignore[attr-defined]
+
+
+def test_a_late_plans_second_attempt_is_rebuilt_as_the_graph_served_it() -> None:
+    """The graph's defaults (plan_when "failure"): the executor answers alone, the answer names the
+    bridge entity, the rule shows the failure, the planner writes the first plan, the executor
+    goes on and answers right. Each rebuilt turn's conversation is the one the executor was sent
+    (the system prompt's tool listing aside: training lists the sandbox search), and `final` teaches
+    the second attempt's two turns, `first` nothing (the first answer was changed)."""
+    from mia.graph.builder import build_graph, recursion_limit
+    from tests.graph.fakes import ScriptedChatModel, fake_context, make_deps, search_tool
+
+    question = "Where was the director of film The Duel born?"
+    plan = '1. Search "Dover Kosashvili place of birth" -> #1\n2. Answer with #1.'
+    call = '<think>\nI need facts\n</think>\n<tool_call>\n{{"name": "search", "arguments": {{"query_list": ["{q}"]}}}}\n</tool_call>'
+    models = {
+        "fake:planner": ScriptedChatModel(script=[plan]),
+        "fake:executor": ScriptedChatModel(
+            script=[
+                call.format(q=question),
+                "<answer>Dover Kosashvili</answer>",
+                call.format(q="Dover Kosashvili place of birth"),
+                "<think>\nFound it.\n</think>\n<answer>Tbilisi</answer>",
+            ]
+        ),
+        "fake:manager": ScriptedChatModel(script=[]),
+        "fake:judge": ScriptedChatModel(script=[], fallback="A"),
+    }
+    tools = [
+        search_tool(
+            {
+                question: "The Duel (2010), directed by Dover Kosashvili.",
+                "Dover Kosashvili place of birth": "Dover Kosashvili was born in Tbilisi.",
+            }
+        )
+    ]
+    deps, _ = make_deps(models, tools=tools)
+    context = fake_context(plan_when="failure")
+    out = build_graph(deps=deps).invoke(
+        {"question": question}, context=context, config={"recursion_limit": recursion_limit(context)}
+    )
+    assert out["answer"] == "Tbilisi" and out["plan"] == plan
+    ep = episode(list(out["trajectory"]["steps"]), plan=out["plan"], question=question)
+
+    turns = served_turns(ep)
+    sent = _served(models["fake:executor"])
+    assert turns is not None and len(turns) == len(sent) == 4
+    for turn, prompt in zip(turns, sent, strict=True):
+        assert turn.prompt[1:] == prompt[1:]  # the question, the turns, the results, what was handed
+        assert turn.prompt[0]["role"] == prompt[0]["role"] == "system"
+    assert [t.attempt for t in turns] == [0, 0, 1, 1]
+    assert "not accepted yet" in turns[2].prompt[-1]["content"] and plan in turns[2].prompt[-1]["content"]
+
+    rows = conversation_rows(ep, max_tool_calls=4, attempts="final")
+    assert [r["prompt"] for r in rows] == [t.prompt for t in turns[2:]]
+    assert parse(rows[-1]["completion"][0]["content"], strict=True).answer == "Tbilisi"
+    assert conversation_rows(ep, max_tool_calls=4, attempts="first") == []
+
+
+ANSWER = {"kind": "answer", "content": "Tbilisi"}
+WRONG = {"kind": "answer", "content": "Dover Kosashvili"}
+HOP = {**CALL, "args": {"query_list": ["Dover Kosashvili birthplace"]}}
+HOP_OBS = {"kind": "observation", "content": "Dover Kosashvili was born in Tbilisi."}
+
+
+def _reflection(failure: str, **args: object) -> dict:
+    return {"kind": "reflection", "content": "yes", "args": {"failure": failure, **args}}
+
+
+def test_a_settled_correction_hands_the_facts_and_an_evidence_round_drops_the_answer() -> None:
+    facts = "The results settle it: Tbilisi."
+    settled = [
+        CALL,
+        OBS,
+        WRONG,
+        _reflection(facts, settled=True),
+        {"kind": "replan", "content": "", "args": {"settled": True}},
+        ANSWER,
+    ]
+    turns = served_turns(episode(settled))
+    assert turns is not None and [t.attempt for t in turns] == [0, 0, 1]
+    assert turns[-1].prompt[-1] == {"role": "user", "content": facts}
+    assert turns[-1].prompt[-2] == {"role": "assistant", "content": "<think>"}  # the answer cut before <answer>
+    evidence_call = {**HOP, "content": "evidence"}
+    replan = {"kind": "replan", "content": "", "args": {"settled": True, "unread": ["Dover Kosashvili"]}}
+    evidence = [
+        CALL,
+        OBS,
+        WRONG,
+        _reflection("one-sided", unread=["Dover Kosashvili"]),
+        replan,
+        evidence_call,
+        HOP_OBS,
+        ANSWER,
+    ]
+    turns = served_turns(episode(evidence))
+    assert turns is not None and [t.taught for t in turns] == [True, True, False, True]
+    last = turns[-1].prompt
+    assert last[-1] == observation_message(HOP_OBS["content"]) and "Dover Kosashvili</answer>" not in str(last)
+    rows = conversation_rows(episode(evidence), max_tool_calls=4, attempts="final")
+    assert len(rows) == 1 and parse(rows[0]["completion"][0]["content"], strict=True).answer == "Tbilisi"
+
+
+def test_a_dropped_plan_leaves_the_first_attempt_and_a_replan_hands_the_replan() -> None:
+    dropped = [
+        CALL,
+        OBS,
+        ANSWER,
+        _reflection("x"),
+        {"kind": "replan", "content": "1. Same", "args": {"dropped": "it repeats the plan"}},
+    ]
+    assert len(conversation_rows(episode(dropped), attempts="final")) == 2  # the answer stood: its attempt
+    replanned = [
+        CALL,
+        OBS,
+        WRONG,
+        {"kind": "reflection", "content": "yes"},
+        {"kind": "replan", "content": "1. Search the birthplace"},
+        HOP,
+        HOP_OBS,
+        ANSWER,
+    ]
+    rows = conversation_rows(episode(replanned), max_tool_calls=4, attempts="final")
+    assert len(rows) == 2 and rows[0]["prompt"][-1] == replan_message("1. Search the birthplace")
+    assert rows[0]["prompt"][0] == executor_messages(Q, PLAN)[0]  # a replan keeps the plan it started from
+    assert conversation_rows(episode(replanned, correct=False), attempts="final") == []
+    over = [CALL, OBS, WRONG, {"kind": "replan", "content": "1. x"}, HOP, HOP_OBS, HOP, HOP_OBS, HOP, HOP_OBS, ANSWER]
+    assert conversation_rows(episode(over), max_tool_calls=4, attempts="final") == []  # the budget forced it
