@@ -1,8 +1,11 @@
 """The test-time learner's cost on answer latency: a learning row's answer seconds against a
 memory-only row's on the same questions, paired, on the same CPU only.
 
-    python bench/online/ttl_latency.py results/ttl-2wiki/memory results/ttl-2wiki/ttl \
-        --exclude 21 25-28
+    python bench/online/ttl_latency.py results/ttl-2wiki/memory results/ttl-2wiki/memory-cpu2 \
+        results/ttl-2wiki/ttl --exclude 21 25-28
+
+The last folder is the learning row; the others are memory-only rows, and each answer is paired
+with the first of them that answered its question on the CPU the answer ran on.
 
 Why paired by CPU: a resumable row may go on on another machine (this project's CPU model changes
 between sessions), and llama.cpp's speed changes with it (a Zen 5 with AVX-512 answered in about half
@@ -54,31 +57,38 @@ def cpu_at(spans: list[tuple[float, str]], when: float) -> str:
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("memory", type=Path)
-    ap.add_argument("learning", type=Path)
+    ap.add_argument("rows", nargs="+", type=Path, help="memory-only row folders, then the learning row's")
     ap.add_argument(
         "--exclude", nargs="*", default=[], help="positions (1-based, a-b ranges) that ran beside other work"
     )
     args = ap.parse_args()
+    if len(args.rows) < 2:
+        ap.error("give at least one memory-only row and the learning row")
+    *memories, learning = args.rows
     skip = positions(args.exclude)
-    memory_spans, learning_spans = cpus(args.memory), cpus(args.learning)
-    memory = {r["id"]: r for r in read_rows(args.memory)}
-    rows = read_rows(args.learning)
+    learning_spans = cpus(learning)
+    # (CPU, question id) -> that memory row's answer, the first row named winning
+    memory: dict[tuple[str, str], dict] = {}
+    for folder in memories:
+        spans = cpus(folder)
+        for other in read_rows(folder):
+            memory.setdefault((cpu_at(spans, float(other["finished_at"])), other["id"]), other)
+    rows = read_rows(learning)
     paired: list[tuple[int, dict, dict]] = []
     elsewhere: dict[str, list[float]] = {}
     for pos, row in enumerate(rows, 1):
         mine = cpu_at(learning_spans, float(row["finished_at"]))
-        other = memory.get(row["id"])
-        if pos in skip or other is None:
+        if pos in skip:
             continue
-        if mine == cpu_at(memory_spans, float(other["finished_at"])):
+        other = memory.get((mine, row["id"]))
+        if other is not None:
             paired.append((pos, row, other))
         else:
             elsewhere.setdefault(mine, []).append(float(row["wall_s"]))
     lines = [
-        f"# Answer seconds: {args.learning} against {args.memory}, paired on the same CPU",
+        f"# Answer seconds: {learning} against {', '.join(map(str, memories))}, paired on the same CPU",
         "",
-        f"Command: `python bench/online/ttl_latency.py {args.memory} {args.learning}"
+        f"Command: `python bench/online/ttl_latency.py {' '.join(map(str, args.rows))}"
         + (f" --exclude {' '.join(args.exclude)}`" if args.exclude else "`")
         + f". {len(rows)} answers in the learning row; left out as run beside other work: "
         + (", ".join(map(str, sorted(skip))) or "none")
@@ -113,10 +123,10 @@ def main() -> None:
     lines.append("")
     for cpu, seconds in sorted(elsewhere.items()):
         lines.append(
-            f"Not paired: {len(seconds)} answers on {cpu}, where the memory-only row never ran "
+            f"Not paired: {len(seconds)} answers on {cpu}, where no memory-only row answered them "
             f"({statistics.mean(seconds):.1f} s/q)."
         )
-    (args.learning / "latency.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    (learning / "latency.md").write_text("\n".join(lines) + "\n", encoding="utf-8")
     print("\n".join(lines))
 
 

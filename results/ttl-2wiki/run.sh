@@ -39,5 +39,9 @@ run memory
 # third batch ran as on 50df9e1; from answer 14 on, a831237, which samples on the served planner
 # (the same weights and adapter, plain temperature sampling), not the learner's fp32 copy
 COMMIT=a831237 run ttl --test-time-learning
-.venv/bin/mia eval-report "$R/memory" "$R/ttl" --out "$R" \
+# memory-cpu2: the memory row again, same commit and settings, on the CPU that ran the ttl row's answers
+# from 42 on (a Zen 5 EPYC with AVX-512, llamacpp.cpu x86_64-2380ab50821c): it pairs those answers on
+# one CPU, and its answers against the memory row's show what the CPU alone changes (README).
+run memory-cpu2   # COMMIT: the memory row's (above)
+.venv/bin/mia eval-report "$R/memory" "$R/ttl" "$R/memory-cpu2" --out "$R" \
     --title "2WikiMultihopQA, 120 questions: test-time learning against memory only (plan first)"
