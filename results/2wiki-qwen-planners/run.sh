@@ -15,11 +15,7 @@ cd "$(dirname "$0")/../.."
 R=results/2wiki-qwen-planners
 STORE=results/training/2wiki-warmup-store
 COMMON=(--dataset 2wiki --max-tool-calls 4)
-run() {  # run NAME ARGS...: one configuration, logged to $R/NAME.log
-    local name="$1"; shift
-    scripts/checkpoint_run.sh "$R/$name" >> "$R/checkpoints.log" 2>&1 &   # commits the run every 30 min
-    scripts/frozen_run.sh "$R/$name.log" -- eval "${COMMON[@]}" --label "$name" --out "$R/$name" "$@"
-}
+run() { local name="$1"; shift; scripts/study_row.sh "$R" "$name" "${COMMON[@]}" "$@"; }  # one row: a frozen copy, committed every 30 min
 run mia-grpo --n 100 --memory mia --memory-from "$STORE" \
     --planner-model llamacpp:qwen-coder-1.5b+results/training/cpu-qwen-2wiki/adapter
 run none --n 100 --memory none   # first: the cheapest row (about 22 s a question)
@@ -34,10 +30,9 @@ run trajectory-rag --n 100 --memory trajectory-rag --memory-from "$STORE"
 # alone (later commits added the executor's yes/no line and two plan and judge rules)
 # test-time learning takes longer than a session (about 160 s a question): stop it at a question
 # boundary, commit its store (git add -f), and the next session resumes it (see README.md)
-scripts/checkpoint_run.sh "$R/mia-ttl" >> "$R/checkpoints.log" 2>&1 &
 # 00922b1's learner could not stop mid-batch: its process aborts at exit ("terminate called without
 # an active exception") after the results and summary are written, hence `|| true`
-scripts/frozen_run.sh --commit fa667c1 "$R/mia-ttl.log" -- eval "${COMMON[@]}" --label mia-ttl --out "$R/mia-ttl" \
+scripts/study_row.sh --commit fa667c1 "$R" mia-ttl "${COMMON[@]}" \
     --n 120 --memory mia --memory-from "$STORE" --test-time-learning || true
 .venv/bin/mia eval-report "$R/mia-base" "$R/mia-ttl" --out "$R/ttl" \
     --title "2WikiMultihopQA, 120 questions: test-time learning against memory only"

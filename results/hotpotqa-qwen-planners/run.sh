@@ -18,11 +18,7 @@ cd "$(dirname "$0")/../.."
 R=results/hotpotqa-qwen-planners
 COMMON=(--dataset hotpotqa --max-tool-calls 4)
 CODE=2c8c751   # every row on one commit, whatever this checkout holds when the row starts
-run() {  # run NAME ARGS...: one configuration, logged to $R/NAME.log
-    local name="$1"; shift
-    scripts/checkpoint_run.sh "$R/$name" >> "$R/checkpoints.log" 2>&1 &   # commits the run every 30 min
-    scripts/frozen_run.sh --commit "$CODE" "$R/$name.log" -- eval "${COMMON[@]}" --label "$name" --out "$R/$name" "$@"
-}
+run() { local name="$1"; shift; scripts/study_row.sh --commit "$CODE" "$R" "$name" "${COMMON[@]}" "$@"; }  # one row: a frozen copy, committed every 30 min
 run warmup --n 0 --warmup 50 --memory mia   # about an hour: the memory every row below starts from
 run none --n 100 --memory none
 # the shorter rows first: a session that ends part-way leaves whole rows to compare

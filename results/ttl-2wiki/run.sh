@@ -18,15 +18,9 @@ cd "$(dirname "$0")/../.."
 R=results/ttl-2wiki
 COMMON=(--dataset 2wiki --seed 0 --start 100 --n 120 --max-tool-calls 4 --memory mia
         --memory-from results/training/2wiki-warmup-store --plan-when start)
-run() {  # run NAME ARGS...: one row, logged to $R/NAME.log
-    local name="$1"; shift
-    scripts/checkpoint_run.sh "$R/$name" >> "$R/checkpoints.log" 2>&1 &
-    scripts/frozen_run.sh ${COMMIT:+--commit "$COMMIT"} "$R/$name.log" -- eval "${COMMON[@]}" \
-        --label "$name" --out "$R/$name" "$@"
-}
+# each row: scripts/study_row.sh (a frozen copy, logged to $R/NAME.log, committed every 30 minutes);
 # both rows run the commit the first began on, whichever session resumes them
-COMMIT="$(.venv/bin/python -c 'import json, sys; print(json.load(open(sys.argv[1]))["code"]["commit"])' \
-    "$R/memory/config.json" 2>/dev/null || git rev-parse HEAD)"
+run() { local name="$1"; shift; scripts/study_row.sh --commit-of "$R/memory" "$R" "$name" "${COMMON[@]}" "$@"; }
 run memory
 .venv/bin/mia models fetch qwen-coder-1.5b --convert   # the learner trains the served weights, de-quantised
 # the ttl row ran its first 8 answers and first batch on c880a98: the answer path of 7d74923 (the
@@ -38,10 +32,10 @@ run memory
 # did not: it passed the sampler to the transformers-executor branch only, so answers 13 and the
 # third batch ran as on 50df9e1; from answer 14 on, a831237, which samples on the served planner
 # (the same weights and adapter, plain temperature sampling), not the learner's fp32 copy
-COMMIT=a831237 run ttl --test-time-learning
+scripts/study_row.sh --commit a831237 "$R" ttl "${COMMON[@]}" --test-time-learning
 # memory-cpu2: the memory row again, same commit and settings, on the CPU that ran the ttl row's answers
 # from 42 on (a Zen 5 EPYC with AVX-512, llamacpp.cpu x86_64-2380ab50821c): it pairs those answers on
 # one CPU, and its answers against the memory row's show what the CPU alone changes (README).
-run memory-cpu2   # COMMIT: the memory row's (above)
+run memory-cpu2
 .venv/bin/mia eval-report "$R/memory" "$R/ttl" "$R/memory-cpu2" --out "$R" \
     --title "2WikiMultihopQA, 120 questions: test-time learning against memory only (plan first)"
