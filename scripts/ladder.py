@@ -6,9 +6,9 @@
     scripts/ladder.py --split final --report                         # only the table (results/ladder/README.md part)
     scripts/ladder.py --split final --dry-run --set 2wiki default    # print the commands
 
-Each rung is a `mia eval` run folder `<split out>/<set>/<rung>/`, run from a frozen copy of the
-commit checked out when the rung starts (scripts/frozen_run.sh: edits made meanwhile cannot reach
-it; config.json records the commit), committed every 30 minutes by scripts/checkpoint_run.sh, and
+Each rung is a `mia eval` run folder `<split out>/<set>/<rung>/`, run as every study's rows are
+(scripts/study_row.sh): from a frozen copy of the commit checked out when the rung starts (edits
+made meanwhile cannot reach it; config.json records the commit), committed every 30 minutes, and
 resumable: running the same command again goes on where a stopped rung ended, from the commit
 recorded in its config.json. Run it in the
 background: `nohup scripts/ladder.py --split final --set hotpotqa none > /dev/null 2>&1 &`.
@@ -38,11 +38,10 @@ def run_dir(spec: dict, split: str, set_name: str, rung: str) -> Path:
     return Path(spec["splits"][split]["out"]) / set_name / rung
 
 
-def eval_args(spec: dict, split: str, set_name: str, rung: dict) -> list[str]:
-    """The `mia eval` arguments of one rung on one set and split."""
+def eval_options(spec: dict, split: str, set_name: str, rung: dict) -> list[str]:
+    """The `mia eval` options of one rung on one set and split (its label and folder aside)."""
     s, d = spec["splits"][split], spec["sets"][set_name]
     args = [
-        "eval",
         "--dataset",
         d["dataset"],
         "--seed",
@@ -53,14 +52,16 @@ def eval_args(spec: dict, split: str, set_name: str, rung: dict) -> list[str]:
         str(s["n"]),
         "--max-tool-calls",
         str(spec["max_tool_calls"]),
-        "--label",
-        rung["name"],
-        "--out",
-        str(run_dir(spec, split, set_name, rung["name"])),
     ]
     if rung.get("memory"):
         args += ["--memory-from", d["memory_from"]]
     return args + list(rung["args"])
+
+
+def eval_args(spec: dict, split: str, set_name: str, rung: dict) -> list[str]:
+    """The whole `mia eval` command line of one rung, as scripts/study_row.sh runs it."""
+    folder = run_dir(spec, split, set_name, rung["name"])
+    return ["eval", *eval_options(spec, split, set_name, rung), "--label", rung["name"], "--out", str(folder)]
 
 
 def finished(folder: Path, n: int) -> bool:
@@ -69,35 +70,26 @@ def finished(folder: Path, n: int) -> bool:
     return len({row["id"] for row in read_rows(ROOT / folder)}) >= n
 
 
-def started_on(folder: Path) -> list[str]:
-    """`--commit SHA` for a rung that already has answers, so a resumed rung runs the code it began with."""
-    import json
-
-    config = ROOT / folder / "config.json"
-    commit = json.loads(config.read_text(encoding="utf-8")).get("code", {}).get("commit") if config.is_file() else None
-    return ["--commit", commit] if commit else []
-
-
 def run_rung(spec: dict, split: str, set_name: str, rung: dict, dry_run: bool) -> None:
+    """One rung through scripts/study_row.sh: a frozen copy of the commit the rung began on (its
+    config.json), or of HEAD for a new rung, checkpointed every 30 minutes."""
     folder = run_dir(spec, split, set_name, rung["name"])
-    args = eval_args(spec, split, set_name, rung)
-    frozen = [str(ROOT / "scripts" / "frozen_run.sh"), *started_on(folder), f"{folder}.log", "--", *args]
+    command = [
+        str(ROOT / "scripts" / "study_row.sh"),
+        "--commit-of",
+        str(folder),
+        str(folder.parent),
+        rung["name"],
+        *eval_options(spec, split, set_name, rung),
+    ]
     if dry_run:
-        print(" ".join(frozen))
+        print(" ".join(command))
         return
     if finished(folder, spec["splits"][split]["n"]):
         print(f"[ladder] {folder}: finished")
         return
-    (ROOT / folder).parent.mkdir(parents=True, exist_ok=True)
-    checkpoint = subprocess.Popen(
-        [str(ROOT / "scripts" / "checkpoint_run.sh"), str(folder)],
-        stdout=open(ROOT / folder.parent / "checkpoints.log", "a"),
-        stderr=subprocess.STDOUT,
-        cwd=ROOT,
-    )
     print(f"[ladder] {folder}: running", flush=True)
-    code = subprocess.call(frozen, cwd=ROOT)
-    checkpoint.wait()
+    code = subprocess.call(command, cwd=ROOT)
     if code:
         print(f"[ladder] {folder}: exit {code} (see {folder}.log)", flush=True)
 

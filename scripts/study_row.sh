@@ -1,16 +1,18 @@
 #!/usr/bin/env bash
 # One row of a study under results/: `mia eval EVAL_ARGS --label NAME --out STUDY/NAME` from a
 # frozen copy of one commit (scripts/frozen_run.sh), logged to STUDY/NAME.log and committed every
-# 30 minutes (scripts/checkpoint_run.sh, its output in STUDY/checkpoints.log). A study's run.sh
-# calls it once a row, so that every study runs its rows the same way.
+# 30 minutes (scripts/checkpoint_run.sh, its output in STUDY/checkpoints.log). Every study's run.sh
+# and the ablation ladder (scripts/ladder.py) run their rows through it, the same way.
 #
 #   scripts/study_row.sh [--commit REV | --commit-of RUN_DIR] STUDY NAME EVAL_ARGS...
 #
-# --commit-of RUN_DIR: the commit RUN_DIR/config.json records (a study's first row), else HEAD, so
-# that a study resumed in a later session runs every row on the commit it began on.
-# STUDY_ROW_DRY_RUN=1 prints the two commands instead of running them.
+# --commit-of RUN_DIR: the commit RUN_DIR/config.json records (the row itself, or a study's first
+# row), else HEAD, so that a row resumed in a later session runs the code it began on.
+# STUDY_ROW_FROZEN and STUDY_ROW_CHECKPOINT name other commands in place of the two scripts (tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+FROZEN="${STUDY_ROW_FROZEN:-scripts/frozen_run.sh}"
+CHECKPOINT="${STUDY_ROW_CHECKPOINT:-scripts/checkpoint_run.sh}"
 REV=()
 case "${1:-}" in
     --commit) REV=(--commit "$2"); shift 2 ;;
@@ -24,10 +26,6 @@ if [[ $# -lt 2 || "$1" == -* ]]; then
     exit 2
 fi
 STUDY="$1"; NAME="$2"; shift 2
-if [[ -n "${STUDY_ROW_DRY_RUN:-}" ]]; then
-    echo "scripts/checkpoint_run.sh $STUDY/$NAME"
-    echo "scripts/frozen_run.sh ${REV[*]} $STUDY/$NAME.log -- eval $* --label $NAME --out $STUDY/$NAME"
-    exit 0
-fi
-scripts/checkpoint_run.sh "$STUDY/$NAME" >> "$STUDY/checkpoints.log" 2>&1 &
-scripts/frozen_run.sh "${REV[@]}" "$STUDY/$NAME.log" -- eval "$@" --label "$NAME" --out "$STUDY/$NAME"
+mkdir -p "$STUDY"
+"$CHECKPOINT" "$STUDY/$NAME" >> "$STUDY/checkpoints.log" 2>&1 &
+"$FROZEN" "${REV[@]}" "$STUDY/$NAME.log" -- eval "$@" --label "$NAME" --out "$STUDY/$NAME"

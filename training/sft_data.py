@@ -22,7 +22,7 @@ import glob
 import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -33,7 +33,6 @@ from mia.training.data import open_text
 from mia.training.prompts import executor_messages, late_plan_message, observation_message, replan_message
 
 GRAPH_MADE = ("planned", "evidence")  # tool_call contents of searches the graph made, not the executor
-LATER_ROUNDS = ("reflection", "replan")  # what follows a first attempt's answer
 
 
 @dataclass(frozen=True)
@@ -177,7 +176,7 @@ def conversation_rows(
     calls = sum(1 for s in steps if s.get("kind") == "tool_call")
     if max_tool_calls is not None and calls >= max_tool_calls:
         return []  # the budget may have forced the answer: a turn the executor did not choose
-    turns = served_turns(Episode(episode.question, episode.plan, tuple(steps), True, episode.answer, episode.source))
+    turns = served_turns(replace(episode, steps=tuple(steps)))
     if not turns or turns[-1].kind != "answer":
         return []
     last = turns[-1].attempt

@@ -49,16 +49,17 @@ def test_every_rung_is_a_command_line_mia_eval_accepts(monkeypatch: pytest.Monke
     assert default.context_overrides == {}  # the default rung is the graph's defaults
 
 
-def test_a_resumed_rung_runs_from_the_commit_it_started_on(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import json
-
+def test_a_rung_runs_through_study_row_from_the_commit_it_started_on(capsys: pytest.CaptureFixture[str]) -> None:
+    """A rung is one study row (scripts/study_row.sh, tests/evaluation/test_study_row.py): its own
+    folder names the commit a resumed rung began on, and the eval gets the rung's options."""
     module = ladder()
-    monkeypatch.setattr(module, "ROOT", tmp_path)
-    folder = Path("results/ladder/2wiki/default")
-    assert module.started_on(folder) == []  # a new rung: the commit checked out now
-    (tmp_path / folder).mkdir(parents=True)
-    (tmp_path / folder / "config.json").write_text(json.dumps({"code": {"commit": "b3a9931" + "0" * 33}}))
-    assert module.started_on(folder) == ["--commit", "b3a9931" + "0" * 33]
+    spec = module.load()
+    rung = next(r for r in spec["rungs"] if r["name"] == "trained")
+    module.run_rung(spec, "final", "2wiki", rung, dry_run=True)
+    words = capsys.readouterr().out.split()
+    assert words[0].endswith("scripts/study_row.sh")
+    assert words[1:5] == ["--commit-of", "results/ladder/2wiki/trained", "results/ladder/2wiki", "trained"]
+    assert words[5:] == module.eval_options(spec, "final", "2wiki", rung) and "--out" not in words
 
 
 def test_plots_are_written_as_palette_pngs(tmp_path: Path) -> None:
