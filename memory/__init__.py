@@ -20,7 +20,7 @@ from mia.memory.errors import (
 from mia.memory.namespaces import check_namespace, namespace_folder
 from mia.memory.records import MemoryRecord, Retrieved, ScoredMemory
 from mia.memory.scoring import ScoringWeights
-from mia.memory.trajectory import Outcome, Trajectory, TrajectoryStep
+from mia.memory.trajectory import Outcome, Trajectory, TrajectoryStep, cut_for_log, was_cut_for_log
 from mia.memory.upkeep import UpkeepPolicy
 
 if TYPE_CHECKING:
@@ -47,6 +47,8 @@ __all__ = [
     "Retrieved",
     "Trajectory",
     "TrajectoryStep",
+    "cut_for_log",
+    "was_cut_for_log",
     "Compressor",
     "CompressionResult",
     "default_embedder",

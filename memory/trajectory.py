@@ -8,6 +8,7 @@ observation truncation (MIA uses 512 words in its serving code) lives in one pla
 from __future__ import annotations
 
 import json
+import re
 import time
 import uuid
 from typing import Any, Literal
@@ -51,6 +52,24 @@ def truncate_words(text: str, max_words: int) -> str:
     if max_words <= 0 or len(words) <= max_words:
         return text.strip()
     return " ".join(words[:max_words]) + f" ... [{len(words) - max_words} more words omitted]"
+
+
+#: How a step's text too long for an evaluation log is cut there (app.evaluation.runner): the text
+#: then ends with " …[N chars cut]". A cut step is not what the model was served, so the executor's
+#: SFT (training.sft_data) never rebuilds a served prompt from one.
+_LOG_CUT = re.compile(r" …\[\d+ chars cut\]$")
+
+
+def cut_for_log(text: str, max_chars: int) -> str:
+    """`text` within max_chars, saying how much was cut (see `was_cut_for_log`)."""
+    if len(text) <= max_chars:
+        return text
+    return text[:max_chars] + f" …[{len(text) - max_chars} chars cut]"
+
+
+def was_cut_for_log(text: str) -> bool:
+    """Whether `text` is a step that `cut_for_log` cut."""
+    return bool(_LOG_CUT.search(text))
 
 
 def _cleaned(cls: type, data: Any) -> Any:

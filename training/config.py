@@ -97,6 +97,9 @@ class SftSettings:
     # first: the first attempt, when no later round changed its answer; final: the attempt that gave
     # the right answer, a second attempt after a late plan, a replan or the settled facts included
     attempts: SftAttempts = "first"
+    # also a reading row for each wrong first answer whose own search results held a gold answer:
+    # its served prompt, and an answer turn that quotes the sentences and gives it (reading_rows)
+    reading: bool = False
     max_length: PositiveInt = 2048  # rows longer than this (tokens) are dropped, never truncated
     limit: int | None = None  # at most this many rows (in order), for a run that must fit a time slot
     trainer: dict[str, Any] = field(default_factory=dict)

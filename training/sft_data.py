@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from mia.graph.nodes.reflect import shown_in_reflection
+from mia.memory import was_cut_for_log
 from mia.graph.protocol import cut_before_answer, render_turn
 from mia.training.config import SftAttempts
 from mia.training.data import open_text
@@ -58,6 +59,7 @@ class Episode:
     correct: bool
     answer: str
     source: str = ""
+    gold: tuple[str, ...] = ()  # the gold answers a `mia eval` row logged (reading rows need them)
 
 
 def episode_from_record(record: Mapping[str, Any], source: str = "") -> Episode | None:
@@ -79,7 +81,17 @@ def episode_from_record(record: Mapping[str, Any], source: str = "") -> Episode 
         correct=verdict,
         answer=str(record.get("answer") or ""),
         source=source,
+        gold=_golds(record.get("gold_answers")),
     )
+
+
+def _golds(value: Any) -> tuple[str, ...]:
+    """A row's gold answers: a list, or one string (an older row)."""
+    if isinstance(value, str):
+        return (value,) if value.strip() else ()
+    if isinstance(value, list):
+        return tuple(str(g) for g in value if isinstance(g, str) and g.strip())
+    return ()
 
 
 def first_attempt(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
@@ -100,7 +112,8 @@ def served_turns(episode: Episode) -> list[ServedTurn] | None:
     (none when the plan was written after a failed attempt: plan_when "failure"), each turn and tool
     result, and at each later round what the graph handed over: the failed answer cut before its
     <answer> and the late plan, the replan or the settled facts after it; an evidence round takes the
-    answer turn out and makes its searches. None when a step cannot be rendered."""
+    answer turn out and makes its searches. None when a step cannot be rendered or its text was cut
+    by the evaluation log (read_episodes restores such steps where the run's trajectory log has them)."""
     steps = episode.steps
     late = any(s.get("kind") == "replan" and (s.get("args") or {}).get("first_plan") for s in steps)
     messages: list[dict[str, str]] = executor_messages(episode.question, "" if late else episode.plan)
@@ -120,6 +133,8 @@ def served_turns(episode: Episode) -> list[ServedTurn] | None:
             messages.append({"role": "assistant", "content": text})
             think = []
         elif kind == "observation":
+            if was_cut_for_log(content):  # not what the executor was served
+                return None
             messages.append(observation_message(content))
         elif kind == "answer":
             if not content.strip():
@@ -196,10 +211,12 @@ def search_counts(episodes: Iterable[Episode], exclude_questions: Iterable[str] 
     """How many searches of its own the executor made in each right first attempt that the rows
     could come from (every logged one, duplicates included): what rejection sampling can teach.
     On the tuning split's 1,840 logged episodes every one made a single search (results/training)."""
-    banned = {_key(q) for q in exclude_questions}
+    banned = {question_key(q) for q in exclude_questions}
     counts: Counter[int] = Counter()
     for episode in episodes:
-        steps = first_attempt(episode.steps) if episode.correct and _key(episode.question) not in banned else None
+        steps = (
+            first_attempt(episode.steps) if episode.correct and question_key(episode.question) not in banned else None
+        )
         if steps is not None:
             counts[own_searches(steps)] += 1
     return counts
@@ -207,19 +224,71 @@ def search_counts(episodes: Iterable[Episode], exclude_questions: Iterable[str] 
 
 def read_episodes(patterns: Iterable[str], root: Path | None = None) -> list[Episode]:
     """Every episode of the `results.jsonl(.gz)` / `trajectories.jsonl(.gz)` files the glob
-    patterns name (relative to `root`); unreadable lines are skipped."""
+    patterns name (relative to `root`); unreadable lines are skipped. A results row whose steps the
+    evaluation log cut (mia.memory.was_cut_for_log: older runs cut search results at 2,000
+    characters) takes its whole steps from the run's own trajectory log (`store/**/trajectories.jsonl`,
+    the same episode by its memory id), where there is one; else it stays cut and gives no row."""
     found: list[Episode] = []
     for path in _expand(patterns, root):
+        whole: dict[str, list[list[Any]]] | None = None  # the run's trajectory log, read at the first cut row
         with open_text(path) as fh:
             for line in fh:
                 try:
                     record = json.loads(line)
                 except json.JSONDecodeError:
                     continue
-                episode = episode_from_record(record, str(path)) if isinstance(record, dict) else None
+                if not isinstance(record, dict):
+                    continue
+                if _cut(record.get("trajectory")):
+                    whole = _logged_steps(path) if whole is None else whole
+                    record = _restored(record, whole)
+                episode = episode_from_record(record, _named(path, root))
                 if episode is not None:
                     found.append(episode)
     return found
+
+
+def _cut(steps: Any) -> bool:
+    return isinstance(steps, list) and any(
+        isinstance(s, Mapping) and was_cut_for_log(str(s.get("content") or "")) for s in steps
+    )
+
+
+def _logged_steps(results: Path) -> dict[str, list[list[Any]]]:
+    """The steps of every episode in the trajectory log beside a run's results file, by id and by
+    question (older logs name a row's memory by a record id the log does not use)."""
+    steps: dict[str, list[list[Any]]] = {}
+    for log in sorted(results.parent.glob("store/**/trajectories.jsonl*")):
+        with open_text(log) as fh:
+            for line in fh:
+                try:
+                    record = json.loads(line)
+                except json.JSONDecodeError:
+                    continue
+                if isinstance(record, dict) and isinstance(record.get("steps"), list):
+                    for key in (str(record.get("id")), question_key(str(record.get("question") or ""))):
+                        steps.setdefault(key, []).append(record["steps"])
+    return steps
+
+
+def _restored(record: dict[str, Any], whole: Mapping[str, list[list[Any]]]) -> dict[str, Any]:
+    """The results row with its trajectory log's whole steps: the same episode (its memory id, or
+    its question), with the same kinds of step in the same order; else the row as it is."""
+    kinds = [s.get("kind") if isinstance(s, Mapping) else None for s in record["trajectory"]]
+    for key in (str(record.get("memory_id")), question_key(str(record.get("question") or ""))):
+        for steps in whole.get(key, []):
+            if [s.get("kind") if isinstance(s, Mapping) else None for s in steps] == kinds and not _cut(steps):
+                return {**record, "trajectory": steps}
+    return record
+
+
+def _named(path: Path, root: Path | None) -> str:
+    """A file's name as rows record it: relative to the root the globs were read from (no machine's
+    absolute path in a committed sft_rows.jsonl)."""
+    try:
+        return str(path.relative_to(root or Path.cwd()))
+    except ValueError:
+        return str(path)
 
 
 def _expand(patterns: Iterable[str], root: Path | None) -> list[Path]:
@@ -245,11 +314,11 @@ def sft_rows(
     """The rows of every usable episode, one episode per question (several runs answered the same
     question: the first logged one that was handed a plan, else the first), never a question of
     `exclude_questions`."""
-    banned = {_key(q) for q in exclude_questions}
+    banned = {question_key(q) for q in exclude_questions}
     seen: set[str] = set()
     rows: list[dict[str, Any]] = []
     for episode in sorted(episodes, key=lambda e: not e.plan.strip()):  # stable: log order within each
-        key = _key(episode.question)
+        key = question_key(episode.question)
         if key in banned or key in seen or (plans_only and not episode.plan.strip()):
             continue
         found = conversation_rows(episode, max_tool_calls, attempts)
@@ -262,7 +331,8 @@ def sft_rows(
     return rows
 
 
-def _key(question: str) -> str:
+def question_key(question: str) -> str:
+    """One question however it was spaced or cased: runs and splits name questions by it."""
     return " ".join(question.lower().split())
 
 
@@ -273,6 +343,7 @@ __all__ = [
     "episode_from_record",
     "first_attempt",
     "own_searches",
+    "question_key",
     "read_episodes",
     "search_counts",
     "served_turns",

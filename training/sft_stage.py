@@ -1,5 +1,6 @@
 """Executor SFT stage: a LoRA executor learns from its own right plan-following episodes
-(rejection sampling, mia.training.sft_data) with TRL's SFTTrainer, the loss on its turns only.
+(rejection sampling, mia.training.sft_data), and with `sft.reading` from its wrong answers whose
+results held the gold (mia.training.reading_rows), with TRL's SFTTrainer, the loss on its turns only.
 
 This is the paper's first stage done the cheap way: GRPO needs rollouts (minutes a step on a CPU),
 SFT needs one forward and backward pass per logged turn. The adapter continues into the executor
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mia.training.config import TrainConfig
+from mia.training.reading_rows import reading_rows
 from mia.training.sft_data import Episode, read_episodes, search_counts, sft_rows
 from mia.training.trainer_setup import StageResult, make_policy, stage_callbacks, train_and_save
 
@@ -43,6 +45,8 @@ def sft_dataset_rows(
         max_tool_calls=settings.max_tool_calls,
         attempts=settings.attempts,
     )
+    if settings.reading:  # after the right rows: never a question they already teach
+        rows += reading_rows(episodes, skip_questions=[*banned, *(r["question"] for r in rows)])
     kept, too_long = [], 0
     for row in rows:
         n = len(
@@ -64,6 +68,7 @@ def sft_dataset_rows(
         "rows": len(kept),
         "questions": len({r["question"] for r in kept}),
         "rows_with_plan": sum(1 for r in kept if r["planned"]),
+        "reading_rows": sum(1 for r in kept if r.get("reading")),
         "dropped_too_long": too_long,
         "tokens_mean": round(sum(r["tokens"] for r in kept) / len(kept), 1),
         # the executor's own searches in every right first attempt: one search is all it can learn
@@ -94,7 +99,17 @@ def train_executor_sft(
     callbacks = stage_callbacks(cfg, out, STAGE)
     with (out / "sft_rows.jsonl").open("w", encoding="utf-8") as fh:  # what was trained on, to read back
         for row in rows:
-            fh.write(json.dumps({"question": row["question"], "source": row["source"], "tokens": row["tokens"]}) + "\n")
+            fh.write(
+                json.dumps(
+                    {
+                        "question": row["question"],
+                        "source": row["source"],
+                        "tokens": row["tokens"],
+                        **({"reading": True} if row.get("reading") else {}),
+                    }
+                )
+                + "\n"
+            )
     tokenizer.padding_side = "right"  # SFT pads on the right (the left padding is for generation)
     trainer = SFTTrainer(
         model=model,

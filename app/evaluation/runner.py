@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from mia.app.evaluation.records import EvalExample, QuestionResult, RoleUsage
+from mia.memory import cut_for_log
 
 if TYPE_CHECKING:  # pragma: no cover - the graph is imported when a question runs
     from mia.graph.judge.verdict import Verdict
@@ -21,16 +22,19 @@ if TYPE_CHECKING:  # pragma: no cover - the graph is imported when a question ru
 QuestionRunner = Callable[[EvalExample], Awaitable[QuestionResult]]
 JudgeChoice = Literal["llm", "metrics"]
 JUDGE_CHOICES: tuple[str, ...] = get_args(JudgeChoice)  # what `mia eval --judge` may pass
-MAX_STEP_CHARS = 2000  # observations are long; the log keeps enough to debug, not the whole corpus
+#: Above what a search returns (its tools cut their text at 4,096 characters, graph/tools), so the
+#: log holds what the executor was served and its SFT can rebuild the prompts; only an unusually
+#: long step (a visited page, say) is cut. Until 2026-12-07 it was 2,000: 84 of the first SFT
+#: adapter's 200 rows were rebuilt from a cut result (results/training/README.md).
+MAX_STEP_CHARS = 16_384
 
 
 def _steps(result: RunResult) -> list[dict[str, Any]]:
-    """The trajectory's steps as short dicts (long observations cut)."""
+    """The trajectory's steps as dicts (an unusually long step cut, saying so: mia.memory.cut_for_log)."""
     steps: list[dict[str, Any]] = []
     for step in result.trajectory.steps:
         d = step.model_dump(mode="json")
-        if len(step.content) > MAX_STEP_CHARS:
-            d["content"] = step.content[:MAX_STEP_CHARS] + f" …[{len(step.content) - MAX_STEP_CHARS} chars cut]"
+        d["content"] = cut_for_log(step.content, MAX_STEP_CHARS)
         steps.append(d)
     return steps
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python
 """The prebuilt llama.cpp wheel, this CPU's native build (`mia models build-native`) and llama.cpp's
 own `llama-server` built natively (bench/models/llama_server.py), side by side: the same GGUF,
-prompts and thread count, each in its own process (the build is chosen at import), in alternating
+prompts and thread count, llama.cpp's default settings (weights repacked), each in its own process (the build is chosen at import), in alternating
 order, and each figure as a share of this CPU's measured roofs.
 
     python bench/models/bench_native.py [--model qwen-coder-1.5b] [--rounds 2] [--threads 2]
@@ -14,7 +14,9 @@ Roofs, measured on the same threads, best of 5:
   operations a token, so p tokens/s use 2 d p op/s. The float32 matmul peak is recorded too.
 - memory bandwidth, for generation: a NumPy copy of 512 MiB (bytes read plus written per second);
   each generated token reads every weight once, so g tokens/s move g x (GGUF size) bytes/s.
-Writes bench/models/native.json and native.md.
+Writes bench/models/native.json and native.md (`--out STEM`: STEM.json and STEM.md, for another CPU).
+Where torch's int8 matmul is slower than its float32 one (no VNNI kernel: oneDNN falls back to a
+reference loop), it is no roof, and the prompt shares are left out rather than shown above 100%.
 """
 
 from __future__ import annotations
@@ -57,7 +59,14 @@ def peaks(threads: int) -> dict:
     env = {**os.environ, "OPENBLAS_NUM_THREADS": str(threads), "OMP_NUM_THREADS": str(threads)}
     code = PEAKS.replace("THREADS", str(threads))
     done = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
-    return dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    roof = dict(json.loads(done.stdout.strip().splitlines()[-1]))
+    if roof.get("int8_ops") and roof["int8_ops"] < roof["f32_flops"]:
+        roof["int8_why"] = (
+            f"torch's int8 matmul ran at {roof['int8_ops'] / 1e9:.1f} GOP/s, slower than float32: "
+            "no int8 kernel for this CPU, so no roof"
+        )
+        roof["int8_ops"] = None
+    return roof
 
 
 def one(build: str, model: str, threads: int, words: int, gen: int) -> dict:
@@ -87,6 +96,7 @@ def main() -> None:
     parser.add_argument("--gen", type=int, default=22)
     parser.add_argument("--no-server", action="store_true", help="leave llama-server out")
     parser.add_argument("--server-bin", type=Path, help="a llama-server built natively (default: build it, cached)")
+    parser.add_argument("--out", type=Path, default=HERE / "native", help="STEM of STEM.json and STEM.md")
     args = parser.parse_args()
     sys.path.insert(0, str(HERE))
     from bench_backends import _cpu
@@ -134,8 +144,8 @@ def main() -> None:
         "load_after": os.getloadavg()[0],
         "command": "python bench/models/bench_native.py " + " ".join(sys.argv[1:]),
     }
-    (HERE / "native.json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
-    (HERE / "native.md").write_text(report(meta, rows, args.threads))
+    args.out.with_suffix(".json").write_text(json.dumps({"meta": meta, "rows": rows}, indent=2) + "\n")
+    args.out.with_suffix(".md").write_text(report(meta, rows, args.threads))
     print(report(meta, rows, args.threads))
 
 

@@ -7,7 +7,8 @@ CPU's measured peak, in one run, each variant in its own process, in alternating
 
 Variants (xllamacpp CommonParams fields; `base` is what the backend uses, graph/models/servers.py):
 flash attention off and on (auto in base), a q8_0 KV cache, batch/ubatch 256 and 2048 (base 2048/512),
-weight repacking off (`no_extra_bufts`), and one thread; then prompt-cache reuse as the roles use it
+weight repacking off (`no_extra_bufts`; base repacks, as llama.cpp does by default; the backend's
+MIA_LLAMACPP_REPACK=auto repacks only on the prebuilt wheel), and one thread; then prompt-cache reuse as the roles use it
 (the three reviewers, or the executor's next turn, send a prompt whose first ~1,000 tokens the slot
 already holds): the second call's seconds with `cache_prompt` on against off. Shares are of the roofs
 bench_native.py measures (int8 matmul for prompts, memory bandwidth for generation). Run it on an
@@ -138,7 +139,7 @@ def main() -> None:
         f"CPU: {meta['cpu']}; {meta['backend']}; {args.model}, {args.threads} threads, a {args.prompt_words}-word prompt and "
         f"{args.gen} generated tokens, {args.rounds} rounds in alternating order. Load average "
         f"{load_before:.2f} before, {meta['load_after']:.2f} after. Roofs: int8 matmul "
-        f"{(int8 or 0) / 1e9:.0f} GOP/s, memory copy {roof['copy_bytes_s'] / 1e9:.1f} GB/s (bench_native.py says "
+        f"{f'{int8 / 1e9:.0f} GOP/s' if int8 else 'none (' + str(roof.get('int8_why')) + ')'}, memory copy {roof['copy_bytes_s'] / 1e9:.1f} GB/s (bench_native.py says "
         f"why these). Command: `{meta['command']}`.",
         "",
         "| variant | prompt tok/s | vs base | share of int8 peak | generation tok/s | share of bandwidth |",

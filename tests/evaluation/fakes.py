@@ -92,7 +92,8 @@ def output_for(qid: str) -> dict[str, Any]:
     for i in range(s["tools"]):
         steps += [
             {"kind": "tool_call", "content": f"search {i}", "tool": "search", "args": {"query_list": ["x"]}},
-            {"kind": "observation", "content": "x" * 5000},
+            # a search's result (its tool cuts at 4,096 characters) and an unusually long step
+            {"kind": "observation", "content": "x" * (4096 if i == 0 else 20_000)},
         ]
     steps.append({"kind": "answer", "content": s["answer"]})
     question = next(r["question"] for r in TINY if r["id"] == qid)

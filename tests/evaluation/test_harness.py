@@ -12,6 +12,7 @@ import pytest
 from mia.app.evaluation import runlog
 from mia.app.evaluation.harness import EvalConfig, RunAborted, run_evaluation
 from mia.app.evaluation.runner import GraphRunner
+from mia.memory import was_cut_for_log
 
 from .fakes import ScriptedGraph, SimulatedCrash, write_tiny
 
@@ -81,7 +82,7 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     assert s.per_role["judge"].calls == 1.0
     assert s.wall_s.value is not None and s.wall_s.value >= 0
 
-    # the log: one line per question, with plan, trajectory (observations cut), scores, memories
+    # the log: one line per question, with plan, trajectory (an unusually long step cut), scores, memories
     rows = [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
     assert [r["id"] for r in rows] == [ex["id"] for ex in _order(tiny)]
     q2 = next(r for r in rows if r["id"] == "q2")
@@ -92,7 +93,9 @@ async def test_every_metric_by_hand(tiny: Path, tmp_path: Path):
     ]
     assert next(r for r in rows if r["id"] == "q3")["warnings"] == ["memorise failed: boom"]
     obs = [st for st in q2["trajectory"] if st["kind"] == "observation"]
-    assert len(obs) == 2 and len(obs[0]["content"]) < 2100 and "chars cut" in obs[0]["content"]
+    assert len(obs) == 2 and obs[0]["content"] == "x" * 4096  # a search result is logged whole: SFT rebuilds it
+    assert obs[1]["content"].startswith("x" * 16_384) and was_cut_for_log(obs[1]["content"])
+    assert obs[1]["content"].endswith(f" …[{20_000 - 16_384} chars cut]")
     # the graph got the sandbox paragraphs and the gold answers
     state, ctx = graph.calls[0]
     assert state["paragraphs"] and state["gold_answers"]

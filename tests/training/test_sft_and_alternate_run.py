@@ -56,6 +56,29 @@ def test_executor_sft_trains_on_logged_episodes_and_changes_the_executor(
     assert not torch.allclose(before, after, atol=1e-4)
 
 
+def test_reading_rows_join_the_right_rows_in_the_stages_data() -> None:
+    """`sft.reading` adds a reading row per question the right rows do not teach, with the real
+    tokenizer's lengths, counted in the stage's statistics."""
+    from mia.training.policy import load_tokenizer
+    from mia.training.sft_stage import read_sft_episodes, sft_dataset_rows
+    from mia.training.policy import resolve_weights
+
+    overrides = {
+        "sft.episodes": ["results/two-searches-2wiki/*/results.jsonl*"],
+        "sft.limit": None,
+        "sft.max_length": 4096,
+    }
+    cfg = TrainConfig.from_yaml(CONFIG, {**overrides, "sft.reading": True})
+    episodes, banned = read_sft_episodes(cfg, ROOT)
+    tokenizer = load_tokenizer(resolve_weights(cfg.base_model)[0])
+    rows, stats = sft_dataset_rows(cfg, tokenizer, episodes, banned)
+    reading = [r for r in rows if r.get("reading")]
+    assert stats["reading_rows"] == len(reading) >= 10 and stats["rows"] == len(rows)
+    assert not {r["question"] for r in reading} & {r["question"] for r in rows if not r.get("reading")}
+    plain, _ = sft_dataset_rows(TrainConfig.from_yaml(CONFIG, overrides), tokenizer, episodes, banned)
+    assert len(plain) == len(rows) - len(reading)
+
+
 def test_mia_train_alternate_runs_end_to_end(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from typer.testing import CliRunner
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from mia.graph.protocol import parse
+from mia.memory import cut_for_log
 from mia.training.prompts import executor_messages, observation_message, replan_message
 from mia.training.sft_data import (
     Episode,
@@ -109,6 +110,29 @@ def test_memory_trajectories_and_eval_rows_are_read_alike(tmp_path: Path) -> Non
     assert [e.correct for e in found] == [True, True]  # the unknown verdict and the torn line are skipped
     with pytest.raises(FileNotFoundError, match="no episode file matches"):
         read_episodes(["missing/*.jsonl"], root=tmp_path)
+
+
+def test_a_result_the_log_cut_is_restored_from_the_runs_trajectory_log_or_gives_no_row(tmp_path: Path) -> None:
+    """The served prompt holds the whole search result: a row the evaluation log cut takes its steps
+    from the run's own trajectory log (same question, same kinds of step), or is not taught."""
+    whole = {"kind": "observation", "content": "The Duel (2010) is directed by Dover Kosashvili. " * 60}
+    cut = {**whole, "content": cut_for_log(whole["content"], 2000)}
+    answer = {"kind": "answer", "content": "Tbilisi"}
+    run = tmp_path / "run"
+    (run / "store" / "memory").mkdir(parents=True)
+    with gzip.open(run / "results.jsonl.gz", "wt") as fh:
+        fh.write(json.dumps({**record([CALL, cut, answer]), "memory_id": "an-old-record-id"}) + "\n")
+    assert conversation_rows(read_episodes(["run/results.jsonl.gz"], root=tmp_path)[0]) == []  # no log yet
+
+    other = {"question": Q, "id": "t2", "steps": [CALL, whole, CALL, whole, answer], "outcome": "correct"}
+    same = {"question": Q, "id": "t1", "steps": [CALL, whole, answer], "outcome": "correct"}
+    log = run / "store" / "memory" / "trajectories.jsonl"
+    log.write_text(json.dumps(other) + "\n")  # the same question, another episode: not restored
+    assert conversation_rows(read_episodes(["run/results.jsonl.gz"], root=tmp_path)[0]) == []
+    log.write_text(json.dumps(other) + "\n" + json.dumps(same) + "\n")
+    (episode,) = read_episodes(["run/results.jsonl.gz"], root=tmp_path)
+    first, second = conversation_rows(episode)
+    assert second["prompt"][-1] == observation_message(whole["content"])
 
 
 def test_the_committed_tuning_episodes_give_rows_and_none_of_the_final_split() -> None:
