@@ -21,7 +21,7 @@ from __future__ import annotations
 import glob
 import json
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
@@ -227,25 +227,30 @@ def read_episodes(patterns: Iterable[str], root: Path | None = None) -> list[Epi
     patterns name (relative to `root`); unreadable lines are skipped. A results row whose steps the
     evaluation log cut (mia.memory.was_cut_for_log: older runs cut search results at 2,000
     characters) takes its whole steps from the run's own trajectory log (`store/**/trajectories.jsonl`,
-    the same episode by its memory id), where there is one; else it stays cut and gives no row."""
+    the same episode by its memory id or its question), where there is one; else it stays cut and gives no row."""
     found: list[Episode] = []
     for path in _expand(patterns, root):
         whole: dict[str, list[list[Any]]] | None = None  # the run's trajectory log, read at the first cut row
-        with open_text(path) as fh:
-            for line in fh:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if not isinstance(record, dict):
-                    continue
-                if _cut(record.get("trajectory")):
-                    whole = _logged_steps(path) if whole is None else whole
-                    record = _restored(record, whole)
-                episode = episode_from_record(record, _named(path, root))
-                if episode is not None:
-                    found.append(episode)
+        for record in _records(path):
+            if _cut(record.get("trajectory")):
+                whole = _logged_steps(path) if whole is None else whole
+                record = _restored(record, whole)
+            episode = episode_from_record(record, _named(path, root))
+            if episode is not None:
+                found.append(episode)
     return found
+
+
+def _records(path: Path) -> Iterator[dict[str, Any]]:
+    """The JSON objects of a JSONL(.gz) file, torn lines skipped."""
+    with open_text(path) as fh:
+        for line in fh:
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(record, dict):
+                yield record
 
 
 def _cut(steps: Any) -> bool:
@@ -259,15 +264,10 @@ def _logged_steps(results: Path) -> dict[str, list[list[Any]]]:
     question (older logs name a row's memory by a record id the log does not use)."""
     steps: dict[str, list[list[Any]]] = {}
     for log in sorted(results.parent.glob("store/**/trajectories.jsonl*")):
-        with open_text(log) as fh:
-            for line in fh:
-                try:
-                    record = json.loads(line)
-                except json.JSONDecodeError:
-                    continue
-                if isinstance(record, dict) and isinstance(record.get("steps"), list):
-                    for key in (str(record.get("id")), question_key(str(record.get("question") or ""))):
-                        steps.setdefault(key, []).append(record["steps"])
+        for record in _records(log):
+            if isinstance(record.get("steps"), list):
+                for key in (str(record.get("id")), question_key(str(record.get("question") or ""))):
+                    steps.setdefault(key, []).append(record["steps"])
     return steps
 
 
