@@ -114,8 +114,11 @@ def collect(limit: int) -> None:
 
     done = {json.loads(line)["rid"] for line in REVIEWS.open(encoding="utf-8")} if REVIEWS.exists() else set()
     todo = [t for t in reference() if t["rid"] not in done][: max(0, limit - len(done))]
+    from mia.graph.models.native import cpu_signature
+
     context = Context()
     model = Deps().chat_model(context, "judge")
+    cpu = cpu_signature()
     cache: dict[str, dict[str, dict]] = {}
     with REVIEWS.open("a", encoding="utf-8") as out:
         for triple in tqdm(todo, desc="panel", unit="answer"):
@@ -134,9 +137,24 @@ def collect(limit: int) -> None:
                 "had_trace": trace is not None,
                 "seconds": round(time.monotonic() - started, 1),
                 "model": context.judge_model,
+                "cpu": cpu,  # seconds differ 5x between the CPUs this bench has run on
             }
             out.write(json.dumps(record) + "\n")
             out.flush()
+
+
+def seconds_by_cpu(rows: list[dict]) -> str:
+    """The median seconds per answer on each CPU the reviews record (`cpu`, a native-build signature),
+    as a clause; empty when none records one."""
+    by: dict[str, list[float]] = {}
+    for r in rows:
+        by.setdefault(r.get("cpu") or "", []).append(r["seconds"])
+    if set(by) == {""}:
+        return ""
+    return "; " + ", ".join(
+        f"{statistics.median(v):.1f} s {f'on {cpu}' if cpu else 'where the CPU was not recorded'} ({len(v)} answers)"
+        for cpu, v in by.items()
+    )
 
 
 @dataclass(frozen=True)
@@ -331,7 +349,8 @@ def report(min_coverage: float, target: float) -> None:
         f"`python bench/judge/panel_agreement.py report --min-coverage {min_coverage:g}`. "
         f"{len(rows)} of the {len(reference())} labelled answers of bench/judge/reference/ reviewed "
         f"({labels.count('correct')} labelled correct); {statistics.median(seconds) if seconds else 0:.1f} s "
-        "median per answer (three reviewer calls). Calibration half and held-out half by a hash of the answer's id.",
+        f"median per answer (three reviewer calls{seconds_by_cpu(rows)}). Calibration half and held-out half by a "
+        "hash of the answer's id.",
         "",
         "| rule | settings | answers | verdicts given | agreement with the labels | correct: precision / recall "
         "| incorrect: precision / recall |",
