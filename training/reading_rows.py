@@ -13,7 +13,7 @@ replaces the answer turn with one grounded in the results:
     <answer>Z</answer>
 
 This is rationalisation in STaR's sense (the gold answer as the hint), with the rationale taken
-from the passages rather than sampled, so it costs no model call and cannot invent a fact.
+from the passages rather than sampled, so it costs no model call and quotes only what the results say.
 
 Precision before recall (a wrong label teaches a wrong reading): the gold must be named in a
 sentence of a result whose title the question or the attempt's own queries name (`direct`), or of
