@@ -4,7 +4,7 @@ answer, taught again as an answer turn that quotes the sentences holding it, the
 Why (issue 37): rejection sampling on right first attempts taught what the model already did (one
 search, then the answer). Its misses are mostly reading, not searching: of the 53 wrong answers
 that are not yes/no in the 2Wiki default row at positions 220-319
-(`results/two-searches-2wiki/default`, no reported split), 34 had a gold answer inside the
+(`results/two-searches-2wiki/default`, no reported split; bench/training/sft-data.md), 34 had a gold answer inside the
 executor's own search results (14 of the 24 compositional ones). Those attempts searched well and
 answered wrong. A row keeps their prompt exactly as served (the searches and their results) and
 replaces the answer turn with one grounded in the results:
@@ -30,12 +30,13 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from mia.graph.judge.matching import match_answer
+from mia.graph.judge.shape import sentences
 from mia.graph.judge.surface import content, find, tokens
 from mia.graph.protocol import is_yes_no_question, question_options, render_turn
+from mia.graph.tools.arguments import ToolArgumentError, query_list
 from mia.graph.tools.formatting import parse_hits
-from mia.training.sft_data import Episode, question_key, served_turns
+from mia.training.sft_data import Episode, first_answer, question_key, served_turns
 
-_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 _POSSESSIVE = re.compile(r"['\u2019]s\b")  # "Annesley's father": the name is "Annesley"
 _DISAMBIGUATION = re.compile(r"\s*\([^()]*\)\s*$")  # "Usher (musician)" is named "Usher" in text
 
@@ -50,11 +51,6 @@ class Evidence:
     def thought(self) -> str:
         said = " ".join(f'"{title}": {sentence}' for title, sentence in self.quotes)
         return f"{said} So the answer is {self.answer}."
-
-
-def sentences(text: str) -> list[str]:
-    """A passage's sentences (split after . ! ? before a capital, a digit or a quote)."""
-    return [s.strip() for s in _SENTENCE_END.split(text) if s.strip()]
 
 
 def _names(title: str, where: Sequence[str]) -> bool:
@@ -106,7 +102,7 @@ def reading_row(episode: Episode) -> dict[str, Any] | None:
     gold answer: the conversation served before that answer, and the grounded answer turn. None
     when the episode does not qualify."""
     golds = [g for g in episode.gold if tokens(g)]
-    steps = _first_answer(episode.steps)
+    steps = first_answer(episode.steps)
     if not golds or steps is None:
         return None
     if match_answer(episode.question, str(steps[-1].get("content") or ""), golds).decision != "incorrect":
@@ -148,19 +144,12 @@ def reading_rows(episodes: Iterable[Episode], *, skip_questions: Iterable[str] =
     return rows
 
 
-def _first_answer(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
-    """The steps up to the first answer, whatever came after (a later round may have fixed it)."""
-    for i, step in enumerate(steps):
-        if step.get("kind") == "answer":
-            return list(steps[: i + 1])
-    return None
-
-
 def _queries(args: Any) -> list[str]:
-    if not isinstance(args, Mapping):
+    """A logged call's queries as the search tool read them; none where it could not."""
+    try:
+        return query_list(args) if isinstance(args, Mapping) else []
+    except ToolArgumentError:
         return []
-    found = args.get("query_list") or args.get("queries") or args.get("query") or []
-    return [str(q) for q in ([found] if isinstance(found, str) else found)]
 
 
-__all__ = ["Evidence", "find_evidence", "reading_row", "reading_rows", "sentences"]
+__all__ = ["Evidence", "find_evidence", "reading_row", "reading_rows"]

@@ -86,24 +86,25 @@ def episode_from_record(record: Mapping[str, Any], source: str = "") -> Episode 
 
 
 def _golds(value: Any) -> tuple[str, ...]:
-    """A row's gold answers: a list, or one string (an older row)."""
-    if isinstance(value, str):
-        return (value,) if value.strip() else ()
-    if isinstance(value, list):
-        return tuple(str(g) for g in value if isinstance(g, str) and g.strip())
-    return ()
+    """A row's gold answers (every logged row and trajectory holds a list)."""
+    return tuple(g for g in value if isinstance(g, str) and g.strip()) if isinstance(value, list) else ()
+
+
+def first_answer(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
+    """The steps up to the first answer, whatever came after; None when no answer was given."""
+    for i, step in enumerate(steps):
+        if step.get("kind") == "answer":
+            return list(steps[: i + 1])
+    return None
 
 
 def first_attempt(steps: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]] | None:
     """The steps up to the first answer, when nothing after it changed the answer (a reflection
     that said "no" is fine); None when the attempt did not end in an answer or a later round ran."""
-    for i, step in enumerate(steps):
-        if step.get("kind") == "answer":
-            later = steps[i + 1 :]
-            if any(s.get("kind") in ("tool_call", "answer", "replan") for s in later):
-                return None
-            return list(steps[: i + 1])
-    return None
+    found = first_answer(steps)
+    if found is None or any(s.get("kind") in ("tool_call", "answer", "replan") for s in steps[len(found) :]):
+        return None
+    return found
 
 
 def served_turns(episode: Episode) -> list[ServedTurn] | None:
@@ -341,6 +342,7 @@ __all__ = [
     "ServedTurn",
     "conversation_rows",
     "episode_from_record",
+    "first_answer",
     "first_attempt",
     "own_searches",
     "question_key",

@@ -51,11 +51,31 @@ def trained_on_cut(adapter: Path) -> tuple[int, int]:
     return len(rows), cut
 
 
+def misses_with_gold_in_results(run: Path) -> dict[str, tuple[int, int]]:
+    """Per question type, (wrong answers that are not yes/no, of which a gold answer's words stand
+    in a row in the run's own search results): what reading rows are for."""
+    from mia.app.evaluation.runlog import read_rows
+    from mia.graph.judge.polarity import is_yes_no
+    from mia.graph.judge.surface import find, tokens
+
+    counts: dict[str, tuple[int, int]] = {}
+    for row in read_rows(run):
+        golds = [g for g in row.get("gold_answers") or [] if tokens(g)]
+        if row.get("judge_correct") is not False or not golds or is_yes_no(golds):
+            continue
+        seen = [tokens(str(s.get("content") or "")) for s in row["trajectory"] if s.get("kind") == "observation"]
+        held = any(find(tokens(g), words) for g in golds for words in seen)
+        wrong, found = counts.get(row.get("type") or "", (0, 0))
+        counts[row.get("type") or ""] = (wrong + 1, found + held)
+    return counts
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--config", default="training/configs/cpu-qwen-executor-sft.yaml")
     parser.add_argument("--adapter", default="results/training/executor-sft-qwen")
     parser.add_argument("--extra", action="append", default=[], help="more episode globs (the last rows)")
+    parser.add_argument("--misses", default="results/two-searches-2wiki/default", help="a run whose misses are counted")
     parser.add_argument("--out", type=Path, default=HERE / "sft-data.md")
     args = parser.parse_args()
     from mia.memory import was_cut_for_log
@@ -91,6 +111,9 @@ def main() -> None:
             (f"+ {', '.join(args.extra)}", count(more, "final", False)),
             ("+ `reading: true`", count(more, "final", True)),
         ]
+    misses = misses_with_gold_in_results(ROOT / args.misses)
+    wrong, held = (sum(v[i] for v in misses.values()) for i in (0, 1))
+    by_type = ", ".join(f"{t or 'untyped'} {f} of {w}" for t, (w, f) in sorted(misses.items()))
     command = "python bench/training/sft_data_report.py " + " ".join(f"'{a}'" if "*" in a else a for a in sys.argv[1:])
     lines = [
         "# The executor SFT's data",
@@ -104,6 +127,10 @@ def main() -> None:
         "`MAX_STEP_CHARS`; a search returns up to 4,096): prompts the executor was never served.",
         f"- Read now, cut steps are restored from each run's own trajectory log; {still_cut} of the "
         f"{len(episodes)} episodes have none to restore from (runs without memory) and give no row.",
+        "",
+        f"- What reading rows are for: of the {wrong} wrong answers that are not yes/no in `{args.misses}`, "
+        f"**{held}** had a gold answer in the executor's own search results as logged ({by_type}; the run's log "
+        "cut a result at 2,000 characters, so this is a lower bound).",
         "",
         "| episodes and settings | rows | questions | of which reading rows |",
         "|---|---|---|---|",

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "scripts" / "study_row.sh"
 
 
-def row(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], Path]:
+def row(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     """Run the script with recorders that write their arguments to tmp_path/<name>.args."""
     for name in ("frozen", "checkpoint"):
         fake = tmp_path / name
@@ -27,8 +27,7 @@ def row(tmp_path: Path, *args: str) -> tuple[subprocess.CompletedProcess[str], P
         "STUDY_ROW_FROZEN": str(tmp_path / "frozen"),
         "STUDY_ROW_CHECKPOINT": str(tmp_path / "checkpoint"),
     }
-    done = subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=env, cwd=ROOT, check=False)
-    return done, tmp_path
+    return subprocess.run([str(SCRIPT), *args], capture_output=True, text=True, env=env, cwd=ROOT, check=False)
 
 
 def recorded(tmp_path: Path, name: str) -> str:
@@ -45,7 +44,7 @@ def test_a_row_is_a_checkpointed_frozen_eval_on_the_commit_its_study_began_on(tm
     first.mkdir()
     (first / "config.json").write_text(json.dumps({"code": {"commit": "a" * 40}}))
     study = tmp_path / "s"
-    done, _ = row(tmp_path, "--commit-of", str(first), str(study), "ttl", "--dataset", "2wiki", "--n", "3")
+    done = row(tmp_path, "--commit-of", str(first), str(study), "ttl", "--dataset", "2wiki", "--n", "3")
     assert done.returncode == 0, done.stderr
     assert recorded(tmp_path, "frozen") == (
         f"--commit {'a' * 40} {study}/ttl.log -- eval --dataset 2wiki --n 3 --label ttl --out {study}/ttl"
@@ -55,13 +54,13 @@ def test_a_row_is_a_checkpointed_frozen_eval_on_the_commit_its_study_began_on(tm
 
 
 def test_a_new_row_runs_the_checked_out_commit(tmp_path: Path) -> None:
-    done, _ = row(tmp_path, "--commit-of", str(tmp_path / "missing"), str(tmp_path / "s"), "none", "--n", "1")
+    done = row(tmp_path, "--commit-of", str(tmp_path / "missing"), str(tmp_path / "s"), "none", "--n", "1")
     assert done.returncode == 0 and recorded(tmp_path, "frozen").startswith(f"{tmp_path}/s/none.log -- eval --n 1")
 
 
 @pytest.mark.parametrize("args", [(), ("results/s",), ("--commit", "abc", "--n")])
 def test_without_a_study_and_a_name_it_prints_its_usage(tmp_path: Path, args: tuple[str, ...]) -> None:
-    done, _ = row(tmp_path, *args)
+    done = row(tmp_path, *args)
     assert done.returncode == 2 and "One row of a study" in done.stdout
     assert not (tmp_path / "frozen.args").exists()
 

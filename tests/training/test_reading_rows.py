@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from mia.graph.protocol import parse
-from mia.training.reading_rows import find_evidence, reading_row, reading_rows, sentences
+from mia.training.reading_rows import find_evidence, reading_row, reading_rows
 from mia.training.sft_data import Episode, episode_from_record, read_episodes, served_turns
 
 Q = "Where was the director of film The Duel (2010 Film)'s born?"
@@ -99,13 +99,13 @@ def test_one_row_per_question_and_never_a_skipped_question() -> None:
     assert row["reading"] is True and row["question"] == Q and row["planned"] is False
 
 
-def test_sentences_split_where_a_new_sentence_starts() -> None:
-    assert sentences("He was born in 1966. He lives in Tel Aviv (Israel). (He directs.)") == [
-        "He was born in 1966.",
-        "He lives in Tel Aviv (Israel).",
-        "(He directs.)",
-    ]
-    assert find_evidence("Who directed it?", ["Kosashvili"], [], []) is None
+def test_a_result_the_attempts_own_query_names_anchors_the_evidence() -> None:
+    """The question names no title; the logged call's query ("The Duel 2010 film director") does."""
+    question = "Who directed the 2010 film of Chekhov's novella?"
+    observation = f'Results for "The Duel 2010 film director":\n{FILM}'
+    assert find_evidence(question, ["Dover Kosashvili"], [], [observation]) is None
+    row = reading_row(episode(steps(FILM, "Andrew Scott"), question=question, gold=["Dover Kosashvili"]))
+    assert row is not None and parse(row["completion"][0]["content"], strict=True).answer == "Dover Kosashvili"
 
 
 def test_the_committed_logs_give_reading_rows_and_none_of_the_final_split() -> None:
